@@ -1,0 +1,145 @@
+// Package catalog is the simulated EC2 world's fixed data: the instance types
+// (real DescribeInstanceTypes records), which zones offer them, their Linux
+// on-demand prices and spot price estimates, and the regions' zones. The data
+// is embedded (see data/README.md for its origin) and parsed once on first use.
+package catalog
+
+import (
+	"bytes"
+	"compress/gzip"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+)
+
+//go:embed data/*.json data/*.json.gz
+var files embed.FS
+
+// Catalog is the parsed instance data. Its values are shared: callers must
+// not modify what it returns.
+type Catalog struct {
+	types     []ec2types.InstanceTypeInfo
+	byName    map[string]*ec2types.InstanceTypeInfo
+	onDemand  map[string]map[string]float64         // region -> type -> USD/hour
+	offerings map[string]map[string]map[string]bool // region -> zone -> type -> offered
+	spot      map[string]map[string]SpotEstimate    // region -> type -> estimate
+}
+
+// SpotEstimate is the Spot Instance Advisor view of a type in a region.
+type SpotEstimate struct {
+	EstimatedSpotPrice     float64 `json:"estimatedSpotPrice"`
+	InterruptionFrequency  string  `json:"interruptionFrequency"`
+	SavingsOverOnDemandPct float64 `json:"savingsOverOnDemandPct"`
+}
+
+var (
+	loadOnce sync.Once
+	loaded   *Catalog
+	loadErr  error
+)
+
+// Load returns the embedded catalog, parsing it on first use.
+func Load() (*Catalog, error) {
+	loadOnce.Do(func() { loaded, loadErr = parse() })
+	return loaded, loadErr
+}
+
+// MustLoad is Load for callers that treat a corrupt embedded catalog as a build defect.
+func MustLoad() *Catalog {
+	c, err := Load()
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+func parse() (*Catalog, error) {
+	c := &Catalog{byName: map[string]*ec2types.InstanceTypeInfo{}}
+	var offerings map[string]map[string][]string
+	for _, f := range []struct {
+		name string
+		into any
+	}{
+		{"data/instance_types.json.gz", &c.types},
+		{"data/prices_on_demand.json", &c.onDemand},
+		{"data/offerings.json", &offerings},
+		{"data/spot_price_estimates.json.gz", &c.spot},
+	} {
+		if err := readJSON(f.name, f.into); err != nil {
+			return nil, err
+		}
+	}
+	for i := range c.types {
+		c.byName[string(c.types[i].InstanceType)] = &c.types[i]
+	}
+	c.offerings = map[string]map[string]map[string]bool{}
+	for region, zones := range offerings {
+		c.offerings[region] = map[string]map[string]bool{}
+		for zone, names := range zones {
+			set := make(map[string]bool, len(names))
+			for _, n := range names {
+				set[n] = true
+			}
+			c.offerings[region][zone] = set
+		}
+	}
+	return c, nil
+}
+
+func readJSON(name string, into any) error {
+	b, err := files.ReadFile(name)
+	if err != nil {
+		return err
+	}
+	var r io.Reader = bytes.NewReader(b)
+	if bytes.HasPrefix(b, []byte{0x1f, 0x8b}) {
+		if r, err = gzip.NewReader(r); err != nil {
+			return fmt.Errorf("catalog %s: %w", name, err)
+		}
+	}
+	if err := json.NewDecoder(r).Decode(into); err != nil {
+		return fmt.Errorf("catalog %s: %w", name, err)
+	}
+	return nil
+}
+
+// InstanceTypes returns every instance type, sorted by name.
+func (c *Catalog) InstanceTypes() []ec2types.InstanceTypeInfo { return c.types }
+
+// InstanceType returns one instance type by name.
+func (c *Catalog) InstanceType(name string) (*ec2types.InstanceTypeInfo, bool) {
+	t, ok := c.byName[name]
+	return t, ok
+}
+
+// Offered reports whether zone (a zone name) of region offers the type.
+func (c *Catalog) Offered(region, zone, instanceType string) bool {
+	return c.offerings[region][zone][instanceType]
+}
+
+// OfferedTypes returns the types a zone offers, sorted.
+func (c *Catalog) OfferedTypes(region, zone string) []string {
+	out := make([]string, 0, len(c.offerings[region][zone]))
+	for t := range c.offerings[region][zone] {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// OnDemandPrice is the Linux on-demand USD/hour of a type in a region.
+func (c *Catalog) OnDemandPrice(region, instanceType string) (float64, bool) {
+	p, ok := c.onDemand[region][instanceType]
+	return p, ok
+}
+
+// Spot returns the Spot Instance Advisor estimate of a type in a region.
+func (c *Catalog) Spot(region, instanceType string) (SpotEstimate, bool) {
+	s, ok := c.spot[region][instanceType]
+	return s, ok
+}
