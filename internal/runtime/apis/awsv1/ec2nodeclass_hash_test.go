@@ -42,14 +42,20 @@ func TestEC2NodeClassHashIsStable(t *testing.T) {
 func TestEC2NodeClassHashIgnoresSelectorsAndResolvedFamily(t *testing.T) {
 	base := hashTestNodeClass().Hash()
 	for name, mutate := range map[string]func(*EC2NodeClass){
-		"subnet selector":         func(nc *EC2NodeClass) { nc.Spec.SubnetSelectorTerms = []SubnetSelectorTerm{{ID: "subnet-123"}} },
-		"security group selector": func(nc *EC2NodeClass) { nc.Spec.SecurityGroupSelectorTerms = []SecurityGroupSelectorTerm{{Name: "nodes"}} },
-		"capacity reservations":   func(nc *EC2NodeClass) { nc.Spec.CapacityReservationSelectorTerms = []CapacityReservationSelectorTerm{{ID: "cr-1"}} },
-		"ami selector":            func(nc *EC2NodeClass) { nc.Spec.AMISelectorTerms = []AMISelectorTerm{{Alias: "al2023@v20240807"}} },
-		"amiFamily spelt out":     func(nc *EC2NodeClass) { nc.Spec.AMIFamily = ptr(AMIFamilyAL2023) },
-		"ipPrefixCount":           func(nc *EC2NodeClass) { nc.Spec.IPPrefixCount = ptr[int32](2) },
-		"status":                  func(nc *EC2NodeClass) { nc.Status.InstanceProfile = "profile" },
-		"volume size respelt":     func(nc *EC2NodeClass) { nc.Spec.BlockDeviceMappings[0].EBS.VolumeSize = ptr(resource.MustParse("20480Mi")) },
+		"subnet selector": func(nc *EC2NodeClass) { nc.Spec.SubnetSelectorTerms = []SubnetSelectorTerm{{ID: "subnet-123"}} },
+		"security group selector": func(nc *EC2NodeClass) {
+			nc.Spec.SecurityGroupSelectorTerms = []SecurityGroupSelectorTerm{{Name: "nodes"}}
+		},
+		"capacity reservations": func(nc *EC2NodeClass) {
+			nc.Spec.CapacityReservationSelectorTerms = []CapacityReservationSelectorTerm{{ID: "cr-1"}}
+		},
+		"ami selector":        func(nc *EC2NodeClass) { nc.Spec.AMISelectorTerms = []AMISelectorTerm{{Alias: "al2023@v20240807"}} },
+		"amiFamily spelt out": func(nc *EC2NodeClass) { nc.Spec.AMIFamily = ptr(AMIFamilyAL2023) },
+		"ipPrefixCount":       func(nc *EC2NodeClass) { nc.Spec.IPPrefixCount = ptr[int32](2) },
+		"status":              func(nc *EC2NodeClass) { nc.Status.InstanceProfile = "profile" },
+		"volume size respelt": func(nc *EC2NodeClass) {
+			nc.Spec.BlockDeviceMappings[0].EBS.VolumeSize = ptr(resource.MustParse("20480Mi"))
+		},
 	} {
 		nc := hashTestNodeClass()
 		mutate(nc)
@@ -68,11 +74,13 @@ func TestEC2NodeClassHashTracksLaunchSettings(t *testing.T) {
 		"tags":                 func(nc *EC2NodeClass) { nc.Spec.Tags["team"] = "b" },
 		"role":                 func(nc *EC2NodeClass) { nc.Spec.Role = "other" },
 		"kubelet":              func(nc *EC2NodeClass) { nc.Spec.Kubelet.MaxPods = ptr[int32](58) },
-		"volume size":          func(nc *EC2NodeClass) { nc.Spec.BlockDeviceMappings[0].EBS.VolumeSize = ptr(resource.MustParse("30Gi")) },
-		"metadata hop limit":   func(nc *EC2NodeClass) { nc.Spec.MetadataOptions.HTTPPutResponseHopLimit = ptr[int64](2) },
-		"detailedMonitoring":   func(nc *EC2NodeClass) { nc.Spec.DetailedMonitoring = ptr(true) },
-		"public IP":            func(nc *EC2NodeClass) { nc.Spec.AssociatePublicIPAddress = ptr(true) },
-		"instance store":       func(nc *EC2NodeClass) { nc.Spec.InstanceStorePolicy = ptr(InstanceStorePolicyRAID0) },
+		"volume size": func(nc *EC2NodeClass) {
+			nc.Spec.BlockDeviceMappings[0].EBS.VolumeSize = ptr(resource.MustParse("30Gi"))
+		},
+		"metadata hop limit": func(nc *EC2NodeClass) { nc.Spec.MetadataOptions.HTTPPutResponseHopLimit = ptr[int64](2) },
+		"detailedMonitoring": func(nc *EC2NodeClass) { nc.Spec.DetailedMonitoring = ptr(true) },
+		"public IP":          func(nc *EC2NodeClass) { nc.Spec.AssociatePublicIPAddress = ptr(true) },
+		"instance store":     func(nc *EC2NodeClass) { nc.Spec.InstanceStorePolicy = ptr(InstanceStorePolicyRAID0) },
 	} {
 		nc := hashTestNodeClass()
 		mutate(nc)

@@ -111,8 +111,10 @@ func TestNodePoolHashTracksTemplateFields(t *testing.T) {
 		"nodeClassRef name": func(np *NodePool) { np.Spec.Template.Spec.NodeClassRef.Name = "other" },
 		"expireAfter":       func(np *NodePool) { np.Spec.Template.Spec.ExpireAfter = MustParseNillableDuration("24h") },
 		"expireAfter never": func(np *NodePool) { np.Spec.Template.Spec.ExpireAfter = NillableDuration{} },
-		"tgp":               func(np *NodePool) { np.Spec.Template.Spec.TerminationGracePeriod = &metav1.Duration{Duration: 2 * time.Hour} },
-		"tgp removed":       func(np *NodePool) { np.Spec.Template.Spec.TerminationGracePeriod = nil },
+		"tgp": func(np *NodePool) {
+			np.Spec.Template.Spec.TerminationGracePeriod = &metav1.Duration{Duration: 2 * time.Hour}
+		},
+		"tgp removed": func(np *NodePool) { np.Spec.Template.Spec.TerminationGracePeriod = nil },
 	} {
 		np := hashTestNodePool()
 		mutate(np)
