@@ -4,12 +4,14 @@
 package clienttest
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/smithy-go"
 )
 
 // Region is the region the returned configs sign for.
@@ -29,4 +31,15 @@ func Config(t testing.TB, h http.Handler) aws.Config {
 		RetryMaxAttempts: 1,
 		HTTPClient:       srv.Client(),
 	}
+}
+
+// ErrorCode returns the API error code the SDK reports for err, failing the
+// test when err is not an API error.
+func ErrorCode(t testing.TB, err error) string {
+	t.Helper()
+	var apiErr smithy.APIError
+	if !errors.As(err, &apiErr) {
+		t.Fatalf("want an API error, got %v", err)
+	}
+	return apiErr.ErrorCode()
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/aws/smithy-go"
 
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/clienttest"
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/sqs"
@@ -31,16 +30,6 @@ func createQueue(t *testing.T, c *awssqs.Client, name string, attrs map[string]s
 		t.Fatalf("CreateQueue %s: %v", name, err)
 	}
 	return aws.ToString(out.QueueUrl)
-}
-
-// errorCode returns the API error code the SDK reports for err.
-func errorCode(t *testing.T, err error) string {
-	t.Helper()
-	var apiErr smithy.APIError
-	if !errors.As(err, &apiErr) {
-		t.Fatalf("want an API error, got %v", err)
-	}
-	return apiErr.ErrorCode()
 }
 
 func TestQueueLifecycle(t *testing.T) {
@@ -73,7 +62,7 @@ func TestQueueLifecycle(t *testing.T) {
 		t.Fatalf("idempotent CreateQueue returned %s, want %s", again, url)
 	}
 	_, err = c.CreateQueue(ctx, &awssqs.CreateQueueInput{QueueName: aws.String("karpenter"), Attributes: map[string]string{"MessageRetentionPeriod": "600"}})
-	if code := errorCode(t, err); code != "QueueAlreadyExists" {
+	if code := clienttest.ErrorCode(t, err); code != "QueueAlreadyExists" {
 		t.Fatalf("conflicting CreateQueue code = %s, want QueueAlreadyExists", code)
 	}
 	var exists *types.QueueNameExists
@@ -117,11 +106,11 @@ func TestQueueLifecycle(t *testing.T) {
 	}
 
 	_, err = c.SetQueueAttributes(ctx, &awssqs.SetQueueAttributesInput{QueueUrl: aws.String(url), Attributes: map[string]string{"VisibilityTimeout": "50000"}})
-	if code := errorCode(t, err); code != "InvalidAttributeValue" {
+	if code := clienttest.ErrorCode(t, err); code != "InvalidAttributeValue" {
 		t.Fatalf("out-of-range VisibilityTimeout code = %s", code)
 	}
 	_, err = c.SetQueueAttributes(ctx, &awssqs.SetQueueAttributesInput{QueueUrl: aws.String(url), Attributes: map[string]string{"Colour": "blue"}})
-	if code := errorCode(t, err); code != "InvalidAttributeName" {
+	if code := clienttest.ErrorCode(t, err); code != "InvalidAttributeName" {
 		t.Fatalf("unknown attribute code = %s", code)
 	}
 
@@ -134,7 +123,7 @@ func TestQueueLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = c.GetQueueUrl(ctx, &awssqs.GetQueueUrlInput{QueueName: aws.String("karpenter")})
-	if code := errorCode(t, err); code != "AWS.SimpleQueueService.NonExistentQueue" {
+	if code := clienttest.ErrorCode(t, err); code != "AWS.SimpleQueueService.NonExistentQueue" {
 		t.Fatalf("GetQueueUrl after delete code = %s", code)
 	}
 	var missing *types.QueueDoesNotExist
@@ -245,7 +234,7 @@ func TestSendReceiveDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = c.ChangeMessageVisibility(ctx, &awssqs.ChangeMessageVisibilityInput{QueueUrl: url, ReceiptHandle: r.ReceiptHandle, VisibilityTimeout: 0})
-	if code := errorCode(t, err); code != "AWS.SimpleQueueService.MessageNotInflight" {
+	if code := clienttest.ErrorCode(t, err); code != "AWS.SimpleQueueService.MessageNotInflight" {
 		t.Fatalf("ChangeMessageVisibility on a deleted message code = %s", code)
 	}
 	attrs, err := c.GetQueueAttributes(ctx, &awssqs.GetQueueAttributesInput{QueueUrl: url, AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameAll}})
@@ -257,7 +246,7 @@ func TestSendReceiveDelete(t *testing.T) {
 	}
 
 	_, err = c.DeleteMessage(ctx, &awssqs.DeleteMessageInput{QueueUrl: url, ReceiptHandle: aws.String("not-a-handle!")})
-	if code := errorCode(t, err); code != "ReceiptHandleIsInvalid" {
+	if code := clienttest.ErrorCode(t, err); code != "ReceiptHandleIsInvalid" {
 		t.Fatalf("DeleteMessage with a bad handle code = %s", code)
 	}
 }
@@ -266,11 +255,11 @@ func TestReceiveValidation(t *testing.T) {
 	c, _ := newClient(t)
 	url := aws.String(createQueue(t, c, "strict", nil))
 	_, err := c.ReceiveMessage(context.Background(), &awssqs.ReceiveMessageInput{QueueUrl: url, MaxNumberOfMessages: 11})
-	if code := errorCode(t, err); code != "InvalidParameterValue" {
+	if code := clienttest.ErrorCode(t, err); code != "InvalidParameterValue" {
 		t.Fatalf("MaxNumberOfMessages=11 code = %s", code)
 	}
 	_, err = c.SendMessage(context.Background(), &awssqs.SendMessageInput{QueueUrl: aws.String(strings.Replace(aws.ToString(url), "strict", "absent", 1)), MessageBody: aws.String("x")})
-	if code := errorCode(t, err); code != "AWS.SimpleQueueService.NonExistentQueue" {
+	if code := clienttest.ErrorCode(t, err); code != "AWS.SimpleQueueService.NonExistentQueue" {
 		t.Fatalf("SendMessage to a missing queue code = %s", code)
 	}
 }
@@ -312,7 +301,7 @@ func TestRetentionPeriodValidation(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := c.SetQueueAttributes(ctx, &awssqs.SetQueueAttributesInput{QueueUrl: url, Attributes: map[string]string{"MessageRetentionPeriod": "59"}})
-	if code := errorCode(t, err); code != "InvalidAttributeValue" {
+	if code := clienttest.ErrorCode(t, err); code != "InvalidAttributeValue" {
 		t.Fatalf("MessageRetentionPeriod below 60 code = %s", code)
 	}
 	got, err := c.ReceiveMessage(ctx, &awssqs.ReceiveMessageInput{QueueUrl: url})
