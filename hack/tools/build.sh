@@ -26,6 +26,7 @@ stamp="$bin/.tools-stamp"
 
 missing=0
 for t in "${targets[@]}"; do [ -x "$bin/${t%%=*}" ] || missing=1; done
+[ -s "$bin/kwok-stages.yaml" ] || missing=1
 if [ "$missing" = 0 ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$stamp_key" ]; then
   echo "tools: bin/ is up to date"
   exit 0
@@ -64,5 +65,7 @@ for t in "${targets[@]}"; do
   wait "$beat" 2>/dev/null || true
   printf 'tools: [%d/%d] %s done in %ds\n' "$i" "$n" "$name" $(( $(date +%s) - start ))
 done
+# kwok's own default stages, for the sandbox's kwok --config.
+go run ./cmd/kwok-stages > "$bin/kwok-stages.yaml"
 echo "$stamp_key" > "$stamp"
 printf 'tools: all %d binaries in bin/ (%ds)\n' "$n" $(( $(date +%s) - start_all ))

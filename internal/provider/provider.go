@@ -1,0 +1,62 @@
+// Package provider is the Terraform side of Joist: provider configuration,
+// one file per resource and data source, conversions between Terraform
+// models and the Karpenter-compatible API objects, and plan-time validation.
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+var _ provider.Provider = (*JoistProvider)(nil)
+
+// JoistProvider is the joist provider.
+type JoistProvider struct {
+	version string
+}
+
+// JoistProviderModel is the provider block.
+type JoistProviderModel struct {
+	ClusterName types.String `tfsdk:"cluster_name"`
+}
+
+// New returns a constructor of the provider at the given version.
+func New(version string) func() provider.Provider {
+	return func() provider.Provider { return &JoistProvider{version: version} }
+}
+
+func (p *JoistProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
+	resp.TypeName = "joist"
+	resp.Version = p.version
+}
+
+func (p *JoistProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Joist manages just-in-time node autoscaling for Amazon EKS: Karpenter-compatible " +
+			"NodePools and EC2NodeClasses, the controller that runs them, and its AWS wiring.",
+		Attributes: map[string]schema.Attribute{
+			"cluster_name": schema.StringAttribute{
+				MarkdownDescription: "Name of the EKS cluster the provider manages autoscaling for.",
+				Optional:            true,
+			},
+		},
+	}
+}
+
+func (p *JoistProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	var cfg JoistProviderModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
+}
+
+func (p *JoistProvider) Resources(_ context.Context) []func() resource.Resource {
+	return nil
+}
+
+func (p *JoistProvider) DataSources(_ context.Context) []func() datasource.DataSource {
+	return nil
+}

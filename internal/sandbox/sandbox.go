@@ -1,0 +1,186 @@
+// Package sandbox starts a local EKS-like world on loopback: etcd and
+// kube-apiserver (through controller-runtime's envtest), kube-scheduler,
+// kube-controller-manager and kwok, each a real upstream binary from bin/.
+// Tests use Start; the CLI mode `sandbox up|down|status` runs the same code
+// in a background process.
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// KwokNodeAnnotation marks the Nodes kwok keeps alive; anything that plays
+// kubelet in the sandbox sets it on the Nodes it registers.
+const (
+	KwokNodeAnnotation      = "kwok.x-k8s.io/node"
+	KwokNodeAnnotationValue = "fake"
+)
+
+// Options configures a sandbox. The zero value is usable.
+type Options struct {
+	// Dir holds kubeconfigs, component configs and logs. Default: a new
+	// temporary directory.
+	Dir string
+	// BinDir holds the binaries `make tools` builds. Default: see FindBinDir.
+	BinDir string
+	// Progress receives one line per step; nil discards.
+	Progress io.Writer
+	// Ports of the components' serving endpoints; 0 picks a free port.
+	SchedulerPort, ControllerManagerPort, KwokPort int
+	// ReadyTimeout bounds each component's start. Default 90s.
+	ReadyTimeout time.Duration
+}
+
+// Sandbox is a running local control plane.
+type Sandbox struct {
+	// Dir is the state directory; Kubeconfig the admin kubeconfig inside it.
+	Dir, Kubeconfig, BinDir string
+	// Config is an admin client configuration.
+	Config *rest.Config
+
+	env        *envtest.Environment
+	components []*component
+	progress   io.Writer
+	ownsDir    bool
+}
+
+// binaries are what `make tools` builds that the sandbox runs.
+var binaries = []string{"etcd", "kube-apiserver", "kube-scheduler", "kube-controller-manager", "kwok", "kwok-stages.yaml"}
+
+// Start brings the control plane up and waits until every component is
+// ready. On error, whatever was started is stopped again.
+func Start(ctx context.Context, opts Options) (_ *Sandbox, retErr error) {
+	s := &Sandbox{progress: opts.Progress}
+	if s.progress == nil {
+		s.progress = io.Discard
+	}
+	bin := opts.BinDir
+	if bin == "" {
+		var err error
+		if bin, err = FindBinDir(); err != nil {
+			return nil, err
+		}
+	}
+	for _, b := range binaries {
+		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
+			return nil, fmt.Errorf("sandbox: %s not found in %s: run `make tools` to build it", b, bin)
+		}
+	}
+	s.BinDir = bin
+	if opts.Dir == "" {
+		d, err := os.MkdirTemp("", "joist-sandbox-")
+		if err != nil {
+			return nil, err
+		}
+		opts.Dir, s.ownsDir = d, true
+	}
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	s.Dir = dir
+	if err := os.MkdirAll(s.logDir(), 0o755); err != nil {
+		return nil, fmt.Errorf("sandbox: creating %s: %w", s.logDir(), err)
+	}
+	timeout := opts.ReadyTimeout
+	if timeout == 0 {
+		timeout = 90 * time.Second
+	}
+	defer func() {
+		if retErr != nil {
+			_ = s.Stop()
+		}
+	}()
+
+	if err := s.startAPIServer(timeout); err != nil {
+		return nil, err
+	}
+	if err := s.startScheduler(ctx, opts.SchedulerPort, timeout); err != nil {
+		return nil, err
+	}
+	if err := s.startControllerManager(ctx, opts.ControllerManagerPort, timeout); err != nil {
+		return nil, err
+	}
+	if err := s.startKwok(ctx, opts.KwokPort, timeout); err != nil {
+		return nil, err
+	}
+	s.step("sandbox ready; kubeconfig %s", s.Kubeconfig)
+	return s, nil
+}
+
+func (s *Sandbox) logDir() string { return filepath.Join(s.Dir, "logs") }
+
+func (s *Sandbox) step(format string, args ...any) {
+	fmt.Fprintf(s.progress, "sandbox: "+format+"\n", args...)
+}
+
+// PIDs returns the process IDs of the components started beside the
+// apiserver (envtest owns etcd's and kube-apiserver's).
+func (s *Sandbox) PIDs() []int {
+	var pids []int
+	for _, c := range s.components {
+		pids = append(pids, c.pid())
+	}
+	return pids
+}
+
+// Stop stops every component in reverse start order. It is safe to call
+// more than once.
+func (s *Sandbox) Stop() error {
+	var errs []error
+	for i := len(s.components) - 1; i >= 0; i-- {
+		c := s.components[i]
+		s.step("stopping %s", c.name)
+		if err := c.stop(10 * time.Second); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.components = nil
+	if s.env != nil {
+		s.step("stopping kube-apiserver and etcd")
+		if err := s.env.Stop(); err != nil {
+			errs = append(errs, fmt.Errorf("stopping kube-apiserver/etcd: %w", err))
+		}
+		s.env = nil
+	}
+	if s.ownsDir {
+		_ = os.RemoveAll(s.Dir)
+	}
+	return errors.Join(errs...)
+}
+
+// FindBinDir locates the tools directory: $JOIST_BIN_DIR, else the directory
+// of the running executable when it holds kube-apiserver (bin/ itself), else
+// bin/ of the enclosing checkout (found by hack/tools/go.mod).
+func FindBinDir() (string, error) {
+	if d := os.Getenv("JOIST_BIN_DIR"); d != "" {
+		return filepath.Abs(d)
+	}
+	if exe, err := os.Executable(); err == nil {
+		d := filepath.Dir(exe)
+		if _, err := os.Stat(filepath.Join(d, "kube-apiserver")); err == nil {
+			return d, nil
+		}
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "hack", "tools", "go.mod")); err == nil {
+			return filepath.Join(d, "bin"), nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("sandbox: cannot find bin/ (looked for hack/tools/go.mod above %s): set JOIST_BIN_DIR or run from the checkout", wd)
+		}
+	}
+}
