@@ -24,7 +24,9 @@ func (e *NodeClaimNotFoundError) Unwrap() error { return e.Err }
 // subnets, security groups, AMIs or instance profile yet.
 type NodeClassNotReadyError struct{ Err error }
 
-func (e *NodeClassNotReadyError) Error() string { return fmt.Sprintf("node class not ready: %v", e.Err) }
+func (e *NodeClassNotReadyError) Error() string {
+	return fmt.Sprintf("node class not ready: %v", e.Err)
+}
 func (e *NodeClassNotReadyError) Unwrap() error { return e.Err }
 
 // CreateError is any other launch failure; Reason is surfaced on the claim's
