@@ -1,0 +1,171 @@
+package scheduling
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// The benchmark mixes follow Karpenter's scheduling benchmark: 400 instance
+// types, CPU from {100m,250m,500m,1,1.5} and memory from
+// {100Mi,256Mi,512Mi,1Gi,2Gi,4Gi}, seeded RNG 42.
+
+var (
+	benchCPU = []string{"100m", "250m", "500m", "1", "1.5"}
+	benchMem = []string{"100Mi", "256Mi", "512Mi", "1Gi", "2Gi", "4Gi"}
+)
+
+func randomSized(r *rand.Rand, name string, opts ...podOpt) *corev1.Pod {
+	return mkPod(name, benchCPU[r.Intn(len(benchCPU))], benchMem[r.Intn(len(benchMem))], opts...)
+}
+
+// diversePods: one fifth each generic, zonal spread (maxSkew 1,
+// DoNotSchedule), hostname spread, zonal self affinity, hostname self
+// anti-affinity.
+func diversePods(n int, r *rand.Rand) []*corev1.Pod {
+	kinds := []func(i int) *corev1.Pod{
+		func(i int) *corev1.Pod { return randomSized(r, fmt.Sprintf("generic-%d", i), withLabels("app", "generic")) },
+		func(i int) *corev1.Pod {
+			return randomSized(r, fmt.Sprintf("spread-zone-%d", i), withLabels("app", "spread-zone"), withSpread(labelZone, 1, corev1.DoNotSchedule, "app", "spread-zone"))
+		},
+		func(i int) *corev1.Pod {
+			return randomSized(r, fmt.Sprintf("spread-host-%d", i), withLabels("app", "spread-host"), withSpread(labelHostname, 1, corev1.DoNotSchedule, "app", "spread-host"))
+		},
+		func(i int) *corev1.Pod {
+			return randomSized(r, fmt.Sprintf("affinity-zone-%d", i), withLabels("app", "affinity-zone"), withPodAffinity(term(labelZone, "app", "affinity-zone")))
+		},
+		func(i int) *corev1.Pod {
+			return randomSized(r, fmt.Sprintf("anti-host-%d", i), withLabels("app", "anti-host"), withAntiAffinity(term(labelHostname, "app", "anti-host")))
+		},
+	}
+	out := make([]*corev1.Pod, 0, n)
+	for k, make := range kinds {
+		count := n / len(kinds)
+		if k < n%len(kinds) {
+			count++
+		}
+		for i := 0; i < count; i++ {
+			out = append(out, make(i))
+		}
+	}
+	return out
+}
+
+func genericPods(n int, r *rand.Rand) []*corev1.Pod {
+	out := make([]*corev1.Pod, n)
+	for i := range out {
+		out[i] = randomSized(r, fmt.Sprintf("generic-%d", i), withLabels("app", "generic"))
+	}
+	return out
+}
+
+func benchPool(its []*InstanceType) *NodePool {
+	p := mkPool("default", its, expr(labelCapacityType, corev1.NodeSelectorOpIn, CapacityTypeOnDemand))
+	p.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10000000"), corev1.ResourceMemory: resource.MustParse("10000000Gi")}
+	return p
+}
+
+// deploymentsInput: 30 deployments of mixed sizes, two daemonsets and three
+// NodePools of different weights (a small high-weight arm64 pool with a
+// limit, a general pool, a low-weight spot pool).
+func deploymentsInput(n int, r *rand.Rand, its []*InstanceType) Input {
+	high := mkPool("arm-reserved", its, expr(labelArch, corev1.NodeSelectorOpIn, "arm64"), expr(labelCapacityType, corev1.NodeSelectorOpIn, CapacityTypeOnDemand))
+	high.Weight = 100
+	high.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("256")}
+	general := mkPool("general", its, expr(labelCapacityType, corev1.NodeSelectorOpIn, CapacityTypeOnDemand))
+	general.Weight = 50
+	spot := mkPool("spot", its, expr(labelCapacityType, corev1.NodeSelectorOpIn, CapacityTypeSpot))
+	in := Input{NodePools: []*NodePool{high, general, spot}}
+	in.DaemonSets = []*corev1.Pod{mkPod("ds-logs", "100m", "128Mi"), mkPod("ds-net", "50m", "64Mi")}
+	per := n / 30
+	for d := 0; d < 30; d++ {
+		cpu, mem := benchCPU[r.Intn(len(benchCPU))], benchMem[r.Intn(len(benchMem))]
+		app := fmt.Sprintf("deploy-%d", d)
+		opts := []podOpt{withLabels("app", app), withOwner(app)}
+		switch d % 5 {
+		case 1:
+			opts = append(opts, withSpread(labelZone, 1, corev1.DoNotSchedule, "app", app))
+		case 2:
+			opts = append(opts, withNodeSelector(labelArch, "amd64"))
+		case 3:
+			opts = append(opts, withSpread(labelHostname, 2, corev1.ScheduleAnyway, "app", app))
+		}
+		count := per
+		if d < n%30 {
+			count++
+		}
+		in.Pods = append(in.Pods, pods(count, app, cpu, mem, opts...)...)
+	}
+	return in
+}
+
+func runBench(b *testing.B, build func() Input, lpBound bool) {
+	in := build()
+	var plan *Plan
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var err error
+		if plan, err = Solve(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	secs := b.Elapsed().Seconds() / float64(b.N)
+	b.ReportMetric(float64(len(in.Pods))/secs, "pods/s")
+	b.ReportMetric(float64(len(plan.NewClaims)), "nodes")
+	b.ReportMetric(plan.Cost(), "$/h")
+	b.ReportMetric(float64(len(plan.Errors)), "unplaced")
+	if lpBound {
+		demand := corev1.ResourceList{}
+		for _, p := range in.Pods {
+			addList(demand, PodRequests(p))
+		}
+		var its []*InstanceType
+		for _, it := range in.NodePools[0].InstanceTypes {
+			cp := *it
+			cp.Offerings = nil
+			for _, o := range it.Offerings {
+				if o.CapacityType == CapacityTypeOnDemand {
+					cp.Offerings = append(cp.Offerings, o)
+				}
+			}
+			its = append(its, &cp)
+		}
+		b.ReportMetric(plan.Cost()/LPLowerBound(its, demand), "xLP")
+	}
+}
+
+func BenchmarkDiverse(b *testing.B) {
+	its := catalogFixture(b)
+	for _, n := range []int{100, 1000, 5000, 20000} {
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+			runBench(b, func() Input {
+				return Input{NodePools: []*NodePool{benchPool(its)}, Pods: diversePods(n, rand.New(rand.NewSource(42)))}
+			}, false)
+		})
+	}
+}
+
+func BenchmarkGeneric(b *testing.B) {
+	its := catalogFixture(b)
+	for _, n := range []int{100, 1000, 5000, 20000} {
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+			runBench(b, func() Input {
+				return Input{NodePools: []*NodePool{benchPool(its)}, Pods: genericPods(n, rand.New(rand.NewSource(42)))}
+			}, true)
+		})
+	}
+}
+
+func BenchmarkDeployments(b *testing.B) {
+	its := catalogFixture(b)
+	for _, n := range []int{100, 1000, 5000, 20000} {
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+			runBench(b, func() Input { return deploymentsInput(n, rand.New(rand.NewSource(42)), its) }, false)
+		})
+	}
+}

@@ -1,0 +1,194 @@
+package scheduling
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
+)
+
+// catalog is the union of every NodePool's instance types, indexed so that
+// requirement checks become bitset operations.
+type catalog struct {
+	types []*InstanceType
+	index map[*InstanceType]int
+	all   bitset
+	alloc [][]int64
+	capv  [][]int64
+	// labels: key -> which types carry it and, per value, which types have it.
+	labels map[string]*labelIndex
+	// Offerings are flattened into slots (zone × capacity type) so the set
+	// of purchasable slots of a type is one word.
+	zones, cts []string
+	zoneIdx    map[string]int
+	ctIdx      map[string]int
+	offer      []uint64
+	price      [][]float64
+	// compiled caches requirement-set id -> types and slots it allows.
+	compiled map[int]compiledReqs
+}
+
+type labelIndex struct {
+	has    bitset
+	values map[string]bitset
+}
+
+type compiledReqs struct {
+	types bitset
+	slots uint64
+}
+
+func newCatalog(pools []*NodePool, res *resources) (*catalog, error) {
+	c := &catalog{index: map[*InstanceType]int{}, labels: map[string]*labelIndex{}, zoneIdx: map[string]int{}, ctIdx: map[string]int{}, compiled: map[int]compiledReqs{}}
+	zones, cts := map[string]bool{}, map[string]bool{}
+	for _, p := range pools {
+		for _, it := range p.InstanceTypes {
+			if _, ok := c.index[it]; ok {
+				continue
+			}
+			c.index[it] = len(c.types)
+			c.types = append(c.types, it)
+			res.addAll(it.Allocatable)
+			for _, o := range it.Offerings {
+				zones[o.Zone], cts[o.CapacityType] = true, true
+			}
+		}
+	}
+	c.zones, c.cts = sortedKeys(zones), sortedKeys(cts)
+	if len(c.zones)*len(c.cts) > 64 {
+		return nil, fmt.Errorf("instance offerings span %d zones × %d capacity types; at most 64 combinations are supported", len(c.zones), len(c.cts))
+	}
+	for i, z := range c.zones {
+		c.zoneIdx[z] = i
+	}
+	for i, ct := range c.cts {
+		c.ctIdx[ct] = i
+	}
+	n := len(c.types)
+	c.all = newBitset(n)
+	c.offer = make([]uint64, n)
+	c.price = make([][]float64, n)
+	for i, it := range c.types {
+		c.all.set(i)
+		c.price[i] = make([]float64, len(c.zones)*len(c.cts))
+		for s := range c.price[i] {
+			c.price[i][s] = math.Inf(1)
+		}
+		for _, o := range it.Offerings {
+			if !o.Available {
+				continue
+			}
+			s := c.slot(o.Zone, o.CapacityType)
+			c.offer[i] |= 1 << s
+			c.price[i][s] = min(c.price[i][s], o.Price)
+		}
+		for k, v := range it.Labels {
+			k = requirements.NormalizeKey(k)
+			li := c.labels[k]
+			if li == nil {
+				li = &labelIndex{has: newBitset(n), values: map[string]bitset{}}
+				c.labels[k] = li
+			}
+			li.has.set(i)
+			vb := li.values[v]
+			if vb == nil {
+				vb = newBitset(n)
+				li.values[v] = vb
+			}
+			vb.set(i)
+		}
+	}
+	return c, nil
+}
+
+func (c *catalog) finishVectors(res *resources) {
+	c.alloc = make([][]int64, len(c.types))
+	c.capv = make([][]int64, len(c.types))
+	for i, it := range c.types {
+		c.alloc[i] = res.vec(it.Allocatable)
+		capacity := it.Capacity
+		if capacity == nil {
+			capacity = it.Allocatable
+		}
+		c.capv[i] = res.vec(capacity)
+	}
+}
+
+func (c *catalog) slot(zone, ct string) int { return c.zoneIdx[zone]*len(c.cts) + c.ctIdx[ct] }
+
+// slotsFor is the set of offering slots whose zone and capacity type reqs
+// allow.
+func (c *catalog) slotsFor(reqs requirements.Requirements) uint64 {
+	zr, cr := reqs.Get(labelZone), reqs.Get(labelCapacityType)
+	var mask uint64
+	for zi, z := range c.zones {
+		if !zr.Has(z) {
+			continue
+		}
+		for ci, ct := range c.cts {
+			if cr.Has(ct) {
+				mask |= 1 << (zi*len(c.cts) + ci)
+			}
+		}
+	}
+	return mask
+}
+
+// compile returns the instance types whose labels satisfy reqs and which
+// have an available offering in an allowed zone and capacity type. Keys no
+// instance type carries (NodePool labels, custom labels) are not about
+// instance types and are left to requirement compatibility.
+func (c *catalog) compile(id int, reqs requirements.Requirements) compiledReqs {
+	if cr, ok := c.compiled[id]; ok {
+		return cr
+	}
+	types := c.all.clone()
+	for key, req := range reqs {
+		li := c.labels[key]
+		if li == nil || key == labelZone || key == labelCapacityType {
+			continue
+		}
+		allowed := newBitset(len(c.types))
+		for v, vb := range li.values {
+			if req.Has(v) {
+				allowed.orInPlace(vb)
+			}
+		}
+		if op := req.Operator(); op == corev1.NodeSelectorOpNotIn || op == corev1.NodeSelectorOpDoesNotExist {
+			allowed.orInPlace(li.has.not(len(c.types)))
+		}
+		types.andInPlace(allowed)
+	}
+	slots := c.slotsFor(reqs)
+	types.each(func(i int) {
+		if c.offer[i]&slots == 0 {
+			types[i>>6] &^= 1 << (uint(i) & 63)
+		}
+	})
+	cr := compiledReqs{types: types, slots: slots}
+	c.compiled[id] = cr
+	return cr
+}
+
+// cheapest is the lowest available price of type i within slots.
+func (c *catalog) cheapest(i int, slots uint64) float64 {
+	p := math.Inf(1)
+	for s, v := range c.price[i] {
+		if slots&(1<<s) != 0 && v < p {
+			p = v
+		}
+	}
+	return p
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,331 @@
+package scheduling
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
+)
+
+// openClaim opens new claims for up to n pods of c in the first NodePool
+// (weight order) that can host them, and places pods on it. It returns how
+// many were placed and, when none, why each NodePool refused.
+func (s *solver) openClaim(c *class, reqID, n int) (int, []string) {
+	var reasons []string
+	for _, ps := range s.pools {
+		nr, types, relaxedMV, err := s.canOpen(c, ps, reqID)
+		if err != nil {
+			reasons = append(reasons, fmt.Sprintf("nodepool %q: %v", ps.pool.Name, err))
+			continue
+		}
+		slots := s.cat.compile(nr, s.table.sets[nr]).slots
+		perClaim := min(n, s.hostnameCap(c, &bin{name: "\x00new"}))
+		if len(c.ports) > 0 {
+			perClaim = 1
+		}
+		target := s.chooseTarget(c, ps, types, slots, perClaim)
+		if len(ps.limited) > 0 {
+			// Reserve the sized type's capacity against the limits and keep
+			// only options no larger on any limited resource, so the
+			// reservation stays an upper bound whichever option launches.
+			kept := newBitset(len(s.cat.types))
+			types.each(func(t int) {
+				for _, r := range ps.limited {
+					if s.cat.capv[t][r] > s.cat.capv[target][r] {
+						return
+					}
+				}
+				kept.set(t)
+			})
+			types = kept
+		}
+		b := &bin{
+			kind: TargetNewClaim, name: fmt.Sprintf("%s-claim-%d", ps.pool.Name, len(s.claims)), index: len(s.bins),
+			claimIdx: len(s.claims), pool: ps, reqID: nr, types: types, target: target,
+			used: make([]int64, len(s.res.names)), relaxedMV: relaxedMV,
+			ports: append([]hostPort(nil), ps.daemonPorts...),
+		}
+		k, st := s.admit(c, b, reqID, n)
+		if k == 0 {
+			reasons = append(reasons, fmt.Sprintf("nodepool %q: a new node cannot hold the pod under its topology constraints", ps.pool.Name))
+			continue
+		}
+		for _, r := range ps.limited {
+			ps.remaining[r] -= s.cat.capv[target][r]
+		}
+		ps.nodesLeft--
+		for i := range s.freeNew {
+			s.freeNew[i] += ps.allocD[target][i]
+		}
+		s.bins = append(s.bins, b)
+		s.claims = append(s.claims, b)
+		s.commit(c, b, k, st)
+		return k, nil
+	}
+	return 0, reasons
+}
+
+// canOpen checks whether ps can launch a node for c and returns the
+// claim's requirements and the instance types that can hold one pod.
+func (s *solver) canOpen(c *class, ps *poolState, reqID int) (int, bitset, bool, error) {
+	if ps.reqErr != nil {
+		return 0, nil, false, fmt.Errorf("invalid requirements: %v", ps.reqErr)
+	}
+	if ps.nodesLeft <= 0 {
+		return 0, nil, false, fmt.Errorf("limits.nodes reached")
+	}
+	if err := c.tolerates(ps.pool.Taints); err != nil {
+		return 0, nil, false, err
+	}
+	nr := s.table.combine(ps.reqID, reqID)
+	if nr < 0 {
+		return 0, nil, false, fmt.Errorf("incompatible requirements: %v", ps.reqs.Compatible(s.table.sets[reqID], s.opts.WellKnownLabels))
+	}
+	if portsConflict(ps.daemonPorts, c.ports) {
+		return 0, nil, false, fmt.Errorf("host port conflicts with a daemonset")
+	}
+	if s.hostnameCap(c, &bin{name: "\x00new"}) <= 0 {
+		return 0, nil, false, fmt.Errorf("pod affinity on %s needs a node that already runs a matching pod", labelHostname)
+	}
+	compat := s.cat.compile(nr, s.table.sets[nr]).types.and(ps.types)
+	if compat.empty() {
+		return 0, nil, false, fmt.Errorf("no instance type satisfies requirements %s with an available offering", s.table.sets[nr])
+	}
+	types := newBitset(len(s.cat.types))
+	fitsOne, withinLimits := false, false
+	compat.each(func(t int) {
+		if fitCount(ps.allocD[t], c.req) < 1 {
+			return
+		}
+		fitsOne = true
+		for _, r := range ps.limited {
+			if s.cat.capv[t][r] > ps.remaining[r] {
+				return
+			}
+		}
+		withinLimits = true
+		types.set(t)
+	})
+	switch {
+	case !fitsOne:
+		return 0, nil, false, fmt.Errorf("no instance type has room for requests %s plus daemonset overhead", resourceSummary(s, c.req))
+	case !withinLimits:
+		return 0, nil, false, fmt.Errorf("limits exceeded: every fitting instance type would exceed the remaining limits")
+	}
+	relaxed := false
+	if len(ps.minValues) > 0 {
+		var list []int
+		types.each(func(t int) { list = append(list, t) })
+		if key, have, want := s.minValuesShort(ps, list); key != "" {
+			if s.opts.MinValuesPolicy != MinValuesBestEffort {
+				return 0, nil, false, fmt.Errorf("minValues: requirement %s needs %d distinct values, the fitting instance types offer %d", key, want, have)
+			}
+			relaxed = true
+		}
+	}
+	return nr, types, relaxed, nil
+}
+
+// chooseTarget sizes a new claim: the instance type with the lowest price
+// per share of the demand it can absorb. The demand is what is still to be
+// placed minus what open claims can still take, but at least the pods about
+// to go on this claim; a type that absorbs all of it scores its bare price,
+// so small remainders get small nodes and large ones get the most
+// cost-efficient shape.
+func (s *solver) chooseTarget(c *class, ps *poolState, types bitset, slots uint64, perClaim int) int {
+	dims := []int{resCPU, resMemory, resPods}
+	for i := resEphemeral; i < len(c.req); i++ {
+		if c.req[i] > 0 {
+			dims = append(dims, i)
+		}
+	}
+	demand := make([]float64, len(dims))
+	for j, r := range dims {
+		d := float64(s.remaining[r] - max(s.freeNew[r], 0))
+		demand[j] = max(d, float64(c.req[r])*float64(perClaim))
+	}
+	best, bestScore, bestPrice := -1, math.Inf(1), math.Inf(1)
+	types.each(func(t int) {
+		price := s.cat.cheapest(t, slots)
+		if math.IsInf(price, 1) {
+			return
+		}
+		cover := 1.0
+		a := ps.allocD[t]
+		for j, r := range dims {
+			if demand[j] <= 0 {
+				continue
+			}
+			cover = min(cover, float64(a[r])/demand[j])
+		}
+		if cover <= 0 {
+			return
+		}
+		score := price / cover
+		if score < bestScore*(1-1e-9) || (score <= bestScore*(1+1e-9) && price < bestPrice) {
+			best, bestScore, bestPrice = t, score, price
+		}
+	})
+	return best
+}
+
+// minValuesShort returns the first minValues requirement of ps that types
+// do not meet, with how many distinct values they have and need.
+func (s *solver) minValuesShort(ps *poolState, types []int) (string, int, int) {
+	for _, r := range ps.minValues {
+		seen := map[string]bool{}
+		for _, t := range types {
+			for _, v := range s.typeValues(t, r.Key) {
+				if r.Has(v) {
+					seen[v] = true
+				}
+			}
+		}
+		if len(seen) < *r.MinValues {
+			return r.Key, len(seen), *r.MinValues
+		}
+	}
+	return "", 0, 0
+}
+
+// typeValues are the values an instance type contributes to key: its label,
+// or for zone and capacity type the values of its available offerings.
+func (s *solver) typeValues(t int, key string) []string {
+	switch key {
+	case labelZone, labelCapacityType:
+		var out []string
+		for _, o := range s.cat.types[t].Offerings {
+			if !o.Available {
+				continue
+			}
+			if key == labelZone {
+				out = append(out, o.Zone)
+			} else {
+				out = append(out, o.CapacityType)
+			}
+		}
+		return out
+	}
+	if v, ok := s.cat.types[t].Labels[key]; ok {
+		return []string{v}
+	}
+	return nil
+}
+
+// finalizeClaim lists the claim's options cheapest first, truncated to
+// MaxInstanceTypes while keeping minValues.
+func (s *solver) finalizeClaim(b *bin) *NewClaim {
+	reqs := s.table.sets[b.reqID]
+	slots := s.cat.compile(b.reqID, reqs).slots
+	zero := make([]int64, len(b.used))
+	type opt struct {
+		t     int
+		price float64
+	}
+	var opts []opt
+	b.types.each(func(t int) {
+		if !fitsIn(b.used, zero, b.pool.allocD[t]) {
+			return
+		}
+		if p := s.cat.cheapest(t, slots); !math.IsInf(p, 1) {
+			opts = append(opts, opt{t, p})
+		}
+	})
+	sort.Slice(opts, func(i, j int) bool {
+		if opts[i].price != opts[j].price {
+			return opts[i].price < opts[j].price
+		}
+		return s.cat.types[opts[i].t].Name < s.cat.types[opts[j].t].Name
+	})
+	order := make([]int, len(opts))
+	for i, o := range opts {
+		order[i] = o.t
+	}
+	chosen := s.truncate(b.pool, order)
+	relaxed := b.relaxedMV
+	if key, _, _ := s.minValuesShort(b.pool, chosen); key != "" {
+		relaxed = true
+	}
+	claim := &NewClaim{NodePool: b.pool.pool.Name, Hostname: b.name, Pods: b.pods, MinValuesRelaxed: relaxed}
+	names := make([]string, 0, len(chosen))
+	for _, t := range chosen {
+		it := s.cat.types[t]
+		co := ClaimOption{Type: it, Price: s.cat.cheapest(t, slots)}
+		for _, o := range it.Offerings {
+			if o.Available && slots&(1<<s.cat.slot(o.Zone, o.CapacityType)) != 0 {
+				co.Offerings = append(co.Offerings, o)
+			}
+		}
+		claim.InstanceTypes = append(claim.InstanceTypes, co)
+		names = append(names, it.Name)
+	}
+	out := reqs.Clone()
+	out.Add(requirements.New(labelInstanceType, corev1.NodeSelectorOpIn, names...))
+	claim.Requirements = out
+	req := append([]int64(nil), b.used...)
+	if len(chosen) > 0 {
+		for i, q := range b.pool.daemon[chosen[0]] {
+			req[i] += q
+		}
+	}
+	claim.Requests = s.res.list(req)
+	return claim
+}
+
+// truncate keeps at most MaxInstanceTypes of the price-ordered types; if the
+// cheapest prefix misses a minValues requirement, the cheapest type of each
+// missing value is pulled in first.
+func (s *solver) truncate(ps *poolState, order []int) []int {
+	max := s.opts.MaxInstanceTypes
+	if len(order) <= max {
+		return order
+	}
+	head := order[:max]
+	if key, _, _ := s.minValuesShort(ps, head); key == "" {
+		return head
+	}
+	picked := map[int]bool{}
+	var out []int
+	for _, r := range ps.minValues {
+		seen := map[string]bool{}
+		for _, t := range out {
+			for _, v := range s.typeValues(t, r.Key) {
+				seen[v] = true
+			}
+		}
+		for _, t := range order {
+			if len(seen) >= *r.MinValues || len(out) >= max {
+				break
+			}
+			fresh := false
+			for _, v := range s.typeValues(t, r.Key) {
+				if r.Has(v) && !seen[v] {
+					fresh = true
+					seen[v] = true
+				}
+			}
+			if fresh && !picked[t] {
+				picked[t] = true
+				out = append(out, t)
+			}
+		}
+	}
+	for _, t := range order {
+		if len(out) >= max {
+			break
+		}
+		if !picked[t] {
+			picked[t] = true
+			out = append(out, t)
+		}
+	}
+	pos := map[int]int{}
+	for i, t := range order {
+		pos[t] = i
+	}
+	sort.Slice(out, func(i, j int) bool { return pos[out[i]] < pos[out[j]] })
+	return out
+}

@@ -1,0 +1,189 @@
+package scheduling
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
+)
+
+// Capacity types of an offering.
+const (
+	CapacityTypeOnDemand = "on-demand"
+	CapacityTypeSpot     = "spot"
+	CapacityTypeReserved = "reserved"
+)
+
+// Offering is one way to buy an instance type.
+type Offering struct {
+	Zone         string
+	CapacityType string
+	Price        float64
+	Available    bool
+}
+
+// InstanceType is one entry of the catalog.
+type InstanceType struct {
+	Name string
+	// Labels are the type's own well-known labels (arch, os, instance-type,
+	// family, cpu, memory, ...). Zone and capacity type come from Offerings.
+	Labels map[string]string
+	// Capacity is used for NodePool limits, Allocatable for bin-packing.
+	Capacity    corev1.ResourceList
+	Allocatable corev1.ResourceList
+	Offerings   []Offering
+}
+
+// Requirement is a NodePool requirement with its optional minValues.
+type Requirement struct {
+	corev1.NodeSelectorRequirement
+	MinValues *int
+}
+
+// NodePool is a NodePool template with the instance types it resolves to.
+type NodePool struct {
+	Name   string
+	Weight int32
+	// Labels and Taints come from spec.template; startupTaints are not
+	// included because pods need not tolerate them.
+	Labels       map[string]string
+	Taints       []corev1.Taint
+	Requirements []Requirement
+	// Limits may include "nodes"; Usage is what the pool already runs.
+	Limits        corev1.ResourceList
+	Usage         corev1.ResourceList
+	InstanceTypes []*InstanceType
+}
+
+// Node is an existing node or an in-flight NodeClaim with the pods bound or
+// nominated to it (daemonset pods included).
+type Node struct {
+	Name        string
+	NodePool    string
+	Labels      map[string]string
+	Taints      []corev1.Taint
+	Allocatable corev1.ResourceList
+	Pods        []*corev1.Pod
+	// Initialized nodes are tried before uninitialized ones.
+	Initialized bool
+}
+
+// Preference policies.
+const (
+	PreferenceRespect = "Respect"
+	PreferenceIgnore  = "Ignore"
+)
+
+// MinValues policies.
+const (
+	MinValuesStrict     = "Strict"
+	MinValuesBestEffort = "BestEffort"
+)
+
+// DefaultMaxInstanceTypes bounds the instance-type list of a new claim.
+const DefaultMaxInstanceTypes = 60
+
+// Options tune the solver.
+type Options struct {
+	PreferencePolicy string // Respect (default) or Ignore
+	MinValuesPolicy  string // Strict (default) or BestEffort
+	MaxInstanceTypes int    // default 60
+	// WellKnownLabels may be requested by pods without a NodePool defining
+	// them; nil means the built-in list.
+	WellKnownLabels requirements.KeySet
+}
+
+// Input is everything the solver looks at.
+type Input struct {
+	NodePools  []*NodePool
+	Nodes      []*Node
+	InFlight   []*Node
+	DaemonSets []*corev1.Pod
+	Pods       []*corev1.Pod
+	// VolumeTopology maps a pod to the alternative requirement sets its
+	// volumes impose (PV node affinity, StorageClass allowedTopologies);
+	// they constrain the node, not the pod's own spread counting. The
+	// first alternative is tried first.
+	VolumeTopology map[types.UID][][]corev1.NodeSelectorRequirement
+	// NamespaceLabels resolves affinity namespaceSelectors.
+	NamespaceLabels map[string]map[string]string
+	Options         Options
+}
+
+// TargetKind says where a pod goes.
+type TargetKind int
+
+const (
+	TargetNode TargetKind = iota
+	TargetInFlight
+	TargetNewClaim
+)
+
+func (k TargetKind) String() string {
+	return [...]string{"node", "in-flight", "new-claim"}[k]
+}
+
+// Placement puts one pod somewhere.
+type Placement struct {
+	Pod  *corev1.Pod
+	Kind TargetKind
+	// Node names the existing node or in-flight claim; Claim indexes
+	// Plan.NewClaims.
+	Node  string
+	Claim int
+	// Relaxed lists the preferences dropped to place the pod.
+	Relaxed []string
+}
+
+// ClaimOption is one instance type a new claim may launch, with the
+// offerings compatible with the claim.
+type ClaimOption struct {
+	Type      *InstanceType
+	Price     float64 // cheapest compatible available offering
+	Offerings []Offering
+}
+
+// NewClaim is a NodeClaim to create.
+type NewClaim struct {
+	NodePool string
+	// Hostname is a placeholder used for hostname topology; the real name is
+	// known after launch.
+	Hostname     string
+	Requirements requirements.Requirements
+	// InstanceTypes are cheapest first, at most Options.MaxInstanceTypes,
+	// and still satisfy minValues unless MinValuesRelaxed.
+	InstanceTypes    []ClaimOption
+	Pods             []*corev1.Pod
+	Requests         corev1.ResourceList // pods plus daemonset overhead of the cheapest type
+	MinValuesRelaxed bool
+}
+
+// Price is the price of the cheapest option.
+func (c *NewClaim) Price() float64 {
+	if len(c.InstanceTypes) == 0 {
+		return 0
+	}
+	return c.InstanceTypes[0].Price
+}
+
+// PodError explains why a pod was not placed.
+type PodError struct {
+	Pod *corev1.Pod
+	Err error
+}
+
+// Plan is the solver's result.
+type Plan struct {
+	Placements []Placement
+	NewClaims  []*NewClaim
+	Errors     []PodError
+}
+
+// Cost is the summed price of the cheapest option of every new claim.
+func (p *Plan) Cost() float64 {
+	var sum float64
+	for _, c := range p.NewClaims {
+		sum += c.Price()
+	}
+	return sum
+}
