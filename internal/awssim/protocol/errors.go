@@ -7,6 +7,9 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/joistdev/terraform-provider-joist/internal/awssim/awsjson"
+	"github.com/joistdev/terraform-provider-joist/internal/awssim/awsquery"
 )
 
 // Error is an AWS API error: the code the SDK's deserializers match on, a
@@ -24,49 +27,54 @@ func Errorf(code, format string, args ...any) *Error {
 	return &Error{Status: http.StatusBadRequest, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// WriteError writes err in the error shape of family f.
-func WriteError(w http.ResponseWriter, f Family, requestID string, err *Error) {
-	switch f {
+// queryNamespaces are the XML namespaces of the awsQuery services.
+var queryNamespaces = map[string]string{
+	"iam": "https://iam.amazonaws.com/doc/2010-05-08/",
+	"sts": "https://sts.amazonaws.com/doc/2011-06-15/",
+}
+
+// WriteError writes err in the error shape of the service's protocol family.
+func WriteError(w http.ResponseWriter, service, requestID string, err *Error) {
+	sender := err.Status < 500
+	switch FamilyOf(service) {
 	case EC2Query:
-		writeXML(w, err.Status, fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>
-<Response><Errors><Error><Code>%s</Code><Message>%s</Message></Error></Errors><RequestID>%s</RequestID></Response>`,
-			Escape(err.Code), Escape(err.Message), Escape(requestID)))
+		WriteEC2Error(w, requestID, err)
 	case AWSQuery:
-		kind := "Sender"
-		if err.Status >= 500 {
-			kind = "Receiver"
-		}
-		writeXML(w, err.Status, fmt.Sprintf(`<ErrorResponse xmlns="https://iam.amazonaws.com/doc/2010-05-08/"><Error><Type>%s</Type><Code>%s</Code><Message>%s</Message></Error><RequestId>%s</RequestId></ErrorResponse>`,
-			kind, Escape(err.Code), Escape(err.Message), Escape(requestID)))
+		awsquery.WriteError(w, queryNamespaces[service], requestID,
+			&awsquery.Error{Status: err.Status, Code: err.Code, Message: err.Message, Sender: sender})
 	case JSON:
-		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
-		w.Header().Set("X-Amzn-Requestid", requestID)
-		w.Header().Set("X-Amzn-Query-Error", err.Code+";"+senderOrReceiver(err.Status))
-		writeJSON(w, err.Status, map[string]string{"__type": err.Code, "message": err.Message})
+		awsjson.WriteError(w, "application/x-amz-json-1.1", requestID,
+			&awsjson.Error{Status: err.Status, Type: err.Code, Message: err.Message, QueryCode: queryCode(service, err.Code), Sender: sender})
 	case RESTJSON:
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("X-Amzn-Requestid", requestID)
-		w.Header().Set("X-Amzn-Errortype", err.Code)
-		writeJSON(w, err.Status, map[string]string{"message": err.Message})
+		h := w.Header()
+		h.Set("Content-Type", "application/json")
+		h.Set("X-Amzn-Requestid", requestID)
+		h.Set("X-Amzn-Errortype", err.Code)
+		b, _ := json.Marshal(map[string]string{"message": err.Message})
+		writeBody(w, err.Status, b)
 	}
 }
 
-func senderOrReceiver(status int) string {
-	if status >= 500 {
-		return "Receiver"
+// queryCode is the legacy query error code SQS (a query-compatible JSON
+// service) sends in x-amzn-query-error; the SDK reports it as the code.
+func queryCode(service, code string) string {
+	if service == "sqs" {
+		return code
 	}
-	return "Sender"
+	return ""
 }
 
-func writeXML(w http.ResponseWriter, status int, body string) {
+// WriteEC2Error writes err as EC2 does:
+// <Response><Errors><Error><Code/><Message/></Error></Errors><RequestID/></Response>.
+func WriteEC2Error(w http.ResponseWriter, requestID string, err *Error) {
 	w.Header().Set("Content-Type", "text/xml;charset=UTF-8")
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(status)
-	_, _ = w.Write([]byte(body))
+	body := fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>
+<Response><Errors><Error><Code>%s</Code><Message>%s</Message></Error></Errors><RequestID>%s</RequestID></Response>`,
+		Escape(err.Code), Escape(err.Message), Escape(requestID))
+	writeBody(w, err.Status, []byte(body))
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, _ := json.Marshal(v)
+func writeBody(w http.ResponseWriter, status int, b []byte) {
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	_, _ = w.Write(b)

@@ -36,13 +36,13 @@ func Encode(operation, requestID string, out any) []byte {
 
 func encodeFields(b *bytes.Buffer, v reflect.Value) {
 	for _, f := range fieldsOf(v.Type()) {
-		encodeValue(b, f.xml, v.Field(f.index))
+		encodeValue(b, f.xml, f.item, v.Field(f.index))
 	}
 }
 
-// encodeValue writes <name>value</name>; absent values (nil pointers, empty
+// encodeValue writes <name>value</name>, list members as <item>value</item>; absent values (nil pointers, empty
 // enums, nil slices) are left out as EC2 leaves them out.
-func encodeValue(b *bytes.Buffer, name string, v reflect.Value) {
+func encodeValue(b *bytes.Buffer, name, item string, v reflect.Value) {
 	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
 		if v.IsNil() {
 			return
@@ -75,7 +75,7 @@ func encodeValue(b *bytes.Buffer, name string, v reflect.Value) {
 			break
 		}
 		for i := 0; i < v.Len(); i++ {
-			encodeValue(b, "item", v.Index(i))
+			encodeValue(b, item, "item", v.Index(i))
 		}
 	case reflect.Struct:
 		open(b, name)

@@ -11,6 +11,7 @@ type field struct {
 	index int
 	xml   string
 	query string
+	item  string // element name of list members
 }
 
 var fieldCache sync.Map // reflect.Type -> []field
@@ -27,7 +28,10 @@ func fieldsOf(t reflect.Type) []field {
 			continue
 		}
 		key := t.Name() + "." + sf.Name
-		f := field{index: i, xml: xmlNames[key], query: queryNames[key]}
+		f := field{index: i, xml: xmlNames[key], query: queryNames[key], item: listMembers[key]}
+		if f.item == "" {
+			f.item = "item"
+		}
 		if f.xml == "" {
 			f.xml = strings.ToLower(sf.Name[:1]) + sf.Name[1:]
 		}

@@ -156,6 +156,12 @@ var xmlNames = map[string]string{
 	"VpcEncryptionControl.Tags":                                                  "tagSet",
 }
 
+// listMembers holds the response list member element names other than "item", keyed by "Type.Field".
+var listMembers = map[string]string{
+	"InferenceAcceleratorInfo.Accelerators":        "member",
+	"InstanceNetworkInterfaceSpecification.Groups": "SecurityGroupId",
+}
+
 // queryNames holds the request keys that differ from the field name, keyed by "Type.Field".
 var queryNames = map[string]string{
 	"CpuPerformanceFactor.References":                                                 "ReferenceSet",

@@ -1,0 +1,160 @@
+package ec2
+
+import (
+	"fmt"
+	"time"
+
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+)
+
+// The image families, architectures and variants EKS publishes optimized
+// images for, and the simulator seeds.
+var (
+	ImageFamilies      = []string{"al2023", "al2", "bottlerocket"}
+	ImageArchitectures = []string{"x86_64", "arm64"}
+	ImageVariants      = []string{"standard", "nvidia"}
+)
+
+// amazonAccount owns the EKS-optimized images in the simulated region.
+const amazonAccount = "602401143452"
+
+// ImageRelease is one published EKS-optimized image.
+type ImageRelease struct {
+	Family       string // al2023, al2, bottlerocket
+	Architecture string // x86_64, arm64
+	Variant      string // standard, nvidia
+	Release      int    // 0 for the seeded image, counting up with each publication
+	Version      string // the family's release version string, e.g. v20261101 or 1.50.0
+	ImageID      string
+	Name         string
+}
+
+type image struct {
+	ec2types.Image
+	release ImageRelease
+}
+
+var seedDate = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+
+func seedImages(s *Service) []*image {
+	var out []*image
+	for _, f := range ImageFamilies {
+		for _, a := range ImageArchitectures {
+			for _, v := range ImageVariants {
+				if f == "al2" && a == "arm64" && v == "nvidia" {
+					continue // EKS publishes no arm64 GPU image for AL2
+				}
+				out = append(out, newImage(s, f, a, v, 0))
+			}
+		}
+	}
+	return out
+}
+
+// newImage makes release n of an image; later releases are a week apart.
+func newImage(s *Service, family, arch, variant string, n int) *image {
+	created := seedDate.Add(time.Duration(n) * 7 * 24 * time.Hour)
+	k8s := s.opts.KubernetesVersion
+	r := ImageRelease{Family: family, Architecture: arch, Variant: variant, Release: n, ImageID: "ami-" + s.ids.Hex(17)}
+	switch family {
+	case "al2023":
+		r.Version = "v" + created.Format("20060102")
+		r.Name = fmt.Sprintf("amazon-eks-node-al2023-%s-%s-%s-%s", arch, variant, k8s, r.Version)
+	case "al2":
+		r.Version = "v" + created.Format("20060102")
+		kind := "node"
+		if variant == "nvidia" {
+			kind = "gpu-node"
+		} else if arch == "arm64" {
+			kind = "arm64-node"
+		}
+		r.Name = fmt.Sprintf("amazon-eks-%s-%s-%s", kind, k8s, r.Version)
+	case "bottlerocket":
+		r.Version = fmt.Sprintf("1.%d.0", 50+n)
+		flavour := ""
+		if variant == "nvidia" {
+			flavour = "-nvidia"
+		}
+		r.Name = fmt.Sprintf("bottlerocket-aws-k8s-%s%s-%s-v%s-%s", k8s, flavour, arch, r.Version, s.ids.Hex(8))
+	}
+	return &image{release: r, Image: ec2types.Image{
+		ImageId:            ptr(r.ImageID),
+		Name:               ptr(r.Name),
+		Description:        ptr(fmt.Sprintf("EKS-optimized Kubernetes %s node image (%s, %s, %s)", k8s, family, arch, variant)),
+		Architecture:       ec2types.ArchitectureValues(arch),
+		CreationDate:       ptr(created.Format("2006-01-02T15:04:05.000Z")),
+		DeprecationTime:    ptr(created.AddDate(2, 0, 0).Format("2006-01-02T15:04:05.000Z")),
+		ImageLocation:      ptr("amazon/" + r.Name),
+		ImageOwnerAlias:    ptr("amazon"),
+		OwnerId:            ptr(amazonAccount),
+		Public:             ptr(true),
+		State:              ec2types.ImageStateAvailable,
+		ImageType:          ec2types.ImageTypeValuesMachine,
+		RootDeviceName:     ptr("/dev/xvda"),
+		RootDeviceType:     ec2types.DeviceTypeEbs,
+		VirtualizationType: ec2types.VirtualizationTypeHvm,
+		Hypervisor:         ec2types.HypervisorTypeXen,
+		EnaSupport:         ptr(true),
+		PlatformDetails:    ptr("Linux/UNIX"),
+		UsageOperation:     ptr("RunInstances"),
+		BlockDeviceMappings: []ec2types.BlockDeviceMapping{{
+			DeviceName: ptr("/dev/xvda"),
+			Ebs: &ec2types.EbsBlockDevice{
+				SnapshotId: ptr("snap-" + s.ids.Hex(17)), VolumeSize: ptr(int32(20)),
+				VolumeType: ec2types.VolumeTypeGp3, DeleteOnTermination: ptr(true), Encrypted: ptr(false),
+			},
+		}},
+	}}
+}
+
+// Images returns the newest release of every family, architecture and variant.
+func (s *Service) Images() []ImageRelease {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	latest := map[[3]string]ImageRelease{}
+	var keys [][3]string
+	for _, im := range s.world.images {
+		k := [3]string{im.release.Family, im.release.Architecture, im.release.Variant}
+		if _, seen := latest[k]; !seen {
+			keys = append(keys, k)
+		}
+		if cur, ok := latest[k]; !ok || im.release.Release > cur.Release {
+			latest[k] = im.release
+		}
+	}
+	out := make([]ImageRelease, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, latest[k])
+	}
+	return out
+}
+
+// PublishImage releases a new image of a family, architecture and variant,
+// as EKS does every few weeks; older releases stay describable.
+func (s *Service) PublishImage(family, arch, variant string) (ImageRelease, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := -1
+	for _, im := range s.world.images {
+		r := im.release
+		if r.Family == family && r.Architecture == arch && r.Variant == variant && r.Release > next {
+			next = r.Release
+		}
+	}
+	if next < 0 {
+		return ImageRelease{}, fmt.Errorf("no image family %s/%s/%s: families are %v, architectures %v, variants %v",
+			family, arch, variant, ImageFamilies, ImageArchitectures, ImageVariants)
+	}
+	im := newImage(s, family, arch, variant, next+1)
+	s.world.images = append(s.world.images, im)
+	return im.release, nil
+}
+
+func (s *Service) imageByID(id string) *image {
+	for _, im := range s.world.images {
+		if *im.ImageId == id {
+			return im
+		}
+	}
+	return nil
+}

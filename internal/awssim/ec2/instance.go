@@ -1,0 +1,275 @@
+package ec2
+
+import (
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"time"
+
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+)
+
+// instance is a simulated instance: the state EC2 reports, plus what the
+// simulator needs to run its lifecycle.
+type instance struct {
+	ec2types.Instance
+	reservationID string
+	userData      string // base64, as launched
+	pool          pool
+	reservation   *capacityReservation
+	subnet        *subnet
+	visibleAt     time.Time
+	timer         *time.Timer
+	status        instanceHealth
+}
+
+// instanceHealth is what DescribeInstanceStatus reports beyond the state.
+type instanceHealth struct {
+	instanceImpaired bool
+	systemImpaired   bool
+	events           []ec2types.InstanceStatusEvent
+}
+
+// launchSpec is one instance to launch, resolved from a request, its launch
+// template and an override.
+type launchSpec struct {
+	instanceType  string
+	capacityType  string // "spot" or "on-demand"
+	subnet        *subnet
+	image         *image
+	groups        []string
+	userData      string
+	tags          []ec2types.Tag
+	profile       string // instance profile name or ARN
+	metadata      *ec2types.InstanceMetadataOptionsResponse
+	reservation   *capacityReservation
+	reservationID string
+}
+
+var (
+	statePending      = ec2types.InstanceState{Code: ptr(int32(0)), Name: ec2types.InstanceStateNamePending}
+	stateRunning      = ec2types.InstanceState{Code: ptr(int32(16)), Name: ec2types.InstanceStateNameRunning}
+	stateShuttingDown = ec2types.InstanceState{Code: ptr(int32(32)), Name: ec2types.InstanceStateNameShuttingDown}
+	stateTerminated   = ec2types.InstanceState{Code: ptr(int32(48)), Name: ec2types.InstanceStateNameTerminated}
+)
+
+// launch creates a pending instance and schedules it to run. The caller
+// holds s.mu and has checked capacity.
+func (s *Service) launch(spec launchSpec, index int) *instance {
+	now := time.Now().UTC().Truncate(time.Second)
+	id := "i-" + s.ids.Hex(17)
+	ip, _ := spec.subnet.allocateIP()
+	dnsSuffix := s.opts.Region + ".compute.internal"
+	if s.opts.Region == "us-east-1" {
+		dnsSuffix = "ec2.internal"
+	}
+	dns := "ip-" + strings.ReplaceAll(ip.String(), ".", "-") + "." + dnsSuffix
+	info, _ := s.catalog.InstanceType(spec.instanceType)
+	groups := make([]ec2types.GroupIdentifier, 0, len(spec.groups))
+	for _, g := range spec.groups {
+		if sg := s.groupByID(g); sg != nil {
+			groups = append(groups, ec2types.GroupIdentifier{GroupId: sg.GroupId, GroupName: sg.GroupName})
+		}
+	}
+	in := &instance{
+		reservationID: spec.reservationID,
+		userData:      spec.userData,
+		pool:          pool{spec.instanceType, *spec.subnet.AvailabilityZone, spec.capacityType},
+		reservation:   spec.reservation,
+		subnet:        spec.subnet,
+		visibleAt:     time.Now().Add(s.visibilityDelay),
+	}
+	in.Instance = ec2types.Instance{
+		InstanceId:            ptr(id),
+		ImageId:               spec.image.ImageId,
+		InstanceType:          ec2types.InstanceType(spec.instanceType),
+		State:                 &statePending,
+		StateTransitionReason: ptr(""),
+		PrivateDnsName:        ptr(dns),
+		PrivateIpAddress:      ptr(ip.String()),
+		PublicDnsName:         ptr(""),
+		SubnetId:              spec.subnet.SubnetId,
+		VpcId:                 spec.subnet.VpcId,
+		Placement: &ec2types.Placement{
+			AvailabilityZone: spec.subnet.AvailabilityZone, AvailabilityZoneId: spec.subnet.AvailabilityZoneId,
+			Tenancy: ec2types.TenancyDefault, GroupName: ptr(""),
+		},
+		LaunchTime:         ptr(now),
+		AmiLaunchIndex:     ptr(int32(index)),
+		Architecture:       spec.image.Architecture,
+		Hypervisor:         ec2types.HypervisorTypeXen,
+		VirtualizationType: ec2types.VirtualizationTypeHvm,
+		RootDeviceName:     ptr("/dev/xvda"),
+		RootDeviceType:     ec2types.DeviceTypeEbs,
+		EbsOptimized:       ptr(true),
+		EnaSupport:         ptr(true),
+		SourceDestCheck:    ptr(true),
+		Monitoring:         &ec2types.Monitoring{State: ec2types.MonitoringStateDisabled},
+		SecurityGroups:     groups,
+		Tags:               spec.tags,
+		PlatformDetails:    ptr("Linux/UNIX"),
+		UsageOperation:     ptr("RunInstances"),
+		BootMode:           ec2types.BootModeValuesUefiPreferred,
+		MetadataOptions:    spec.metadata,
+		ClientToken:        ptr(s.ids.UUID()),
+		BlockDeviceMappings: []ec2types.InstanceBlockDeviceMapping{{
+			DeviceName: ptr("/dev/xvda"),
+			Ebs: &ec2types.EbsInstanceBlockDevice{
+				VolumeId: ptr("vol-" + s.ids.Hex(17)), Status: ec2types.AttachmentStatusAttached,
+				AttachTime: ptr(now), DeleteOnTermination: ptr(true),
+			},
+		}},
+		NetworkInterfaces: []ec2types.InstanceNetworkInterface{{
+			NetworkInterfaceId: ptr("eni-" + s.ids.Hex(17)), SubnetId: spec.subnet.SubnetId, VpcId: spec.subnet.VpcId,
+			PrivateIpAddress: ptr(ip.String()), PrivateDnsName: ptr(dns), Groups: groups,
+			Status: ec2types.NetworkInterfaceStatusInUse, InterfaceType: ptr("interface"),
+			OwnerId: ptr(s.opts.AccountID), SourceDestCheck: ptr(true),
+			Attachment: &ec2types.InstanceNetworkInterfaceAttachment{
+				AttachmentId: ptr("eni-attach-" + s.ids.Hex(17)), DeviceIndex: ptr(int32(0)), NetworkCardIndex: ptr(int32(0)),
+				Status: ec2types.AttachmentStatusAttached, AttachTime: ptr(now), DeleteOnTermination: ptr(true),
+			},
+		}},
+		CapacityReservationSpecification: &ec2types.CapacityReservationSpecificationResponse{
+			CapacityReservationPreference: ec2types.CapacityReservationPreferenceOpen,
+		},
+	}
+	if info != nil && info.VCpuInfo != nil {
+		in.CpuOptions = &ec2types.CpuOptions{CoreCount: info.VCpuInfo.DefaultCores, ThreadsPerCore: info.VCpuInfo.DefaultThreadsPerCore}
+	}
+	if spec.capacityType == "spot" {
+		in.InstanceLifecycle = ec2types.InstanceLifecycleTypeSpot
+		in.SpotInstanceRequestId = ptr("sir-" + s.ids.Hex(8))
+	}
+	if spec.reservation != nil {
+		in.CapacityReservationId = spec.reservation.CapacityReservationId
+		in.CapacityReservationSpecification = &ec2types.CapacityReservationSpecificationResponse{
+			CapacityReservationTarget: &ec2types.CapacityReservationTargetResponse{CapacityReservationId: spec.reservation.CapacityReservationId},
+		}
+		spec.reservation.AvailableInstanceCount = ptr(*spec.reservation.AvailableInstanceCount - 1)
+	}
+	if spec.profile != "" {
+		arn := spec.profile
+		if !strings.HasPrefix(arn, "arn:") {
+			arn = "arn:aws:iam::" + s.opts.AccountID + ":instance-profile/" + spec.profile
+		}
+		in.IamInstanceProfile = &ec2types.IamInstanceProfile{Arn: ptr(arn), Id: ptr(s.ids.Upper("AIPA", 21))}
+	}
+	s.used[in.pool]++
+	s.instances[id] = in
+	s.order = append(s.order, in)
+	s.changed(in)
+	in.timer = time.AfterFunc(s.opts.PendingDuration, func() { s.transition(id, statePending, stateRunning) })
+	return in
+}
+
+// transition moves an instance from one state to the next, if it is still in
+// the first (a terminate may have overtaken a pending instance).
+func (s *Service) transition(id string, from, to ec2types.InstanceState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in, ok := s.instances[id]
+	if !ok || in.State.Name != from.Name {
+		return
+	}
+	s.setState(in, to)
+}
+
+// setState changes an instance's state and tells the world. Caller holds s.mu.
+func (s *Service) setState(in *instance, to ec2types.InstanceState) {
+	in.State = &to
+	switch to.Name {
+	case ec2types.InstanceStateNameShuttingDown:
+		id := *in.InstanceId
+		in.timer = time.AfterFunc(s.opts.ShuttingDownDuration, func() { s.transition(id, stateShuttingDown, stateTerminated) })
+	case ec2types.InstanceStateNameTerminated:
+		s.used[in.pool]--
+		in.subnet.releaseIP()
+		if in.reservation != nil {
+			in.reservation.AvailableInstanceCount = ptr(*in.reservation.AvailableInstanceCount + 1)
+		}
+		id := *in.InstanceId
+		in.timer = time.AfterFunc(s.opts.TerminatedRetention, func() { s.forget(id) })
+	}
+	s.changed(in)
+}
+
+// changed announces an instance's current state: the EventBridge
+// state-change notification and the observers.
+func (s *Service) changed(in *instance) {
+	s.events.event(Event{
+		Source: "aws.ec2", DetailType: "EC2 Instance State-change Notification", Time: time.Now().UTC(),
+		Resources: []string{s.instanceARN(*in.InstanceId)},
+		Detail:    map[string]any{"instance-id": *in.InstanceId, "state": string(in.State.Name)},
+	})
+	s.events.observe(in.Instance, decodeUserData(in.userData))
+}
+
+func (s *Service) forget(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in, ok := s.instances[id]
+	if !ok || in.State.Name != ec2types.InstanceStateNameTerminated {
+		return
+	}
+	delete(s.instances, id)
+	for i, o := range s.order {
+		if o == in {
+			s.order = append(s.order[:i], s.order[i+1:]...)
+			break
+		}
+	}
+}
+
+// terminate starts shutting an instance down. Caller holds s.mu.
+func (s *Service) terminate(in *instance, reason string) (previous ec2types.InstanceState) {
+	previous = *in.State
+	switch in.State.Name {
+	case ec2types.InstanceStateNameShuttingDown, ec2types.InstanceStateNameTerminated:
+		return previous
+	}
+	if in.timer != nil {
+		in.timer.Stop()
+	}
+	in.StateTransitionReason = ptr(fmt.Sprintf("%s (%s)", reason, time.Now().UTC().Format("2006-01-02 15:04:05 MST")))
+	in.StateReason = &ec2types.StateReason{Code: ptr("Client.UserInitiatedShutdown"), Message: ptr("Client.UserInitiatedShutdown: User initiated shutdown")}
+	if reason == spotReclaimReason {
+		in.StateReason = &ec2types.StateReason{Code: ptr("Server.SpotInstanceTermination"), Message: ptr("Server.SpotInstanceTermination: Spot instance termination")}
+	}
+	s.setState(in, stateShuttingDown)
+	return previous
+}
+
+const (
+	userReason        = "User initiated"
+	spotReclaimReason = "Service initiated"
+)
+
+func decodeUserData(b64 string) string {
+	b, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return b64 // user data that is not base64 is passed on as given
+	}
+	return string(b)
+}
+
+// visible reports whether Describe calls see the instance yet.
+func (in *instance) visible(now time.Time) bool { return !now.Before(in.visibleAt) }
+
+// SetVisibilityDelay makes instances launched from now on invisible to
+// Describe calls for d, as EC2's eventual consistency sometimes does.
+func (s *Service) SetVisibilityDelay(d time.Duration) {
+	s.mu.Lock()
+	s.visibilityDelay = d
+	s.mu.Unlock()
+}
+
+// Instance returns a copy of an instance and its decoded user data.
+func (s *Service) Instance(id string) (ec2types.Instance, string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in, ok := s.instances[id]
+	if !ok {
+		return ec2types.Instance{}, "", false
+	}
+	return in.Instance, decodeUserData(in.userData), true
+}

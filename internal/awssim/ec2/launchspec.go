@@ -1,0 +1,182 @@
+package ec2
+
+import (
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	"github.com/joistdev/terraform-provider-joist/internal/awssim/protocol"
+)
+
+// specFromTemplate resolves what a launch template's data says about an
+// instance. Overrides and request parameters are applied by the caller.
+// Caller holds s.mu.
+func (s *Service) specFromTemplate(d *ec2types.RequestLaunchTemplateData) (launchSpec, *protocol.Error) {
+	spec := launchSpec{capacityType: "on-demand", instanceType: string(d.InstanceType), userData: deref(d.UserData)}
+	if id := deref(d.ImageId); id != "" {
+		if spec.image = s.imageByID(id); spec.image == nil {
+			return spec, errorf("InvalidAMIID.NotFound", "The image id '[%s]' does not exist", id)
+		}
+	}
+	spec.groups = append(spec.groups, d.SecurityGroupIds...)
+	for _, name := range d.SecurityGroups {
+		for _, g := range s.world.groups {
+			if *g.GroupName == name {
+				spec.groups = append(spec.groups, *g.GroupId)
+			}
+		}
+	}
+	for _, ni := range d.NetworkInterfaces {
+		if deref(ni.DeviceIndex) != 0 {
+			continue
+		}
+		spec.groups = append(spec.groups, ni.Groups...)
+		if id := deref(ni.SubnetId); id != "" {
+			if spec.subnet = s.subnetByID(id); spec.subnet == nil {
+				return spec, errorf("InvalidSubnetID.NotFound", "The subnet ID '%s' does not exist", id)
+			}
+		}
+	}
+	if err := s.checkGroups(spec.groups); err != nil {
+		return spec, err
+	}
+	if p := d.IamInstanceProfile; p != nil {
+		spec.profile = deref(p.Arn)
+		if spec.profile == "" {
+			spec.profile = deref(p.Name)
+		}
+	}
+	spec.tags = tagsForLaunchTemplate(d.TagSpecifications, ec2types.ResourceTypeInstance)
+	spec.metadata = &ec2types.InstanceMetadataOptionsResponse{
+		State: ec2types.InstanceMetadataOptionsStateApplied, HttpTokens: ec2types.HttpTokensStateOptional,
+		HttpPutResponseHopLimit: ptr(int32(1)), HttpEndpoint: ec2types.InstanceMetadataEndpointStateEnabled,
+		HttpProtocolIpv6: ec2types.InstanceMetadataProtocolStateDisabled, InstanceMetadataTags: ec2types.InstanceMetadataTagsStateDisabled,
+	}
+	if m := d.MetadataOptions; m != nil {
+		if m.HttpTokens != "" {
+			spec.metadata.HttpTokens = ec2types.HttpTokensState(m.HttpTokens)
+		}
+		if m.HttpPutResponseHopLimit != nil {
+			spec.metadata.HttpPutResponseHopLimit = m.HttpPutResponseHopLimit
+		}
+		if m.HttpEndpoint != "" {
+			spec.metadata.HttpEndpoint = ec2types.InstanceMetadataEndpointState(m.HttpEndpoint)
+		}
+		if m.HttpProtocolIpv6 != "" {
+			spec.metadata.HttpProtocolIpv6 = ec2types.InstanceMetadataProtocolState(m.HttpProtocolIpv6)
+		}
+		if m.InstanceMetadataTags != "" {
+			spec.metadata.InstanceMetadataTags = ec2types.InstanceMetadataTagsState(m.InstanceMetadataTags)
+		}
+	}
+	if mo := d.InstanceMarketOptions; mo != nil && mo.MarketType == ec2types.MarketTypeSpot {
+		spec.capacityType = "spot"
+	}
+	if c := d.CapacityReservationSpecification; c != nil && c.CapacityReservationTarget != nil {
+		if id := deref(c.CapacityReservationTarget.CapacityReservationId); id != "" {
+			if spec.reservation = s.reservationByID(id); spec.reservation == nil {
+				return spec, errorf("InvalidCapacityReservationId.NotFound", "The capacity reservation ID '%s' does not exist", id)
+			}
+		}
+	}
+	return spec, nil
+}
+
+func (s *Service) checkGroups(ids []string) *protocol.Error {
+	for _, g := range ids {
+		if s.groupByID(g) == nil {
+			return errorf("InvalidGroup.NotFound", "The security group '%s' does not exist", g)
+		}
+	}
+	return nil
+}
+
+// subnetFor picks the subnet a launch lands in: the one named, else the
+// first subnet of the zone named, else the first subnet.
+func (s *Service) subnetFor(subnetID, zone string, fallback *subnet) (*subnet, *protocol.Error) {
+	if subnetID != "" {
+		sn := s.subnetByID(subnetID)
+		if sn == nil {
+			return nil, errorf("InvalidSubnetID.NotFound", "The subnet ID '%s' does not exist", subnetID)
+		}
+		if zone != "" && *sn.AvailabilityZone != zone {
+			return nil, errorf("InvalidParameterValue", "Subnet %s is in %s, not in the requested zone %s", subnetID, *sn.AvailabilityZone, zone)
+		}
+		return sn, nil
+	}
+	if fallback != nil && (zone == "" || *fallback.AvailabilityZone == zone) {
+		return fallback, nil
+	}
+	for _, sn := range s.world.subnets {
+		if zone == "" || *sn.AvailabilityZone == zone {
+			return sn, nil
+		}
+	}
+	return nil, errorf("InvalidParameterValue", "Invalid availability zone: [%s]", zone)
+}
+
+// launchable checks that the spec's type can run in its subnet's zone with
+// its capacity type; the error is what EC2 reports for that override.
+func (s *Service) launchable(spec launchSpec) *protocol.Error {
+	info, ok := s.catalog.InstanceType(spec.instanceType)
+	if !ok {
+		return errorf("InvalidParameterValue", "The instance type '%s' does not exist", spec.instanceType)
+	}
+	zone := *spec.subnet.AvailabilityZone
+	if !s.catalog.Offered(s.region.Name, zone, spec.instanceType) {
+		return errorf("Unsupported", "Your requested instance type (%s) is not supported in your requested Availability Zone (%s). Please retry your request by not specifying an Availability Zone or choosing %s.", spec.instanceType, zone, s.zonesOffering(spec.instanceType))
+	}
+	if spec.capacityType == "spot" && !supportsUsage(info, ec2types.UsageClassTypeSpot) {
+		return errorf("Unsupported", "The requested configuration is currently not supported. Please check the documentation for supported configurations.")
+	}
+	archOK := false
+	for _, a := range info.ProcessorInfo.SupportedArchitectures {
+		if string(a) == string(spec.image.Architecture) {
+			archOK = true
+		}
+	}
+	if !archOK {
+		return errorf("InvalidParameterValue", "The architecture '%s' of the specified instance type does not match the architecture '%s' of the specified AMI. Specify an instance type and an AMI that have matching architectures, and try again.",
+			enumStrings(info.ProcessorInfo.SupportedArchitectures), spec.image.Architecture)
+	}
+	return nil
+}
+
+func (s *Service) zonesOffering(instanceType string) []string {
+	var out []string
+	for _, z := range s.region.Zones {
+		if s.catalog.Offered(s.region.Name, z.Name, instanceType) {
+			out = append(out, z.Name)
+		}
+	}
+	return out
+}
+
+func supportsUsage(t *ec2types.InstanceTypeInfo, c ec2types.UsageClassType) bool {
+	for _, u := range t.SupportedUsageClasses {
+		if u == c {
+			return true
+		}
+	}
+	return false
+}
+
+// capacityError is the error a launch gets when a pool (or reservation) is full.
+func (s *Service) capacityError(spec launchSpec) *protocol.Error {
+	if spec.reservation != nil {
+		return errorf("ReservationCapacityExceeded", "There is insufficient capacity in the capacity reservation %s.", *spec.reservation.CapacityReservationId)
+	}
+	if spec.capacityType == "spot" {
+		return errorf("InsufficientInstanceCapacity", "There is no Spot capacity available that matches your request.")
+	}
+	return errorf("InsufficientInstanceCapacity", "We currently do not have sufficient %s capacity in the Availability Zone you requested (%s). Our system will be working on provisioning additional capacity. You can currently get %s capacity by not specifying an Availability Zone in your request or choosing %v.",
+		spec.instanceType, *spec.subnet.AvailabilityZone, spec.instanceType, s.zonesOffering(spec.instanceType))
+}
+
+// capacityFor reports whether the spec's pool (or reservation) holds more
+// instances than already. Caller holds s.mu.
+func (s *Service) capacityFor(spec launchSpec, already int) bool {
+	if r := spec.reservation; r != nil {
+		return int(*r.AvailableInstanceCount) > already && *r.InstanceType == spec.instanceType &&
+			*r.AvailabilityZone == *spec.subnet.AvailabilityZone
+	}
+	return s.available(pool{spec.instanceType, *spec.subnet.AvailabilityZone, spec.capacityType}) > already
+}
