@@ -13,19 +13,27 @@ import (
 
 // instanceTypeAttributes are the DescribeInstanceTypes filters served.
 var instanceTypeAttributes = map[string]func(*ec2types.InstanceTypeInfo) []string{
-	"instance-type":                        func(t *ec2types.InstanceTypeInfo) []string { return []string{string(t.InstanceType)} },
-	"current-generation":                   func(t *ec2types.InstanceTypeInfo) []string { return []string{boolString(deref(t.CurrentGeneration))} },
-	"bare-metal":                           func(t *ec2types.InstanceTypeInfo) []string { return []string{boolString(deref(t.BareMetal))} },
-	"burstable-performance-supported":      func(t *ec2types.InstanceTypeInfo) []string { return []string{boolString(deref(t.BurstablePerformanceSupported))} },
-	"free-tier-eligible":                   func(t *ec2types.InstanceTypeInfo) []string { return []string{boolString(deref(t.FreeTierEligible))} },
-	"hibernation-supported":                func(t *ec2types.InstanceTypeInfo) []string { return []string{boolString(deref(t.HibernationSupported))} },
-	"instance-storage-supported":           func(t *ec2types.InstanceTypeInfo) []string { return []string{boolString(deref(t.InstanceStorageSupported))} },
-	"hypervisor":                           func(t *ec2types.InstanceTypeInfo) []string { return []string{string(t.Hypervisor)} },
-	"supported-usage-class":                func(t *ec2types.InstanceTypeInfo) []string { return enumStrings(t.SupportedUsageClasses) },
-	"supported-root-device-type":           func(t *ec2types.InstanceTypeInfo) []string { return enumStrings(t.SupportedRootDeviceTypes) },
-	"supported-virtualization-type":        func(t *ec2types.InstanceTypeInfo) []string { return enumStrings(t.SupportedVirtualizationTypes) },
-	"supported-boot-mode":                  func(t *ec2types.InstanceTypeInfo) []string { return enumStrings(t.SupportedBootModes) },
-	"processor-info.supported-architecture": func(t *ec2types.InstanceTypeInfo) []string { return enumStrings(t.ProcessorInfo.SupportedArchitectures) },
+	"instance-type":      func(t *ec2types.InstanceTypeInfo) []string { return []string{string(t.InstanceType)} },
+	"current-generation": func(t *ec2types.InstanceTypeInfo) []string { return []string{boolString(deref(t.CurrentGeneration))} },
+	"bare-metal":         func(t *ec2types.InstanceTypeInfo) []string { return []string{boolString(deref(t.BareMetal))} },
+	"burstable-performance-supported": func(t *ec2types.InstanceTypeInfo) []string {
+		return []string{boolString(deref(t.BurstablePerformanceSupported))}
+	},
+	"free-tier-eligible": func(t *ec2types.InstanceTypeInfo) []string { return []string{boolString(deref(t.FreeTierEligible))} },
+	"hibernation-supported": func(t *ec2types.InstanceTypeInfo) []string {
+		return []string{boolString(deref(t.HibernationSupported))}
+	},
+	"instance-storage-supported": func(t *ec2types.InstanceTypeInfo) []string {
+		return []string{boolString(deref(t.InstanceStorageSupported))}
+	},
+	"hypervisor":                    func(t *ec2types.InstanceTypeInfo) []string { return []string{string(t.Hypervisor)} },
+	"supported-usage-class":         func(t *ec2types.InstanceTypeInfo) []string { return enumStrings(t.SupportedUsageClasses) },
+	"supported-root-device-type":    func(t *ec2types.InstanceTypeInfo) []string { return enumStrings(t.SupportedRootDeviceTypes) },
+	"supported-virtualization-type": func(t *ec2types.InstanceTypeInfo) []string { return enumStrings(t.SupportedVirtualizationTypes) },
+	"supported-boot-mode":           func(t *ec2types.InstanceTypeInfo) []string { return enumStrings(t.SupportedBootModes) },
+	"processor-info.supported-architecture": func(t *ec2types.InstanceTypeInfo) []string {
+		return enumStrings(t.ProcessorInfo.SupportedArchitectures)
+	},
 	"processor-info.manufacturer": func(t *ec2types.InstanceTypeInfo) []string {
 		return []string{deref(t.ProcessorInfo.Manufacturer)}
 	},

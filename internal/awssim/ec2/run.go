@@ -92,4 +92,3 @@ func (s *Service) runInstances(in *ec2.RunInstancesInput, dryRun bool) (*ec2.Run
 	}
 	return out, nil
 }
-

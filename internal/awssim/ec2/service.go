@@ -4,8 +4,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"reflect"
+	"strconv"
 	"sync"
 	"time"
 
@@ -64,26 +64,26 @@ func New(opts Options) (*Service, error) {
 	}
 	s.world = seedWorld(s)
 	s.ops = map[string]func(url.Values, string) ([]byte, *protocol.Error){
-		"CreateFleet":                    op(s, "CreateFleet", s.createFleet),
-		"CreateLaunchTemplate":           op(s, "CreateLaunchTemplate", s.createLaunchTemplate),
-		"CreateTags":                     op(s, "CreateTags", s.createTags),
-		"DeleteTags":                     op(s, "DeleteTags", s.deleteTags),
-		"DeleteLaunchTemplate":           op(s, "DeleteLaunchTemplate", s.deleteLaunchTemplate),
-		"DescribeAvailabilityZones":      op(s, "DescribeAvailabilityZones", s.describeAvailabilityZones),
-		"DescribeCapacityReservations":   op(s, "DescribeCapacityReservations", s.describeCapacityReservations),
-		"DescribeImages":                 op(s, "DescribeImages", s.describeImages),
-		"DescribeInstanceStatus":         op(s, "DescribeInstanceStatus", s.describeInstanceStatus),
-		"DescribeInstanceTypeOfferings":  op(s, "DescribeInstanceTypeOfferings", s.describeInstanceTypeOfferings),
-		"DescribeInstanceTypes":          op(s, "DescribeInstanceTypes", s.describeInstanceTypes),
-		"DescribeInstances":              op(s, "DescribeInstances", s.describeInstances),
-		"DescribeLaunchTemplates":        op(s, "DescribeLaunchTemplates", s.describeLaunchTemplates),
-		"DescribePlacementGroups":        op(s, "DescribePlacementGroups", s.describePlacementGroups),
-		"DescribeSecurityGroups":         op(s, "DescribeSecurityGroups", s.describeSecurityGroups),
-		"DescribeSpotPriceHistory":       op(s, "DescribeSpotPriceHistory", s.describeSpotPriceHistory),
-		"DescribeSubnets":                op(s, "DescribeSubnets", s.describeSubnets),
-		"DescribeVpcs":                   op(s, "DescribeVpcs", s.describeVpcs),
-		"RunInstances":                   op(s, "RunInstances", s.runInstances),
-		"TerminateInstances":             op(s, "TerminateInstances", s.terminateInstances),
+		"CreateFleet":                   op(s, "CreateFleet", s.createFleet),
+		"CreateLaunchTemplate":          op(s, "CreateLaunchTemplate", s.createLaunchTemplate),
+		"CreateTags":                    op(s, "CreateTags", s.createTags),
+		"DeleteTags":                    op(s, "DeleteTags", s.deleteTags),
+		"DeleteLaunchTemplate":          op(s, "DeleteLaunchTemplate", s.deleteLaunchTemplate),
+		"DescribeAvailabilityZones":     op(s, "DescribeAvailabilityZones", s.describeAvailabilityZones),
+		"DescribeCapacityReservations":  op(s, "DescribeCapacityReservations", s.describeCapacityReservations),
+		"DescribeImages":                op(s, "DescribeImages", s.describeImages),
+		"DescribeInstanceStatus":        op(s, "DescribeInstanceStatus", s.describeInstanceStatus),
+		"DescribeInstanceTypeOfferings": op(s, "DescribeInstanceTypeOfferings", s.describeInstanceTypeOfferings),
+		"DescribeInstanceTypes":         op(s, "DescribeInstanceTypes", s.describeInstanceTypes),
+		"DescribeInstances":             op(s, "DescribeInstances", s.describeInstances),
+		"DescribeLaunchTemplates":       op(s, "DescribeLaunchTemplates", s.describeLaunchTemplates),
+		"DescribePlacementGroups":       op(s, "DescribePlacementGroups", s.describePlacementGroups),
+		"DescribeSecurityGroups":        op(s, "DescribeSecurityGroups", s.describeSecurityGroups),
+		"DescribeSpotPriceHistory":      op(s, "DescribeSpotPriceHistory", s.describeSpotPriceHistory),
+		"DescribeSubnets":               op(s, "DescribeSubnets", s.describeSubnets),
+		"DescribeVpcs":                  op(s, "DescribeVpcs", s.describeVpcs),
+		"RunInstances":                  op(s, "RunInstances", s.runInstances),
+		"TerminateInstances":            op(s, "TerminateInstances", s.terminateInstances),
 	}
 	return s, nil
 }
