@@ -14,4 +14,5 @@
 //
 // +kubebuilder:object:generate=true
 // +groupName=karpenter.k8s.aws
+// +versionName=v1
 package awsv1

@@ -9,10 +9,10 @@ import (
 type NodeClaimSpec struct {
 	// Taints are put on the node.
 	// +optional
-	Taints Taints `json:"taints,omitempty"`
+	Taints []corev1.Taint `json:"taints,omitempty"`
 	// StartupTaints are put on the node at creation and removed by another agent.
 	// +optional
-	StartupTaints Taints `json:"startupTaints,omitempty"`
+	StartupTaints []corev1.Taint `json:"startupTaints,omitempty"`
 	// Requirements the launched instance must satisfy.
 	// +required
 	Requirements Requirements `json:"requirements"`

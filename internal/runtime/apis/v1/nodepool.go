@@ -42,10 +42,9 @@ type NodeClaimTemplate struct {
 type ObjectMeta struct {
 	// Labels are applied to every NodeClaim and Node and count as
 	// requirements. Keys in the restricted domains (see IsRestrictedLabel) are
-	// refused.
+	// refused. Values are checked by the schema (patched in by hack/generate.sh).
 	// +kubebuilder:validation:MaxProperties:=100
 	// +kubebuilder:validation:XValidation:message="label keys must be qualified names of at most 316 characters, such as 'example.com/team'",rule="self.all(x, x.size() <= 316 && x.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(\\\\/))?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$'))"
-	// +kubebuilder:validation:XValidation:message="label values must be at most 63 characters of alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric",rule="self.all(x, self[x].size() <= 63 && self[x].matches('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$'))"
 	// +kubebuilder:validation:XValidation:message="label domain \"kubernetes.io\" is restricted, use a well-known key or a key in a domain of your own",rule="self.all(x, x in ['beta.kubernetes.io/instance-type', 'failure-domain.beta.kubernetes.io/region', 'beta.kubernetes.io/os', 'beta.kubernetes.io/arch', 'failure-domain.beta.kubernetes.io/zone', 'topology.kubernetes.io/zone', 'topology.kubernetes.io/region', 'node.kubernetes.io/instance-type', 'kubernetes.io/arch', 'kubernetes.io/os', 'node.kubernetes.io/windows-build'] || x.find('^([^/]+)').endsWith('node.kubernetes.io') || x.find('^([^/]+)').endsWith('node-restriction.kubernetes.io') || !x.find('^([^/]+)').endsWith('kubernetes.io'))"
 	// +kubebuilder:validation:XValidation:message="label domain \"k8s.io\" is restricted, use a well-known key or a key in a domain of your own",rule="self.all(x, x.find('^([^/]+)').endsWith('kops.k8s.io') || !x.find('^([^/]+)').endsWith('k8s.io'))"
 	// +kubebuilder:validation:XValidation:message="label domain \"karpenter.sh\" is restricted, use a well-known key or a key in a domain of your own",rule="self.all(x, x in ['karpenter.sh/capacity-type', 'karpenter.sh/nodepool'] || !x.find('^([^/]+)').endsWith('karpenter.sh'))"
@@ -64,14 +63,16 @@ type ObjectMeta struct {
 type NodeClaimTemplateSpec struct {
 	// Taints are put on every node; pods must tolerate them to land there.
 	// +optional
-	Taints Taints `json:"taints,omitempty"`
+	Taints []corev1.Taint `json:"taints,omitempty"`
 	// StartupTaints are put on every node at creation and must be removed by
 	// some other agent (typically a DaemonSet) before the node is Initialized;
 	// pods need not tolerate them to be provisioned for.
 	// +optional
-	StartupTaints Taints `json:"startupTaints,omitempty"`
+	StartupTaints []corev1.Taint `json:"startupTaints,omitempty"`
 	// Requirements constrain the nodes the pool may launch; template labels
-	// are added to them.
+	// are added to them. Unlike a NodeClaim's, they may not name the NodePool
+	// label, which the runtime adds.
+	// +kubebuilder:validation:XValidation:message="label \"karpenter.sh/nodepool\" is restricted, the runtime sets it on each node",rule="self.all(x, x.key != 'karpenter.sh/nodepool')"
 	// +required
 	Requirements Requirements `json:"requirements" hash:"ignore"`
 	// NodeClassRef names the provider configuration (an EC2NodeClass).

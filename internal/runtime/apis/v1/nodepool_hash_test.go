@@ -19,11 +19,11 @@ func hashTestNodePool() *NodePool {
 					Annotations: map[string]string{"example.com/note": "x"},
 				},
 				Spec: NodeClaimTemplateSpec{
-					Taints: Taints{
+					Taints: []corev1.Taint{
 						{Key: "dedicated", Value: "web", Effect: corev1.TaintEffectNoSchedule},
 						{Key: "example.com/gpu", Effect: corev1.TaintEffectNoExecute},
 					},
-					StartupTaints: Taints{{Key: "example.com/agent", Effect: corev1.TaintEffectNoSchedule}},
+					StartupTaints: []corev1.Taint{{Key: "example.com/agent", Effect: corev1.TaintEffectNoSchedule}},
 					Requirements: Requirements{
 						{Key: CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{CapacityTypeSpot}},
 					},
@@ -72,7 +72,7 @@ func TestNodePoolHashIgnoresBehaviouralFields(t *testing.T) {
 		},
 		"taint order": func(np *NodePool) {
 			taints := np.Spec.Template.Spec.Taints
-			np.Spec.Template.Spec.Taints = Taints{taints[1], taints[0]}
+			np.Spec.Template.Spec.Taints = []corev1.Taint{taints[1], taints[0]}
 		},
 		"duplicate taint": func(np *NodePool) {
 			np.Spec.Template.Spec.Taints = append(np.Spec.Template.Spec.Taints, np.Spec.Template.Spec.Taints[0])
@@ -86,7 +86,7 @@ func TestNodePoolHashIgnoresBehaviouralFields(t *testing.T) {
 		},
 		"empty annotations vs nil": func(np *NodePool) {
 			np.Spec.Template.Annotations = map[string]string{"example.com/note": "x"}
-			np.Spec.Template.Spec.StartupTaints = append(np.Spec.Template.Spec.StartupTaints, Taints{}...)
+			np.Spec.Template.Spec.StartupTaints = append(np.Spec.Template.Spec.StartupTaints, []corev1.Taint{}...)
 		},
 	} {
 		np := hashTestNodePool()

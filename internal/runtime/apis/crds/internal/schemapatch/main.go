@@ -1,0 +1,129 @@
+// Command schemapatch adds to the generated CRDs the validation that
+// kubebuilder markers cannot express: inside corev1.Taint (the effect enum,
+// the key and value patterns) and on the values of a labels map (length and
+// pattern). CEL rules could say the same, but a regular expression over
+// unbounded lists, maps or strings exceeds the apiserver's CEL cost budget.
+//
+// Usage (from hack/generate.sh): go run ./internal/runtime/apis/crds/internal/schemapatch DIR
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
+)
+
+const labelValue = `^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`
+
+const qualifiedName = `^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(\/))?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$`
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: schemapatch CRD_DIR")
+		os.Exit(2)
+	}
+	if err := patchDir(os.Args[1]); err != nil {
+		fmt.Fprintln(os.Stderr, "schemapatch:", err)
+		os.Exit(1)
+	}
+}
+
+func patchDir(dir string) error {
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		return err
+	}
+	for _, file := range files {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			return err
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.UnmarshalStrict(raw, crd); err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		for i := range crd.Spec.Versions {
+			if v := crd.Spec.Versions[i].Schema; v != nil && v.OpenAPIV3Schema != nil {
+				walk(v.OpenAPIV3Schema)
+			}
+		}
+		out, err := marshalWithoutStatus(crd)
+		if err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		if err := os.WriteFile(file, append([]byte("---\n"), out...), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// marshalWithoutStatus writes the CRD as controller-gen does, without the
+// empty status the Go type would add.
+func marshalWithoutStatus(crd *apiextensionsv1.CustomResourceDefinition) ([]byte, error) {
+	raw, err := yaml.Marshal(crd)
+	if err != nil {
+		return nil, err
+	}
+	var doc map[string]interface{}
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		return nil, err
+	}
+	delete(doc, "status")
+	return yaml.Marshal(doc)
+}
+
+// walk patches every list of taints and every labels map below s.
+func walk(s *apiextensionsv1.JSONSchemaProps) {
+	if s.Type == "array" && s.Items != nil && s.Items.Schema != nil && isTaint(s.Items.Schema) {
+		patchTaint(s.Items.Schema)
+	}
+	for name, p := range s.Properties {
+		walk(&p)
+		if name == "labels" && p.Type == "object" && p.AdditionalProperties != nil && p.AdditionalProperties.Schema != nil {
+			p.AdditionalProperties.Schema.MaxLength = ptr(int64(63))
+			p.AdditionalProperties.Schema.Pattern = labelValue
+		}
+		s.Properties[name] = p
+	}
+	if s.Items != nil && s.Items.Schema != nil {
+		walk(s.Items.Schema)
+	}
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+		walk(s.AdditionalProperties.Schema)
+	}
+}
+
+func isTaint(s *apiextensionsv1.JSONSchemaProps) bool {
+	for _, field := range []string{"key", "value", "effect", "timeAdded"} {
+		if _, ok := s.Properties[field]; !ok {
+			return false
+		}
+	}
+	return len(s.Properties) == 4
+}
+
+func patchTaint(s *apiextensionsv1.JSONSchemaProps) {
+	effect := s.Properties["effect"]
+	effect.Enum = nil
+	for _, e := range []string{"NoSchedule", "PreferNoSchedule", "NoExecute"} {
+		effect.Enum = append(effect.Enum, apiextensionsv1.JSON{Raw: []byte(fmt.Sprintf("%q", e))})
+	}
+	s.Properties["effect"] = effect
+
+	key := s.Properties["key"]
+	key.Pattern = qualifiedName
+	key.MinLength = ptr(int64(1))
+	key.MaxLength = ptr(int64(316))
+	s.Properties["key"] = key
+
+	value := s.Properties["value"]
+	value.Pattern = labelValue
+	value.MaxLength = ptr(int64(63))
+	s.Properties["value"] = value
+}
+
+func ptr[T any](v T) *T { return &v }
