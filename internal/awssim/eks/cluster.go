@@ -34,7 +34,7 @@ type cluster struct {
 	arn          string
 	created      time.Time
 	tags         map[string]string
-	accesses     map[string]*accessEntry         // by principal ARN
+	accesses     map[string]*accessEntry            // by principal ARN
 	associations map[string]*podIdentityAssociation // by association ID
 }
 
