@@ -486,6 +486,9 @@ func (s *solver) eligibleDomains(g *topoGroup) []string {
 		}
 	}
 	for _, b := range s.bins {
+		if b.node == nil {
+			continue
+		}
 		if v, ok := b.node.Labels[g.key]; ok && s.passesFilter(g, b) {
 			set[v] = true
 		}
