@@ -1,6 +1,9 @@
 package awsv1
 
-import "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/structhash"
+import (
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/structhash"
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+)
 
 // EC2NodeClassHashVersion versions the EC2NodeClass static-drift hash (see
 // v1.NodePoolHashVersion for when to bump it and why it is not Karpenter's).
@@ -15,4 +18,13 @@ func (in *EC2NodeClass) Hash() string {
 		Spec      EC2NodeClassSpec
 		AMIFamily string
 	}{in.Spec, in.AMIFamily()})
+}
+
+// HashAnnotations are the hash and version annotations to stamp on the
+// EC2NodeClass and on each NodeClaim launched with it.
+func (in *EC2NodeClass) HashAnnotations() map[string]string {
+	return map[string]string{
+		v1.EC2NodeClassHashAnnotationKey:        in.Hash(),
+		v1.EC2NodeClassHashVersionAnnotationKey: EC2NodeClassHashVersion,
+	}
 }

@@ -9,15 +9,19 @@ import (
 	"testing"
 	"time"
 
+	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes/scheme"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/crds"
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 )
 
-// kube is a client of the one apiserver all tests in this package share.
+// kube is a client of the one apiserver all tests in this package share; it
+// knows the Go types of both API groups and unstructured objects.
 var kube client.Client
 
 func TestMain(m *testing.M) {
@@ -51,7 +55,14 @@ func run(m *testing.M) int {
 			fmt.Fprintf(os.Stderr, "stopping envtest: %v\n", err)
 		}
 	}()
-	if kube, err = client.New(cfg, client.Options{Scheme: scheme.Scheme}); err != nil {
+	scheme := kruntime.NewScheme()
+	for _, add := range []func(*kruntime.Scheme) error{clientgoscheme.AddToScheme, v1.AddToScheme, awsv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	if kube, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -17,3 +17,12 @@ const NodePoolHashVersion = "joist-v1"
 func (in *NodePool) Hash() string {
 	return structhash.Hash(in.Spec.Template)
 }
+
+// HashAnnotations are the hash and version annotations to stamp on the
+// NodePool and on each NodeClaim launched from it.
+func (in *NodePool) HashAnnotations() map[string]string {
+	return map[string]string{
+		NodePoolHashAnnotationKey:        in.Hash(),
+		NodePoolHashVersionAnnotationKey: NodePoolHashVersion,
+	}
+}
