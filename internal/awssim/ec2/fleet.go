@@ -23,7 +23,7 @@ type candidate struct {
 	invalidAt *protocol.Error
 }
 
-// deepPool is the remaining capacity above which price-capacity-optimized
+// deepPool is the remaining capacity from which price-capacity-optimized
 // treats a pool as deep, preferring it over cheaper shallow pools.
 const deepPool = 10
 
@@ -227,10 +227,13 @@ func (s *Service) pick(cands []*candidate, capacityType, strategy string) *candi
 	case "capacity-optimized":
 		less = func(a, b *candidate) bool { return depth(a) > depth(b) }
 	case "price-capacity-optimized":
+		// Deep pools first, cheapest first within a depth class. An empty
+		// pool ranks as deep: it stands for capacity EC2 expected and did
+		// not find, so it is tried and reported as InsufficientInstanceCapacity.
+		shallow := func(c *candidate) bool { d := depth(c); return d > 0 && d < deepPool }
 		less = func(a, b *candidate) bool {
-			da, db := depth(a) >= deepPool, depth(b) >= deepPool
-			if da != db {
-				return da
+			if sa, sb := shallow(a), shallow(b); sa != sb {
+				return sb
 			}
 			return price(a) < price(b)
 		}
