@@ -1,0 +1,148 @@
+// Package validate checks NodePool, NodeClaim and EC2NodeClass manifests
+// against the rules of their CRDs (OpenAPI schema and CEL) without an
+// apiserver, so that Terraform can refuse a configuration at plan time with
+// the verdict the apiserver would give at apply time.
+//
+// The OpenAPI part is read from the embedded CRDs themselves; the CEL rules
+// have Go versions in rules.go, keyed by the rule text, and a test keeps the
+// two in step. A parity test runs the API packages' manifest cases through
+// both this package and a real apiserver.
+package validate
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/crds"
+)
+
+// ErrorType classifies an Error as the apiserver's field errors do.
+type ErrorType string
+
+const (
+	ErrorTypeRequired     ErrorType = "Required value"
+	ErrorTypeInvalid      ErrorType = "Invalid value"
+	ErrorTypeNotSupported ErrorType = "Unsupported value"
+	ErrorTypeTooLong      ErrorType = "Too long"
+	ErrorTypeTooMany      ErrorType = "Too many"
+	ErrorTypeInternal     ErrorType = "Internal error"
+)
+
+// Error is one broken rule: where, and the rule's message.
+type Error struct {
+	Path    Path
+	Type    ErrorType
+	Message string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s: %s: %s", e.Path, e.Type, e.Message) }
+
+// ErrorList is every broken rule of an object.
+type ErrorList []*Error
+
+func (l ErrorList) Error() string {
+	msgs := make([]string, len(l))
+	for i, e := range l {
+		msgs[i] = e.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// Validator validates objects of the kinds of the embedded CRDs.
+type Validator struct {
+	schemas map[schema.GroupVersionKind]*apiextensionsv1.JSONSchemaProps
+}
+
+// New reads the embedded CRDs.
+func New() (*Validator, error) {
+	defs, err := crds.CRDs()
+	if err != nil {
+		return nil, err
+	}
+	v := &Validator{schemas: map[schema.GroupVersionKind]*apiextensionsv1.JSONSchemaProps{}}
+	for _, crd := range defs {
+		for _, version := range crd.Spec.Versions {
+			if version.Schema == nil || version.Schema.OpenAPIV3Schema == nil {
+				continue
+			}
+			gvk := schema.GroupVersionKind{Group: crd.Spec.Group, Version: version.Name, Kind: crd.Spec.Names.Kind}
+			v.schemas[gvk] = version.Schema.OpenAPIV3Schema
+		}
+	}
+	return v, nil
+}
+
+// Schema returns the OpenAPI schema of a kind (nil if unknown).
+func (v *Validator) Schema(gvk schema.GroupVersionKind) *apiextensionsv1.JSONSchemaProps {
+	return v.schemas[gvk]
+}
+
+// Default returns a deep copy of obj with the CRD defaults applied to absent
+// fields, as the apiserver stores it.
+func (v *Validator) Default(obj map[string]any) (map[string]any, error) {
+	s, err := v.schemaOf(obj)
+	if err != nil {
+		return nil, err
+	}
+	out := deepCopy(obj)
+	applyDefaults(s, out)
+	return out, nil
+}
+
+// Validate checks obj, and when old is not nil the transition rules from
+// old to obj, after applying the CRD defaults to both. Only
+// metadata.name is checked of the metadata.
+func (v *Validator) Validate(obj, old map[string]any) ErrorList {
+	s, err := v.schemaOf(obj)
+	if err != nil {
+		return ErrorList{{Path: Path{}.Child("kind"), Type: ErrorTypeInvalid, Message: err.Error()}}
+	}
+	obj = deepCopy(obj)
+	applyDefaults(s, obj)
+	var oldSpec any
+	if old != nil {
+		old = deepCopy(old)
+		applyDefaults(s, old)
+		oldSpec = old["spec"]
+	}
+	w := &walker{}
+	name, _ := obj["metadata"].(map[string]any)["name"].(string)
+	for _, msg := range validation.IsDNS1123Subdomain(name) {
+		w.add(Path{}.Child("metadata").Child("name"), ErrorTypeInvalid, "%q is not a valid name: %s", name, msg)
+	}
+	for _, req := range s.Required {
+		if obj[req] == nil {
+			w.add(Path{}.Child(req), ErrorTypeRequired, "%s is required", req)
+		}
+	}
+	if spec, ok := s.Properties["spec"]; ok && obj["spec"] != nil {
+		w.value(&spec, Path{}.Child("spec"), obj["spec"], oldSpec)
+	}
+	return w.errs
+}
+
+func (v *Validator) schemaOf(obj map[string]any) (*apiextensionsv1.JSONSchemaProps, error) {
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	gvk := schema.FromAPIVersionAndKind(apiVersion, kind)
+	s, ok := v.schemas[gvk]
+	if !ok {
+		return nil, fmt.Errorf("no CRD for %s %s", apiVersion, kind)
+	}
+	return s, nil
+}
+
+func deepCopy(m map[string]any) map[string]any {
+	raw, err := json.Marshal(m)
+	if err != nil {
+		panic(fmt.Sprintf("validate: object is not JSON: %v", err))
+	}
+	var out map[string]any
+	_ = json.Unmarshal(raw, &out)
+	return normalizeNumbers(out).(map[string]any)
+}
