@@ -8,9 +8,9 @@
 // well-known key in one place.
 //
 // Wire compatible with Karpenter's EC2NodeClass up to v1.14; left out are
-// fields that are alpha or unreleased there, or not yet supported here:
-// networkInterfaces, placementGroupSelector, connectionTracking, cpuOptions,
-// enclaveOptions, and the open-map kubelet configuration with CEL expressions.
+// fields that are unreleased there or not yet supported here:
+// connectionTracking, cpuOptions, enclaveOptions, and the open-map kubelet
+// configuration with CEL expressions.
 //
 // +kubebuilder:object:generate=true
 // +groupName=karpenter.k8s.aws

@@ -98,6 +98,18 @@ type EC2NodeClassSpec struct {
 	// +kubebuilder:default={"httpEndpoint":"enabled","httpProtocolIPv6":"disabled","httpPutResponseHopLimit":1,"httpTokens":"required"}
 	// +optional
 	MetadataOptions *MetadataOptions `json:"metadataOptions,omitempty"`
+	// NetworkInterfaces replace the single primary interface (EFA set-ups).
+	// When given, they must include the primary interface (card 0, device 0,
+	// type interface).
+	// +kubebuilder:validation:XValidation:message="networkInterfaces must include the primary interface {networkCardIndex: 0, deviceIndex: 0, interfaceType: interface}",rule="self.size() == 0 || self.exists(x, x.networkCardIndex == 0 && x.deviceIndex == 0 && x.interfaceType == 'interface')"
+	// +kubebuilder:validation:XValidation:message="networkInterfaces must not repeat a networkCardIndex and deviceIndex pair",rule="self.all(x, self.filter(y, y.networkCardIndex == x.networkCardIndex && y.deviceIndex == x.deviceIndex).size() == 1)"
+	// +kubebuilder:validation:XValidation:message="networkInterfaces may have at most one efa-only interface per network card",rule="self.all(x, x.interfaceType != 'efa-only' || self.filter(y, y.interfaceType == 'efa-only' && y.networkCardIndex == x.networkCardIndex).size() == 1)"
+	// +kubebuilder:validation:MaxItems:=150
+	// +optional
+	NetworkInterfaces []NetworkInterface `json:"networkInterfaces,omitempty"`
+	// PlacementGroupSelector selects a placement group to launch into.
+	// +optional
+	PlacementGroupSelector *PlacementGroupSelector `json:"placementGroupSelector,omitempty" hash:"ignore"`
 	// Context is passed as the CreateFleet Context parameter.
 	// +optional
 	Context *string `json:"context,omitempty"`
