@@ -54,7 +54,9 @@ func wellKnownInDomain(key string) bool {
 
 // IsRestrictedLabel returns nil when users may put key in a NodePool's
 // template labels or requirements, and otherwise an error for every rule the
-// key breaks, worded as the CRD's validation messages are.
+// key breaks, worded as the CRD's validation messages are. NodeClaim
+// requirements follow the same rules except that they may name
+// NodePoolLabelKey, which the runtime adds to them.
 func IsRestrictedLabel(key string) error {
 	var errs []error
 	domain := labelDomain(key)
