@@ -1,0 +1,324 @@
+package operator
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Settings are the controller's configuration, read from flags and the
+// environment with Karpenter's names and defaults. A flag wins over its
+// environment variable.
+type Settings struct {
+	ClusterName             string
+	ClusterEndpoint         string
+	ClusterCABundle         string
+	InterruptionQueue       string
+	BatchIdleDuration       time.Duration
+	BatchMaxDuration        time.Duration
+	VMMemoryOverheadPercent float64
+	ReservedENIs            int
+	FeatureGates            FeatureGates
+	PreferencePolicy        string
+	MinValuesPolicy         string
+	LogLevel                string
+	MetricsPort             int
+	HealthProbePort         int
+	DisableLeaderElection   bool
+	LeaderElectionName      string
+	LeaderElectionNamespace string
+	KubeClientQPS           int
+	KubeClientBurst         int
+	CPURequests             int
+	Kubeconfig              string
+}
+
+// setting is one flag with its environment variable.
+type setting struct {
+	flag, env, def, usage string
+}
+
+var settings = []setting{
+	{"cluster-name", "CLUSTER_NAME", "", "name of the EKS cluster (required); used for discovery and tagging"},
+	{"cluster-endpoint", "CLUSTER_ENDPOINT", "", "API server endpoint written into node userData; discovered with eks:DescribeCluster when empty"},
+	{"cluster-ca-bundle", "CLUSTER_CA_BUNDLE", "", "base64 CA bundle for nodes; discovered with eks:DescribeCluster when empty"},
+	{"interruption-queue", "INTERRUPTION_QUEUE", "", "SQS queue name for interruption events; empty disables interruption handling"},
+	{"batch-idle-duration", "BATCH_IDLE_DURATION", "1s", "how long a scheduling batch waits for more pending pods after the last one"},
+	{"batch-max-duration", "BATCH_MAX_DURATION", "10s", "the longest a scheduling batch collects pending pods"},
+	{"vm-memory-overhead-percent", "VM_MEMORY_OVERHEAD_PERCENT", "0.075", "share of instance memory taken by the hypervisor, used until real capacity is observed"},
+	{"reserved-enis", "RESERVED_ENIS", "0", "ENIs excluded from the max-pods computation"},
+	{"feature-gates", "FEATURE_GATES", "", "comma-separated Gate=bool pairs (" + strings.Join(knownGateNames(), ", ") + ")"},
+	{"preference-policy", "PREFERENCE_POLICY", "Respect", "Respect or Ignore pod scheduling preferences"},
+	{"min-values-policy", "MIN_VALUES_POLICY", "Strict", "Strict or BestEffort handling of requirement minValues"},
+	{"log-level", "LOG_LEVEL", "info", "debug, info or error"},
+	{"metrics-port", "METRICS_PORT", "8080", "port of the Prometheus /metrics endpoint"},
+	{"health-probe-port", "HEALTH_PROBE_PORT", "8081", "port of /healthz and /readyz"},
+	{"disable-leader-election", "DISABLE_LEADER_ELECTION", "false", "run without a leader-election Lease (only one replica may run)"},
+	{"leader-election-name", "LEADER_ELECTION_NAME", "karpenter-leader-election", "name of the leader-election Lease"},
+	{"leader-election-namespace", "LEADER_ELECTION_NAMESPACE", "", "namespace of the leader-election Lease; default: the pod's namespace, else kube-system"},
+	{"kube-client-qps", "KUBE_CLIENT_QPS", "200", "Kubernetes client queries per second"},
+	{"kube-client-burst", "KUBE_CLIENT_BURST", "300", "Kubernetes client burst"},
+	{"cpu-requests", "CPU_REQUESTS", "1000", "the controller's CPU request in millicores; sizes controller concurrency"},
+	{"kubeconfig", "KUBECONFIG", "", "kubeconfig for running outside the cluster; empty uses the in-cluster service account"},
+}
+
+// ParseSettings reads args (flags) over env (getenv) and validates the
+// result. Errors name the setting and the fix.
+func ParseSettings(args []string, getenv func(string) string) (*Settings, error) {
+	fs := flag.NewFlagSet("controller", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	values := map[string]*string{}
+	for _, s := range settings {
+		def := s.def
+		if v := getenv(s.env); v != "" {
+			def = v
+		}
+		values[s.flag] = fs.String(s.flag, def, fmt.Sprintf("%s (env %s)", s.usage, s.env))
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, errors.New(Usage())
+		}
+		return nil, fmt.Errorf("controller: %w; run `terraform-provider-joist controller -h` for the settings", err)
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("controller: unexpected argument %q; settings are flags (--name=value) or environment variables", fs.Arg(0))
+	}
+	get := func(name string) string { return strings.TrimSpace(*values[name]) }
+	p := parser{get: get}
+	st := &Settings{
+		ClusterName:             get("cluster-name"),
+		ClusterEndpoint:         get("cluster-endpoint"),
+		ClusterCABundle:         get("cluster-ca-bundle"),
+		InterruptionQueue:       get("interruption-queue"),
+		BatchIdleDuration:       p.duration("batch-idle-duration"),
+		BatchMaxDuration:        p.duration("batch-max-duration"),
+		VMMemoryOverheadPercent: p.float("vm-memory-overhead-percent"),
+		ReservedENIs:            p.int("reserved-enis"),
+		PreferencePolicy:        get("preference-policy"),
+		MinValuesPolicy:         get("min-values-policy"),
+		LogLevel:                strings.ToLower(get("log-level")),
+		MetricsPort:             p.int("metrics-port"),
+		HealthProbePort:         p.int("health-probe-port"),
+		DisableLeaderElection:   p.bool("disable-leader-election"),
+		LeaderElectionName:      get("leader-election-name"),
+		LeaderElectionNamespace: get("leader-election-namespace"),
+		KubeClientQPS:           p.int("kube-client-qps"),
+		KubeClientBurst:         p.int("kube-client-burst"),
+		CPURequests:             p.int("cpu-requests"),
+		Kubeconfig:              get("kubeconfig"),
+	}
+	gates, err := ParseFeatureGates(get("feature-gates"))
+	if err != nil {
+		p.errs = append(p.errs, fmt.Errorf("FEATURE_GATES (--feature-gates): %w", err))
+	}
+	st.FeatureGates = gates
+	if st.LeaderElectionNamespace == "" {
+		st.LeaderElectionNamespace = podNamespace()
+	}
+	return st, errors.Join(append(p.errs, st.validate()...)...)
+}
+
+// podNamespace is the namespace of the service account the pod runs as.
+func podNamespace() string {
+	if b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil {
+		if ns := strings.TrimSpace(string(b)); ns != "" {
+			return ns
+		}
+	}
+	return "kube-system"
+}
+
+func (s *Settings) validate() []error {
+	var errs []error
+	bad := func(name, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", describe(name), fmt.Sprintf(format, args...)))
+	}
+	if s.ClusterName == "" {
+		bad("cluster-name", "is required: set it to the name of the EKS cluster the controller manages")
+	}
+	if s.BatchIdleDuration <= 0 {
+		bad("batch-idle-duration", "must be a positive duration such as 1s")
+	}
+	if s.BatchMaxDuration <= 0 {
+		bad("batch-max-duration", "must be a positive duration such as 10s")
+	} else if s.BatchIdleDuration > s.BatchMaxDuration {
+		bad("batch-max-duration", "(%s) must not be shorter than BATCH_IDLE_DURATION (%s)", s.BatchMaxDuration, s.BatchIdleDuration)
+	}
+	if s.VMMemoryOverheadPercent < 0 || s.VMMemoryOverheadPercent >= 1 {
+		bad("vm-memory-overhead-percent", "must be a fraction in [0, 1), e.g. 0.075 for 7.5%%")
+	}
+	if s.ReservedENIs < 0 {
+		bad("reserved-enis", "must be 0 or more")
+	}
+	if s.PreferencePolicy != "Respect" && s.PreferencePolicy != "Ignore" {
+		bad("preference-policy", "is %q; use Respect or Ignore", s.PreferencePolicy)
+	}
+	if s.MinValuesPolicy != "Strict" && s.MinValuesPolicy != "BestEffort" {
+		bad("min-values-policy", "is %q; use Strict or BestEffort", s.MinValuesPolicy)
+	}
+	switch s.LogLevel {
+	case "debug", "info", "error":
+	default:
+		bad("log-level", "is %q; use debug, info or error", s.LogLevel)
+	}
+	for _, port := range []struct {
+		name string
+		v    int
+	}{{"metrics-port", s.MetricsPort}, {"health-probe-port", s.HealthProbePort}} {
+		if port.v < 0 || port.v > 65535 {
+			bad(port.name, "is %d; use a TCP port between 1 and 65535 (0 picks a free port)", port.v)
+		}
+	}
+	if s.MetricsPort != 0 && s.MetricsPort == s.HealthProbePort {
+		bad("health-probe-port", "must differ from METRICS_PORT (both %d)", s.MetricsPort)
+	}
+	if s.KubeClientQPS <= 0 {
+		bad("kube-client-qps", "must be positive")
+	}
+	if s.KubeClientBurst < s.KubeClientQPS {
+		bad("kube-client-burst", "(%d) must be at least KUBE_CLIENT_QPS (%d)", s.KubeClientBurst, s.KubeClientQPS)
+	}
+	if s.CPURequests <= 0 {
+		bad("cpu-requests", "must be a positive number of millicores")
+	}
+	if !s.DisableLeaderElection && s.LeaderElectionName == "" {
+		bad("leader-election-name", "must not be empty while leader election is on")
+	}
+	return errs
+}
+
+// NominationTTL is how long a pod stays nominated to a node or claim:
+// max(2 x BATCH_MAX_DURATION, 10s).
+func (s *Settings) NominationTTL() time.Duration {
+	return max(2*s.BatchMaxDuration, 10*time.Second)
+}
+
+// describe renders a setting as "ENV (--flag)".
+func describe(flagName string) string {
+	for _, s := range settings {
+		if s.flag == flagName {
+			return fmt.Sprintf("%s (--%s)", s.env, s.flag)
+		}
+	}
+	return "--" + flagName
+}
+
+// Usage lists every setting with its environment variable and default.
+func Usage() string {
+	var b strings.Builder
+	b.WriteString("usage: terraform-provider-joist controller [--setting=value ...]\n\nSettings (flag, environment variable, default):\n")
+	for _, s := range settings {
+		def := s.def
+		if def == "" {
+			def = `""`
+		}
+		fmt.Fprintf(&b, "  --%-28s %-28s %-12s %s\n", s.flag, s.env, def, s.usage)
+	}
+	return b.String()
+}
+
+// parser converts setting strings, collecting errors that name the setting.
+type parser struct {
+	get  func(string) string
+	errs []error
+}
+
+func (p *parser) fail(name, v, want string) {
+	p.errs = append(p.errs, fmt.Errorf("%s: %q is not %s", describe(name), v, want))
+}
+
+func (p *parser) duration(name string) time.Duration {
+	v := p.get(name)
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		p.fail(name, v, "a duration; use a value such as 1s or 500ms")
+	}
+	return d
+}
+
+func (p *parser) float(name string) float64 {
+	v := p.get(name)
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		p.fail(name, v, "a number; use a value such as 0.075")
+	}
+	return f
+}
+
+func (p *parser) int(name string) int {
+	v := p.get(name)
+	i, err := strconv.Atoi(v)
+	if err != nil {
+		p.fail(name, v, "an integer")
+	}
+	return i
+}
+
+func (p *parser) bool(name string) bool {
+	v := p.get(name)
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		p.fail(name, v, "a boolean; use true or false")
+	}
+	return b
+}
+
+// FeatureGates are Karpenter's feature gates.
+type FeatureGates map[string]bool
+
+// defaultGates are Karpenter v1's defaults.
+var defaultGates = FeatureGates{
+	"NodeRepair":              false,
+	"ReservedCapacity":        true,
+	"SpotToSpotConsolidation": false,
+	"NodeOverlay":             false,
+	"StaticCapacity":          false,
+	"CapacityBuffer":          false,
+}
+
+func knownGateNames() []string {
+	names := make([]string, 0, len(defaultGates))
+	for n := range defaultGates {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// ParseFeatureGates reads "A=true,B=false" over the defaults.
+func ParseFeatureGates(s string) (FeatureGates, error) {
+	out := FeatureGates{}
+	for k, v := range defaultGates {
+		out[k] = v
+	}
+	var errs []error
+	for _, kv := range strings.Split(s, ",") {
+		kv = strings.TrimSpace(kv)
+		if kv == "" {
+			continue
+		}
+		name, val, ok := strings.Cut(kv, "=")
+		name = strings.TrimSpace(name)
+		if _, known := defaultGates[name]; !known {
+			errs = append(errs, fmt.Errorf("unknown gate %q; known gates are %s", name, strings.Join(knownGateNames(), ", ")))
+			continue
+		}
+		b, err := strconv.ParseBool(strings.TrimSpace(val))
+		if !ok || err != nil {
+			errs = append(errs, fmt.Errorf("gate %s needs a boolean value, e.g. %s=true", name, name))
+			continue
+		}
+		out[name] = b
+	}
+	return out, errors.Join(errs...)
+}
+
+// Enabled reports whether the named gate is on.
+func (g FeatureGates) Enabled(name string) bool { return g[name] }

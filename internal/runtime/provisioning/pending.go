@@ -1,0 +1,65 @@
+package provisioning
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// IsProvisionable reports whether pod is pending for lack of capacity, so
+// that new nodes could help: kube-scheduler marked it Unschedulable (pods of
+// other schedulers never get that reason), it is not bound, not preempting
+// (no nominatedNodeName), not terminating, and neither a DaemonSet pod (those
+// follow nodes) nor a static mirror pod.
+func IsProvisionable(pod *corev1.Pod) bool {
+	return pod.Spec.NodeName == "" &&
+		pod.Status.NominatedNodeName == "" &&
+		pod.DeletionTimestamp == nil &&
+		pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed &&
+		unschedulable(pod) &&
+		!ownedByDaemonSet(pod) &&
+		!isMirror(pod)
+}
+
+func unschedulable(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled {
+			return c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable
+		}
+	}
+	return false
+}
+
+func ownedByDaemonSet(pod *corev1.Pod) bool {
+	for _, o := range pod.OwnerReferences {
+		if o.Kind == "DaemonSet" && o.APIVersion == "apps/v1" {
+			return true
+		}
+	}
+	return false
+}
+
+func isMirror(pod *corev1.Pod) bool {
+	_, ok := pod.Annotations[corev1.MirrorPodAnnotationKey]
+	return ok
+}
+
+// IsReschedulable reports whether a pod on a node that is going away needs
+// a new home: active, not a DaemonSet or mirror pod. Terminating pods are
+// included only for StatefulSets, whose replacement keeps the same name.
+func IsReschedulable(pod *corev1.Pod) bool {
+	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return false
+	}
+	if ownedByDaemonSet(pod) || isMirror(pod) {
+		return false
+	}
+	if pod.DeletionTimestamp != nil {
+		return ownedBy(pod, "StatefulSet")
+	}
+	return true
+}
+
+func ownedBy(pod *corev1.Pod, kind string) bool {
+	c := metav1.GetControllerOf(pod)
+	return c != nil && c.Kind == kind
+}

@@ -1,0 +1,310 @@
+// Package provisioning turns pending pods into NodeClaims: pod and node
+// triggers feed a batcher; each closed batch runs one scheduling pass over
+// a state snapshot, nominates pods to existing capacity and creates the
+// NodeClaims the solver asks for.
+package provisioning
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/metrics"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
+)
+
+// Options tune the provisioner.
+type Options struct {
+	// NominationTTL is how long a pod stays nominated to its target.
+	NominationTTL    time.Duration
+	PreferencePolicy string
+	MinValuesPolicy  string
+}
+
+// Provisioner runs scheduling passes whenever the batcher closes a batch.
+type Provisioner struct {
+	kube     client.Client
+	cluster  *state.Cluster
+	cloud    cloud.Provider
+	batcher  *Batcher
+	recorder *events.Recorder
+	clock    clock.Clock
+	opts     Options
+}
+
+// NewProvisioner wires the provisioner.
+func NewProvisioner(kube client.Client, cluster *state.Cluster, provider cloud.Provider, b *Batcher, rec *events.Recorder, clk clock.Clock, opts Options) *Provisioner {
+	return &Provisioner{kube: kube, cluster: cluster, cloud: provider, batcher: b, recorder: rec, clock: clk, opts: opts}
+}
+
+// Start loops until ctx ends; it is a leader-elected manager runnable.
+func (p *Provisioner) Start(ctx context.Context) error {
+	logger := log.FromContext(ctx).WithName("provisioner")
+	ctx = log.IntoContext(ctx, logger)
+	for ctx.Err() == nil {
+		if !p.batcher.Wait(ctx) {
+			continue
+		}
+		if _, err := p.Schedule(ctx); err != nil && ctx.Err() == nil {
+			logger.Error(err, "scheduling pass failed")
+		}
+	}
+	return nil
+}
+
+// NeedLeaderElection keeps passes on the leader only.
+func (p *Provisioner) NeedLeaderElection() bool { return true }
+
+// Result summarizes one pass.
+type Result struct {
+	Pods       int
+	Created    []*v1.NodeClaim
+	Nominated  int
+	Failed     int
+	Unassigned []scheduling.PodError
+}
+
+// Schedule runs one pass: snapshot, solve, nominate and create.
+func (p *Provisioner) Schedule(ctx context.Context) (*Result, error) {
+	start := p.clock.Now()
+	defer func() { metrics.SchedulingDuration.Observe(p.clock.Since(start).Seconds()) }()
+	logger := log.FromContext(ctx)
+
+	snap, err := p.cluster.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pods := podsToSchedule(snap)
+	metrics.PendingPods.Set(float64(len(pods)))
+	res := &Result{Pods: len(pods)}
+	if len(pods) == 0 {
+		return res, nil
+	}
+	in, pools, err := p.input(ctx, snap, pods)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := scheduling.Solve(*in)
+	if err != nil {
+		return nil, fmt.Errorf("solving for %d pods: %w", len(pods), err)
+	}
+	for _, pl := range plan.Placements {
+		if pl.Kind == scheduling.TargetNewClaim {
+			continue
+		}
+		p.nominate(pl.Pod, pl.Node, pl.Kind == scheduling.TargetInFlight)
+		res.Nominated++
+	}
+	unplaced := append([]scheduling.PodError(nil), plan.Errors...)
+	unplaced = append(unplaced, p.create(ctx, plan.NewClaims, pools, in, res)...)
+	for _, pe := range unplaced {
+		p.recorder.PodFailedScheduling(pe.Pod, pe.Err)
+	}
+	res.Unassigned = unplaced
+	metrics.UnschedulablePods.Set(float64(len(unplaced)))
+	logger.Info("scheduling pass", "pods", len(pods), "nodeclaims", len(res.Created), "nominated", res.Nominated,
+		"unschedulable", len(unplaced), "duration", p.clock.Since(start).String())
+	return res, nil
+}
+
+// podsToSchedule are the provisionable pending pods plus the pods of nodes
+// going away.
+func podsToSchedule(snap *state.Snapshot) []*corev1.Pod {
+	var pods []*corev1.Pod
+	for _, pod := range snap.Pending {
+		if IsProvisionable(pod) && !ExcludesManagedNodes(pod) {
+			pods = append(pods, pod)
+		}
+	}
+	for _, n := range snap.Nodes {
+		if !n.Deleting() {
+			continue
+		}
+		for _, pod := range n.Pods {
+			if IsReschedulable(pod) {
+				pods = append(pods, pod)
+			}
+		}
+	}
+	return pods
+}
+
+// ExcludesManagedNodes reports pods that asked never to run on NodePool
+// nodes (karpenter.sh/nodepool DoesNotExist in every required term); they
+// are ignored without events.
+func ExcludesManagedNodes(pod *corev1.Pod) bool {
+	a := pod.Spec.Affinity
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return false
+	}
+	terms := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	if len(terms) == 0 {
+		return false
+	}
+	for _, t := range terms {
+		found := false
+		for _, e := range t.MatchExpressions {
+			if e.Key == v1.NodePoolLabelKey && e.Operator == corev1.NodeSelectorOpDoesNotExist {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// input builds the solver's input; it also returns the NodePools by name.
+func (p *Provisioner) input(ctx context.Context, snap *state.Snapshot, pods []*corev1.Pod) (*scheduling.Input, map[string]*v1.NodePool, error) {
+	pools := SchedulablePools(snap.NodePools)
+	types := map[string][]*scheduling.InstanceType{}
+	byName := map[string]*v1.NodePool{}
+	var errs []error
+	for _, pool := range pools {
+		its, err := p.cloud.GetInstanceTypes(ctx, pool)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("instance types of nodepool %s: %w", pool.Name, err))
+			continue
+		}
+		if len(its) == 0 {
+			p.recorder.Warning(pool, events.NoCompatibleInstanceTypes, events.ActionScheduling,
+				"NodePool requirements filtered out all compatible available instance types")
+			continue
+		}
+		types[pool.Name] = its
+		byName[pool.Name] = pool
+	}
+	if len(byName) == 0 && len(errs) > 0 {
+		return nil, nil, errors.Join(errs...)
+	}
+	for _, err := range errs {
+		log.FromContext(ctx).Error(err, "skipping nodepool")
+	}
+	usage := Usage(snap.Nodes, types)
+	in := &scheduling.Input{
+		Pods:       pods,
+		DaemonSets: DaemonSetPods(snap.DaemonSets),
+		Options: scheduling.Options{
+			PreferencePolicy: p.opts.PreferencePolicy,
+			MinValuesPolicy:  p.opts.MinValuesPolicy,
+		},
+	}
+	for _, pool := range pools {
+		if its, ok := types[pool.Name]; ok {
+			in.NodePools = append(in.NodePools, SolverPool(pool, its, usage[pool.Name]))
+		}
+	}
+	for _, n := range snap.Nodes {
+		if n.Deleting() {
+			continue
+		}
+		if n.InFlight() {
+			in.InFlight = append(in.InFlight, SolverNode(n))
+		} else {
+			in.Nodes = append(in.Nodes, SolverNode(n))
+		}
+	}
+	return in, byName, nil
+}
+
+func (p *Provisioner) nominate(pod *corev1.Pod, target string, inFlight bool) {
+	p.cluster.Nominate(pod.UID, target, inFlight, p.opts.NominationTTL)
+	kind := "node"
+	if inFlight {
+		kind = "nodeclaim"
+	}
+	p.recorder.PodNominated(pod, kind, target)
+}
+
+// create re-checks each pool's limits against usage that includes the
+// claims of this pass, then creates the claims in parallel. It returns the
+// pods of claims it could not create.
+func (p *Provisioner) create(ctx context.Context, claims []*scheduling.NewClaim, pools map[string]*v1.NodePool, in *scheduling.Input, res *Result) []scheduling.PodError {
+	usage := map[string]corev1.ResourceList{}
+	for _, sp := range in.NodePools {
+		usage[sp.Name] = sp.Usage.DeepCopy()
+		if usage[sp.Name] == nil {
+			usage[sp.Name] = corev1.ResourceList{}
+		}
+	}
+	var failed []scheduling.PodError
+	fail := func(nc *scheduling.NewClaim, err error) {
+		for _, pod := range nc.Pods {
+			failed = append(failed, scheduling.PodError{Pod: pod, Err: err})
+		}
+	}
+	var ok []*scheduling.NewClaim
+	for _, nc := range claims {
+		pool := pools[nc.NodePool]
+		next := usage[nc.NodePool].DeepCopy()
+		add(next, claimMaxCapacity(nc))
+		if name := ExceededBy(pool.Spec.Limits, next); name != "" {
+			fail(nc, limitError(pool.Name, name, pool.Spec.Limits))
+			continue
+		}
+		usage[nc.NodePool] = next
+		ok = append(ok, nc)
+	}
+	var mu sync.Mutex
+	workqueue.ParallelizeUntil(ctx, 10, len(ok), func(i int) {
+		nc := ok[i]
+		claim := NewNodeClaim(pools[nc.NodePool], nc)
+		err := p.kube.Create(ctx, claim)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			log.FromContext(ctx).Error(err, "creating nodeclaim", "nodepool", nc.NodePool)
+			fail(nc, fmt.Errorf("creating a nodeclaim for nodepool %q: %w", nc.NodePool, err))
+			return
+		}
+		p.cluster.ClaimCreated(claim)
+		metrics.NodeClaimsCreated.WithLabelValues("provisioning", nc.NodePool).Inc()
+		log.FromContext(ctx).Info("created nodeclaim", "nodeclaim", claim.Name, "nodepool", nc.NodePool,
+			"requests", resourceString(claim.Spec.Resources.Requests), "instance-types", optionNames(nc, 5), "pods", len(nc.Pods))
+		res.Created = append(res.Created, claim)
+		for _, pod := range nc.Pods {
+			p.nominate(pod, claim.Name, true)
+		}
+	})
+	return failed
+}
+
+func optionNames(nc *scheduling.NewClaim, n int) string {
+	s := ""
+	for i, o := range nc.InstanceTypes {
+		if i == n {
+			return fmt.Sprintf("%s and %d other(s)", s, len(nc.InstanceTypes)-n)
+		}
+		if i > 0 {
+			s += ", "
+		}
+		s += o.Type.Name
+	}
+	return s
+}
+
+func resourceString(rl corev1.ResourceList) string {
+	s := ""
+	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourcePods} {
+		if q, ok := rl[name]; ok {
+			if s != "" {
+				s += " "
+			}
+			s += fmt.Sprintf("%s=%s", name, q.String())
+		}
+	}
+	return s
+}

@@ -1,0 +1,87 @@
+package provisioning
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+)
+
+// podRecheck is how often a still-provisionable pod triggers again.
+const podRecheck = 10 * time.Second
+
+// PodTrigger opens or extends a batch for every provisionable pod.
+type PodTrigger struct {
+	kube    client.Client
+	batcher *Batcher
+}
+
+// NewPodTrigger returns the pod trigger controller.
+func NewPodTrigger(kube client.Client, b *Batcher) *PodTrigger {
+	return &PodTrigger{kube: kube, batcher: b}
+}
+
+// Reconcile triggers the batcher and re-checks the pod until it is placed.
+func (t *PodTrigger) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	pod := &corev1.Pod{}
+	if err := t.kube.Get(ctx, req.NamespacedName, pod); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if !IsProvisionable(pod) {
+		return reconcile.Result{}, nil
+	}
+	t.batcher.Trigger(pod.UID)
+	return reconcile.Result{RequeueAfter: podRecheck}, nil
+}
+
+// Register adds the controller; bound pods are filtered out before they
+// reach the queue.
+func (t *PodTrigger) Register(mgr manager.Manager) error {
+	return builder.ControllerManagedBy(mgr).
+		Named("provisioner.trigger.pod").
+		For(&corev1.Pod{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+			return o.(*corev1.Pod).Spec.NodeName == ""
+		}))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 10}).
+		Complete(t)
+}
+
+// NodeTrigger opens a batch when a node is tainted for disruption, so its
+// pods get replacement capacity before they are evicted.
+type NodeTrigger struct {
+	kube    client.Client
+	batcher *Batcher
+}
+
+// NewNodeTrigger returns the node trigger controller.
+func NewNodeTrigger(kube client.Client, b *Batcher) *NodeTrigger {
+	return &NodeTrigger{kube: kube, batcher: b}
+}
+
+// Reconcile triggers the batcher for disrupted nodes.
+func (t *NodeTrigger) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	node := &corev1.Node{}
+	if err := t.kube.Get(ctx, req.NamespacedName, node); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	for _, taint := range node.Spec.Taints {
+		if taint.MatchTaint(&v1.DisruptedNoScheduleTaint) {
+			t.batcher.Trigger(node.UID)
+			return reconcile.Result{RequeueAfter: podRecheck}, nil
+		}
+	}
+	return reconcile.Result{}, nil
+}
+
+// Register adds the controller.
+func (t *NodeTrigger) Register(mgr manager.Manager) error {
+	return builder.ControllerManagedBy(mgr).Named("provisioner.trigger.node").For(&corev1.Node{}).Complete(t)
+}

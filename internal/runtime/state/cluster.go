@@ -1,0 +1,85 @@
+// Package state is the runtime's view of the cluster: Nodes, NodeClaims,
+// pods, DaemonSets and NodePools from the manager's informers, joined into
+// consistent snapshots for the solver, plus what only this process knows
+// (nominations and NodeClaims created but not yet seen by the informers).
+package state
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+)
+
+// Field indexes the runtime's controllers look objects up by.
+const (
+	NodeProviderIDIndex = "spec.providerID"
+	PodNodeNameIndex    = "spec.nodeName"
+	ClaimProviderIDIndex = "status.providerID"
+)
+
+// createdTTL bounds how long a created NodeClaim is remembered while the
+// informer has not delivered it yet.
+const createdTTL = time.Minute
+
+// Cluster is the shared state. Its methods are safe for concurrent use.
+type Cluster struct {
+	kube  client.Reader
+	clock clock.Clock
+
+	mu          sync.Mutex
+	nominations map[types.UID]Nomination
+	created     map[string]createdClaim
+}
+
+type createdClaim struct {
+	claim *v1.NodeClaim
+	at    time.Time
+}
+
+// NewCluster reads through kube, normally the manager's cache.
+func NewCluster(kube client.Reader, clk clock.Clock) *Cluster {
+	return &Cluster{kube: kube, clock: clk, nominations: map[types.UID]Nomination{}, created: map[string]createdClaim{}}
+}
+
+// Setup registers the field indexes the runtime relies on.
+func Setup(ctx context.Context, mgr manager.Manager) error {
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(ctx, &corev1.Node{}, NodeProviderIDIndex, func(o client.Object) []string {
+		if id := o.(*corev1.Node).Spec.ProviderID; id != "" {
+			return []string{id}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := idx.IndexField(ctx, &v1.NodeClaim{}, ClaimProviderIDIndex, func(o client.Object) []string {
+		if id := o.(*v1.NodeClaim).Status.ProviderID; id != "" {
+			return []string{id}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	return idx.IndexField(ctx, &corev1.Pod{}, PodNodeNameIndex, func(o client.Object) []string {
+		if n := o.(*corev1.Pod).Spec.NodeName; n != "" {
+			return []string{n}
+		}
+		return nil
+	})
+}
+
+// ClaimCreated remembers a NodeClaim this process just created, so the next
+// snapshot counts it even if the informer has not caught up.
+func (c *Cluster) ClaimCreated(claim *v1.NodeClaim) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.created[claim.Name] = createdClaim{claim: claim.DeepCopy(), at: c.clock.Now()}
+}

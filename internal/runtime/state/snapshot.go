@@ -1,0 +1,257 @@
+package state
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+)
+
+// StateNode is a Node, a NodeClaim, or both joined by providerID.
+type StateNode struct {
+	Node      *corev1.Node  // nil while the claim has no Node yet
+	NodeClaim *v1.NodeClaim // nil for Nodes the runtime does not manage
+	// Pods are the active pods bound to the Node.
+	Pods []*corev1.Pod
+	// Nominated are pending pods nominated to this node or claim.
+	Nominated []*corev1.Pod
+}
+
+// Name is the Node's name, or the claim's while it has no Node.
+func (n *StateNode) Name() string {
+	if n.Node != nil {
+		return n.Node.Name
+	}
+	return n.NodeClaim.Name
+}
+
+// InFlight is a claim without its Node yet.
+func (n *StateNode) InFlight() bool { return n.Node == nil }
+
+// NodePool names the owning NodePool, or "" for unmanaged nodes.
+func (n *StateNode) NodePool() string {
+	if n.NodeClaim != nil {
+		return n.NodeClaim.Labels[v1.NodePoolLabelKey]
+	}
+	return n.Node.Labels[v1.NodePoolLabelKey]
+}
+
+// Deleting is true when the Node or claim is going away or is tainted for
+// disruption; such nodes are no scheduling target and their pods need a
+// new home.
+func (n *StateNode) Deleting() bool {
+	if n.NodeClaim != nil && n.NodeClaim.DeletionTimestamp != nil {
+		return true
+	}
+	if n.Node != nil {
+		if n.Node.DeletionTimestamp != nil {
+			return true
+		}
+		for _, t := range n.Node.Spec.Taints {
+			if t.MatchTaint(&v1.DisruptedNoScheduleTaint) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Labels are the Node's labels, or for an in-flight claim its labels.
+func (n *StateNode) Labels() map[string]string {
+	if n.Node != nil {
+		return n.Node.Labels
+	}
+	return n.NodeClaim.Labels
+}
+
+// Taints are the Node's taints, or the claim's (startup taints excluded:
+// pods need not tolerate them).
+func (n *StateNode) Taints() []corev1.Taint {
+	if n.Node != nil {
+		var out []corev1.Taint
+		for _, t := range n.Node.Spec.Taints {
+			if !isEphemeralOrStartup(t, n.NodeClaim) {
+				out = append(out, t)
+			}
+		}
+		return out
+	}
+	return n.NodeClaim.Spec.Taints
+}
+
+// isEphemeralOrStartup reports taints that go away on their own once the
+// node initializes; pods are placed as if they were gone.
+func isEphemeralOrStartup(t corev1.Taint, claim *v1.NodeClaim) bool {
+	if claim == nil {
+		return false
+	}
+	for _, e := range v1.KnownEphemeralTaints {
+		if t.MatchTaint(&e) {
+			return true
+		}
+	}
+	for _, s := range claim.Spec.StartupTaints {
+		if t.MatchTaint(&s) {
+			return true
+		}
+	}
+	return false
+}
+
+// Allocatable is the Node's allocatable; before the Node exists, the
+// claim's launched allocatable, and before launch the claim's requests
+// (exactly what was planned onto it).
+func (n *StateNode) Allocatable() corev1.ResourceList {
+	if n.Node != nil && len(n.Node.Status.Allocatable) > 0 {
+		return n.Node.Status.Allocatable
+	}
+	if len(n.NodeClaim.Status.Allocatable) > 0 {
+		return n.NodeClaim.Status.Allocatable
+	}
+	return n.NodeClaim.Spec.Resources.Requests
+}
+
+// Initialized is true for unmanaged Nodes and for claims marked Initialized.
+func (n *StateNode) Initialized() bool {
+	if n.NodeClaim == nil {
+		return true
+	}
+	return n.Node != nil && n.Node.Labels[v1.NodeInitializedLabelKey] == "true"
+}
+
+// Snapshot is one consistent view for a scheduling pass.
+type Snapshot struct {
+	Nodes []*StateNode
+	// Pending are pods without a node and not nominated anywhere; the
+	// provisioner decides which are provisionable.
+	Pending    []*corev1.Pod
+	DaemonSets []*appsv1.DaemonSet
+	NodePools  []*v1.NodePool
+}
+
+// Snapshot lists everything from the informers. Objects are shared with
+// the cache: callers must not modify them.
+func (c *Cluster) Snapshot(ctx context.Context) (*Snapshot, error) {
+	// Nodes and claims first, pods last: a pod that binds meanwhile then shows
+	// up bound (to a Node the snapshot may lack) rather than pending.
+	nodes := &corev1.NodeList{}
+	if err := c.kube.List(ctx, nodes, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing nodes: %w", err)
+	}
+	claims := &v1.NodeClaimList{}
+	if err := c.kube.List(ctx, claims, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing nodeclaims: %w", err)
+	}
+	pools := &v1.NodePoolList{}
+	if err := c.kube.List(ctx, pools, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing nodepools: %w", err)
+	}
+	dss := &appsv1.DaemonSetList{}
+	if err := c.kube.List(ctx, dss, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing daemonsets: %w", err)
+	}
+	pods := &corev1.PodList{}
+	if err := c.kube.List(ctx, pods, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing pods: %w", err)
+	}
+	snap := &Snapshot{}
+	for i := range pools.Items {
+		snap.NodePools = append(snap.NodePools, &pools.Items[i])
+	}
+	for i := range dss.Items {
+		snap.DaemonSets = append(snap.DaemonSets, &dss.Items[i])
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	snap.Nodes = c.join(nodes.Items, c.withCreated(claims.Items))
+	byName := map[string]*StateNode{}
+	for _, n := range snap.Nodes {
+		byName[n.Name()] = n
+		if n.NodeClaim != nil {
+			byName[n.NodeClaim.Name] = n
+		}
+	}
+	keep := map[types.UID]bool{}
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if IsTerminal(pod) {
+			continue
+		}
+		if pod.Spec.NodeName != "" {
+			if n, ok := byName[pod.Spec.NodeName]; ok && n.Node != nil {
+				n.Pods = append(n.Pods, pod)
+			}
+			continue
+		}
+		if nom, ok := c.liveNomination(pod.UID); ok {
+			if n, ok := byName[nom.Target]; ok && !n.Deleting() {
+				keep[pod.UID] = true
+				n.Nominated = append(n.Nominated, pod)
+				continue
+			}
+		}
+		snap.Pending = append(snap.Pending, pod)
+	}
+	c.forget(keep)
+	return snap, nil
+}
+
+// withCreated adds claims created by this process that the informer has not
+// delivered yet, and forgets those it has.
+func (c *Cluster) withCreated(items []v1.NodeClaim) []*v1.NodeClaim {
+	out := make([]*v1.NodeClaim, 0, len(items)+len(c.created))
+	seen := map[string]bool{}
+	for i := range items {
+		out = append(out, &items[i])
+		seen[items[i].Name] = true
+	}
+	now := c.clock.Now()
+	for name, cc := range c.created {
+		switch {
+		case seen[name] || now.Sub(cc.at) > createdTTL:
+			delete(c.created, name)
+		default:
+			out = append(out, cc.claim)
+		}
+	}
+	return out
+}
+
+// join pairs claims with Nodes by providerID; unmatched claims are in
+// flight, unmatched Nodes unmanaged. Sorted by name for determinism.
+func (c *Cluster) join(nodes []corev1.Node, claims []*v1.NodeClaim) []*StateNode {
+	byProvider := map[string]*v1.NodeClaim{}
+	var out []*StateNode
+	for _, cl := range claims {
+		if cl.Status.ProviderID != "" {
+			byProvider[cl.Status.ProviderID] = cl
+		}
+	}
+	matched := map[*v1.NodeClaim]bool{}
+	for i := range nodes {
+		n := &StateNode{Node: &nodes[i]}
+		if cl, ok := byProvider[nodes[i].Spec.ProviderID]; ok && nodes[i].Spec.ProviderID != "" {
+			n.NodeClaim = cl
+			matched[cl] = true
+		}
+		out = append(out, n)
+	}
+	for _, cl := range claims {
+		if !matched[cl] {
+			out = append(out, &StateNode{NodeClaim: cl})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
+	return out
+}
+
+// IsTerminal is true for pods that finished and hold no resources.
+func IsTerminal(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+}
