@@ -1,0 +1,85 @@
+package pricing_test
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awspricing "github.com/aws/aws-sdk-go-v2/service/pricing"
+	pricingtypes "github.com/aws/aws-sdk-go-v2/service/pricing/types"
+
+	"github.com/joistdev/terraform-provider-joist/internal/awssim/catalog"
+	"github.com/joistdev/terraform-provider-joist/internal/awssim/clienttest"
+	"github.com/joistdev/terraform-provider-joist/internal/awssim/pricing"
+)
+
+// priceDoc is the part of a price-list document a consumer reads.
+type priceDoc struct {
+	Product struct {
+		Attributes map[string]string `json:"attributes"`
+	} `json:"product"`
+	Terms struct {
+		OnDemand map[string]struct {
+			PriceDimensions map[string]struct {
+				PricePerUnit map[string]string `json:"pricePerUnit"`
+			} `json:"priceDimensions"`
+		} `json:"OnDemand"`
+	} `json:"terms"`
+}
+
+func TestGetProductsListsLinuxOnDemandPricesOfARegion(t *testing.T) {
+	svc, err := pricing.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := awspricing.NewFromConfig(clienttest.Config(t, svc))
+	term := func(field, value string) pricingtypes.Filter {
+		return pricingtypes.Filter{Type: pricingtypes.FilterTypeTermMatch, Field: aws.String(field), Value: aws.String(value)}
+	}
+	p := awspricing.NewGetProductsPaginator(client, &awspricing.GetProductsInput{
+		ServiceCode: aws.String("AmazonEC2"), FormatVersion: aws.String("aws_v1"),
+		Filters: []pricingtypes.Filter{
+			term("regionCode", "us-west-2"), term("tenancy", "Shared"), term("productFamily", "Compute Instance"),
+			term("operatingSystem", "Linux"), term("preInstalledSw", "NA"), term("capacitystatus", "Used"),
+		},
+	})
+	prices := map[string]float64{}
+	for p.HasMorePages() {
+		page, err := p.NextPage(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, raw := range page.PriceList {
+			var doc priceDoc
+			if err := json.Unmarshal([]byte(raw), &doc); err != nil {
+				t.Fatal(err)
+			}
+			for _, term := range doc.Terms.OnDemand {
+				for _, dim := range term.PriceDimensions {
+					f, err := strconv.ParseFloat(dim.PricePerUnit["USD"], 64)
+					if err != nil {
+						t.Fatal(err)
+					}
+					prices[doc.Product.Attributes["instanceType"]] = f
+				}
+			}
+		}
+	}
+	if len(prices) != 1312 {
+		t.Errorf("%d priced types in us-west-2, want the catalog's 1,312", len(prices))
+	}
+	cat := catalog.MustLoad()
+	for name, got := range prices {
+		if want, _ := cat.OnDemandPrice("us-west-2", name); got != want {
+			t.Errorf("%s: %v, want %v", name, got, want)
+		}
+	}
+	none, err := client.GetProducts(context.Background(), &awspricing.GetProductsInput{
+		ServiceCode: aws.String("AmazonEC2"), Filters: []pricingtypes.Filter{term("operatingSystem", "Windows")},
+	})
+	if err != nil || len(none.PriceList) != 0 {
+		t.Errorf("Windows products: %d %v", len(none.PriceList), err)
+	}
+}
