@@ -77,11 +77,6 @@ func New() (*Validator, error) {
 	return v, nil
 }
 
-// Schema returns the OpenAPI schema of a kind (nil if unknown).
-func (v *Validator) Schema(gvk schema.GroupVersionKind) *apiextensionsv1.JSONSchemaProps {
-	return v.schemas[gvk]
-}
-
 // Default returns a deep copy of obj with the CRD defaults applied to absent
 // fields, as the apiserver stores it.
 func (v *Validator) Default(obj map[string]any) (map[string]any, error) {
@@ -145,4 +140,9 @@ func deepCopy(m map[string]any) map[string]any {
 	var out map[string]any
 	_ = json.Unmarshal(raw, &out)
 	return normalizeNumbers(out).(map[string]any)
+}
+
+// SchemaOf returns the OpenAPI schema of group/version kind (nil if unknown).
+func (v *Validator) SchemaOf(group, version, kind string) *apiextensionsv1.JSONSchemaProps {
+	return v.schemas[schema.GroupVersionKind{Group: group, Version: version, Kind: kind}]
 }
