@@ -1,0 +1,225 @@
+package instancetype
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/structhash"
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/ami"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/cache"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/pricing"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
+)
+
+// DefaultRefresh is how long discovered types and offerings are reused
+// before DescribeInstanceTypes and DescribeInstanceTypeOfferings run again.
+const DefaultRefresh = 5 * time.Minute
+
+// Options are the provider-wide settings that change capacity.
+type Options struct {
+	Region                  string
+	VMMemoryOverheadPercent float64
+	ReservedENIs            int
+	Refresh                 time.Duration // default DefaultRefresh
+}
+
+// Provider lists instance types per node class. Safe for concurrent use.
+type Provider struct {
+	ec2         *ec2.Client
+	pricing     *pricing.Provider
+	unavailable *cache.UnavailableOfferings
+	opts        Options
+
+	mu        sync.RWMutex
+	infos     map[string]ec2types.InstanceTypeInfo
+	zones     map[string][]string // type -> zones offering it
+	fetchedAt time.Time
+	seq       uint64
+
+	results *cache.TTL[string, []*scheduling.InstanceType]
+}
+
+// New returns a provider; nothing is fetched until the first List.
+func New(client *ec2.Client, prices *pricing.Provider, unavailable *cache.UnavailableOfferings, opts Options) *Provider {
+	if opts.Refresh == 0 {
+		opts.Refresh = DefaultRefresh
+	}
+	return &Provider{ec2: client, pricing: prices, unavailable: unavailable, opts: opts,
+		results: cache.NewTTL[string, []*scheduling.InstanceType](opts.Refresh)}
+}
+
+// Info returns the EC2 description of a discovered type.
+func (p *Provider) Info(name string) (ec2types.InstanceTypeInfo, bool) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	info, ok := p.infos[name]
+	return info, ok
+}
+
+// Refresh re-reads instance types and zonal offerings from EC2.
+func (p *Provider) Refresh(ctx context.Context) error {
+	infos := map[string]ec2types.InstanceTypeInfo{}
+	typesPager := ec2.NewDescribeInstanceTypesPaginator(p.ec2, &ec2.DescribeInstanceTypesInput{
+		Filters: []ec2types.Filter{{Name: aws.String("supported-virtualization-type"), Values: []string{"hvm"}}},
+	})
+	for typesPager.HasMorePages() {
+		page, err := typesPager.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("describing instance types: %w", err)
+		}
+		for _, info := range page.InstanceTypes {
+			if Arch(info) == "" {
+				continue
+			}
+			infos[string(info.InstanceType)] = info
+		}
+	}
+	zones := map[string][]string{}
+	offPager := ec2.NewDescribeInstanceTypeOfferingsPaginator(p.ec2, &ec2.DescribeInstanceTypeOfferingsInput{
+		LocationType: ec2types.LocationTypeAvailabilityZone,
+	})
+	for offPager.HasMorePages() {
+		page, err := offPager.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("describing instance type offerings: %w", err)
+		}
+		for _, o := range page.InstanceTypeOfferings {
+			t := string(o.InstanceType)
+			zones[t] = append(zones[t], aws.ToString(o.Location))
+		}
+	}
+	for t := range zones {
+		sort.Strings(zones[t])
+	}
+	p.mu.Lock()
+	p.infos, p.zones, p.fetchedAt = infos, zones, time.Now()
+	p.seq++
+	p.mu.Unlock()
+	p.results.Flush()
+	return nil
+}
+
+func (p *Provider) ensureFresh(ctx context.Context) error {
+	p.mu.RLock()
+	stale := p.infos == nil || time.Since(p.fetchedAt) > p.opts.Refresh
+	p.mu.RUnlock()
+	if !stale {
+		return nil
+	}
+	return p.Refresh(ctx)
+}
+
+// List returns the types the node class can launch into the given zones (its
+// subnets' zones), with every offering, available or not. Types without an
+// AMI among the node class's resolved AMIs are left out.
+func (p *Provider) List(ctx context.Context, nc *awsv1.EC2NodeClass, zones []string) ([]*scheduling.InstanceType, error) {
+	if err := p.ensureFresh(ctx); err != nil {
+		return nil, err
+	}
+	p.mu.RLock()
+	seq := p.seq
+	p.mu.RUnlock()
+	zones = slices.Clone(zones)
+	slices.Sort(zones)
+	key := fmt.Sprintf("%d/%d/%d/%s", seq, p.pricing.SeqNum(), p.unavailable.SeqNum(), structhash.Hash(struct {
+		Name      string
+		Family    string
+		Kubelet   *awsv1.KubeletConfiguration
+		BDMs      []*awsv1.BlockDeviceMapping
+		Store     *awsv1.InstanceStorePolicy
+		AMIs      []awsv1.AMI
+		Zones     []string
+		ZoneOrder string
+	}{nc.Name, nc.AMIFamily(), nc.Spec.Kubelet, nc.Spec.BlockDeviceMappings, nc.Spec.InstanceStorePolicy, nc.Status.AMIs, zones, fmt.Sprint(zones)}))
+	if out, ok := p.results.Get(key); ok {
+		return out, nil
+	}
+	out, err := p.compute(nc, zones)
+	if err != nil {
+		return nil, err
+	}
+	p.results.Set(key, out)
+	return out, nil
+}
+
+func (p *Provider) compute(nc *awsv1.EC2NodeClass, zones []string) ([]*scheduling.InstanceType, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	os := OS(nc.AMIFamily())
+	names := make([]string, 0, len(p.infos))
+	for n := range p.infos {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]*scheduling.InstanceType, 0, len(names))
+	for _, name := range names {
+		info := p.infos[name]
+		labels := Labels(info, p.opts.Region, os)
+		labels[v1.LabelNodeClass] = nc.Name
+		if _, ok := ami.ForLabels(nc.Status.AMIs, labels); !ok {
+			continue
+		}
+		offerings := p.offerings(info, zones)
+		if len(offerings) == 0 {
+			continue
+		}
+		res, err := Resources(info, nc, p.opts.VMMemoryOverheadPercent, p.opts.ReservedENIs)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, &scheduling.InstanceType{
+			Name: name, Labels: labels, Capacity: res.Capacity, Allocatable: res.Allocatable, Offerings: offerings,
+		})
+	}
+	return out, nil
+}
+
+// offerings lists (zone, capacity type) pools with a known price.
+func (p *Provider) offerings(info ec2types.InstanceTypeInfo, zones []string) []scheduling.Offering {
+	name := string(info.InstanceType)
+	var out []scheduling.Offering
+	for _, zone := range p.zones[name] {
+		if !slices.Contains(zones, zone) {
+			continue
+		}
+		for _, class := range info.SupportedUsageClasses {
+			var ct string
+			var price float64
+			var ok bool
+			switch class {
+			case ec2types.UsageClassTypeOnDemand:
+				ct = v1.CapacityTypeOnDemand
+				price, ok = p.pricing.OnDemandPrice(name)
+			case ec2types.UsageClassTypeSpot:
+				ct = v1.CapacityTypeSpot
+				price, ok = p.pricing.SpotPrice(name, zone)
+			}
+			if !ok {
+				continue
+			}
+			out = append(out, scheduling.Offering{
+				Zone: zone, CapacityType: ct, Price: price,
+				Available: !p.unavailable.IsUnavailable(name, zone, ct),
+			})
+		}
+	}
+	return out
+}
+
+// PodsLabel is the pod capacity of a type, for user data of types grouped
+// into one launch template.
+func PodsLabel(it *scheduling.InstanceType) string {
+	q := it.Capacity.Pods()
+	return strconv.FormatInt(q.Value(), 10)
+}

@@ -1,0 +1,7 @@
+// Package pricing knows what an instance costs per hour: on-demand prices
+// from the AWS Pricing API (an embedded table compiled from public prices
+// stands in for isolated VPCs and until the first refresh), and spot prices
+// per zone from the EC2 spot price history.
+package pricing
+
+//go:generate go run ./gen -in ../../../../awssim/catalog/data/prices_on_demand.json

@@ -1,0 +1,44 @@
+// Package selector turns EC2NodeClass selector terms into EC2 Describe
+// filters: terms are ORed (one call each), fields within a term ANDed, and
+// a tag value of "*" matches any value of that key.
+package selector
+
+import (
+	"sort"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+)
+
+// TagFilters returns one filter per tag, sorted by key so equal terms give
+// equal requests.
+func TagFilters(tags map[string]string) []ec2types.Filter {
+	keys := make([]string, 0, len(tags))
+	for k := range tags {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]ec2types.Filter, 0, len(keys))
+	for _, k := range keys {
+		if v := tags[k]; v == "*" {
+			out = append(out, ec2types.Filter{Name: aws.String("tag-key"), Values: []string{k}})
+		} else {
+			out = append(out, ec2types.Filter{Name: aws.String("tag:" + k), Values: []string{v}})
+		}
+	}
+	return out
+}
+
+// Filter is a single-valued EC2 filter.
+func Filter(name, value string) ec2types.Filter {
+	return ec2types.Filter{Name: aws.String(name), Values: []string{value}}
+}
+
+// TagMap turns EC2 tags into a map.
+func TagMap(tags []ec2types.Tag) map[string]string {
+	out := make(map[string]string, len(tags))
+	for _, t := range tags {
+		out[aws.ToString(t.Key)] = aws.ToString(t.Value)
+	}
+	return out
+}

@@ -1,0 +1,124 @@
+// Package subnet resolves an EC2NodeClass's subnet selector terms to
+// subnets and picks, per zone, the one a launch should use.
+package subnet
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/structhash"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/cache"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/selector"
+)
+
+// Provider lists subnets with a short cache keyed by the selector terms.
+type Provider struct {
+	ec2   *ec2.Client
+	cache *cache.TTL[string, []ec2types.Subnet]
+
+	mu sync.Mutex
+	// inflight counts addresses handed to launches not yet reflected in
+	// DescribeSubnets, so consecutive launches spread over subnets.
+	inflight map[string]int32
+}
+
+// New returns a provider whose lists live for refresh (the subnet refresh
+// interval, 1m by default).
+func New(client *ec2.Client, refresh time.Duration) *Provider {
+	return &Provider{ec2: client, cache: cache.NewTTL[string, []ec2types.Subnet](refresh), inflight: map[string]int32{}}
+}
+
+// List returns the subnets the node class selects, most free addresses first.
+func (p *Provider) List(ctx context.Context, nc *awsv1.EC2NodeClass) ([]ec2types.Subnet, error) {
+	key := structhash.Hash(nc.Spec.SubnetSelectorTerms)
+	if out, ok := p.cache.Get(key); ok {
+		return out, nil
+	}
+	seen := map[string]ec2types.Subnet{}
+	for i, term := range nc.Spec.SubnetSelectorTerms {
+		in := &ec2.DescribeSubnetsInput{}
+		if term.ID != "" {
+			in.Filters = append(in.Filters, selector.Filter("subnet-id", term.ID))
+		}
+		in.Filters = append(in.Filters, selector.TagFilters(term.Tags)...)
+		if len(in.Filters) == 0 {
+			return nil, fmt.Errorf("spec.subnetSelectorTerms[%d] is empty: set id or tags", i)
+		}
+		pager := ec2.NewDescribeSubnetsPaginator(p.ec2, in)
+		for pager.HasMorePages() {
+			page, err := pager.NextPage(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("describing subnets for spec.subnetSelectorTerms[%d]: %w", i, err)
+			}
+			for _, s := range page.Subnets {
+				if s.State == ec2types.SubnetStateAvailable || s.State == "" {
+					seen[aws.ToString(s.SubnetId)] = s
+				}
+			}
+		}
+	}
+	out := make([]ec2types.Subnet, 0, len(seen))
+	for _, s := range seen {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := aws.ToInt32(out[i].AvailableIpAddressCount), aws.ToInt32(out[j].AvailableIpAddressCount)
+		if a != b {
+			return a > b
+		}
+		return aws.ToString(out[i].SubnetId) < aws.ToString(out[j].SubnetId)
+	})
+	p.cache.Set(key, out)
+	return out, nil
+}
+
+// ZonalSubnets returns, per zone, the selected subnet with the most free
+// addresses after subtracting those promised to launches in flight.
+func (p *Provider) ZonalSubnets(ctx context.Context, nc *awsv1.EC2NodeClass) (map[string]ec2types.Subnet, error) {
+	subnets, err := p.List(ctx, nc)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[string]ec2types.Subnet{}
+	free := func(s ec2types.Subnet) int32 {
+		return aws.ToInt32(s.AvailableIpAddressCount) - p.inflight[aws.ToString(s.SubnetId)]
+	}
+	for _, s := range subnets {
+		zone := aws.ToString(s.AvailabilityZone)
+		if cur, ok := out[zone]; !ok || free(s) > free(cur) {
+			out[zone] = s
+		}
+	}
+	for zone, s := range out {
+		if free(s) <= 0 {
+			delete(out, zone)
+		}
+	}
+	return out, nil
+}
+
+// Consume records that a launch took an address from the subnet.
+func (p *Provider) Consume(subnetID string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.inflight[subnetID]++
+}
+
+// Invalidate drops cached lists (and in-flight counts, which the next
+// DescribeSubnets reflects), e.g. after a subnet ran out of addresses.
+func (p *Provider) Invalidate() {
+	p.cache.Flush()
+	p.mu.Lock()
+	clear(p.inflight)
+	p.mu.Unlock()
+}

@@ -1,0 +1,152 @@
+package userdata
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/BurntSushi/toml"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func testOptions(custom *string) Options {
+	return Options{
+		ClusterName: "demo", ClusterEndpoint: "https://demo.example:6443", CABundle: "Q0EK", ClusterCIDR: "10.100.0.0/16",
+		Kubelet: &awsv1.KubeletConfiguration{MaxPods: ptr[int32](29), ClusterDNS: []string{"10.100.0.10"}, KubeReserved: map[string]string{"cpu": "100m"}},
+		Labels:  map[string]string{v1.NodePoolLabelKey: "default", "team": "a"},
+		Taints:  []corev1.Taint{v1.UnregisteredNoExecuteTaint, {Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}},
+		Custom:  custom,
+	}
+}
+
+func TestAL2023NodeConfigCarriesLabelsTaintsAndUserParts(t *testing.T) {
+	out, err := AL2023(testOptions(ptr("#!/bin/bash\necho user-part\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := ParseMIME(out)
+	if err != nil {
+		t.Fatalf("generated user data does not parse as MIME: %v\n%s", err, out)
+	}
+	if len(parts) != 2 || parts[0].ContentType != ContentTypeShell || !strings.Contains(parts[0].Body, "echo user-part") {
+		t.Fatalf("want the user's shell part first, got %+v", parts)
+	}
+	if parts[1].ContentType != ContentTypeNodeConfig {
+		t.Fatalf("last part is %s, want the NodeConfig", parts[1].ContentType)
+	}
+	var nc NodeConfig
+	if err := yaml.Unmarshal([]byte(parts[1].Body), &nc); err != nil {
+		t.Fatal(err)
+	}
+	if nc.Spec.Cluster.Name != "demo" || nc.Spec.Cluster.CIDR != "10.100.0.0/16" || nc.Spec.Cluster.APIServerEndpoint != "https://demo.example:6443" {
+		t.Errorf("cluster details = %+v", nc.Spec.Cluster)
+	}
+	if got := nc.Spec.Kubelet.Config["maxPods"]; got != float64(29) {
+		t.Errorf("maxPods = %v, want 29", got)
+	}
+	flags := strings.Join(nc.Spec.Kubelet.Flags, " ")
+	for _, want := range []string{"--node-labels=karpenter.sh/nodepool=default,team=a", "--register-with-taints=karpenter.sh/unregistered:NoExecute,dedicated=gpu:NoSchedule"} {
+		if !strings.Contains(flags, want) {
+			t.Errorf("flags %q lack %q", flags, want)
+		}
+	}
+}
+
+func TestAL2023KeepsUserMIMEPartsAndNodeConfig(t *testing.T) {
+	user := WriteMIME([]Part{{ContentType: ContentTypeNodeConfig, Body: "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  kubelet:\n    config:\n      shutdownGracePeriod: 30s\n"}, {ContentType: ContentTypeShell, Body: "#!/bin/bash\ntrue\n"}})
+	out, err := AL2023(testOptions(&user))
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := ParseMIME(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(parts) != 3 || !strings.Contains(parts[0].Body, "shutdownGracePeriod") || parts[1].ContentType != ContentTypeShell || parts[2].ContentType != ContentTypeNodeConfig {
+		t.Fatalf("parts = %+v", parts)
+	}
+}
+
+func TestAL2023NeedsClusterCIDR(t *testing.T) {
+	o := testOptions(nil)
+	o.ClusterCIDR = ""
+	if _, err := AL2023(o); err == nil || !strings.Contains(err.Error(), "CIDR") {
+		t.Fatalf("err = %v, want one naming the missing CIDR", err)
+	}
+}
+
+func TestAL2BootstrapCarriesKubeletExtraArgs(t *testing.T) {
+	out, err := AL2(testOptions(ptr("#!/bin/bash\necho mine\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := ParseMIME(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(parts) != 2 || !strings.Contains(parts[0].Body, "echo mine") {
+		t.Fatalf("parts = %+v", parts)
+	}
+	script := parts[1].Body
+	for _, want := range []string{
+		"/etc/eks/bootstrap.sh 'demo' --apiserver-endpoint 'https://demo.example:6443' --b64-cluster-ca 'Q0EK'",
+		"--dns-cluster-ip '10.100.0.10'", "--use-max-pods false",
+		"--kubelet-extra-args '--node-labels=karpenter.sh/nodepool=default,team=a --register-with-taints=karpenter.sh/unregistered:NoExecute,dedicated=gpu:NoSchedule --max-pods=29 --kube-reserved=cpu=100m'",
+	} {
+		if !strings.Contains(script, want) {
+			t.Errorf("bootstrap script lacks %q:\n%s", want, script)
+		}
+	}
+}
+
+func TestBottlerocketMergesOverUserSettings(t *testing.T) {
+	user := "[settings.kubernetes]\ncluster-name = \"wrong\"\nallowed-unsafe-sysctls = [\"net.core.somaxconn\"]\n[settings.kubernetes.node-labels]\nmine = \"yes\"\n[settings.host-containers.admin]\nenabled = true\n"
+	out, err := Bottlerocket(testOptions(&user))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Settings struct {
+			Kubernetes struct {
+				ClusterName string              `toml:"cluster-name"`
+				APIServer   string              `toml:"api-server"`
+				MaxPods     int                 `toml:"max-pods"`
+				Labels      map[string]string   `toml:"node-labels"`
+				Taints      map[string][]string `toml:"node-taints"`
+				Sysctls     []string            `toml:"allowed-unsafe-sysctls"`
+			} `toml:"kubernetes"`
+			HostContainers map[string]map[string]any `toml:"host-containers"`
+		} `toml:"settings"`
+	}
+	if _, err := toml.Decode(out, &doc); err != nil {
+		t.Fatalf("generated TOML does not parse: %v\n%s", err, out)
+	}
+	k := doc.Settings.Kubernetes
+	if k.ClusterName != "demo" || k.APIServer != "https://demo.example:6443" || k.MaxPods != 29 {
+		t.Errorf("cluster settings = %+v", k)
+	}
+	if k.Labels["mine"] != "yes" || k.Labels[v1.NodePoolLabelKey] != "default" {
+		t.Errorf("node-labels = %v", k.Labels)
+	}
+	if got := k.Taints[v1.UnregisteredTaintKey]; len(got) != 1 || got[0] != ":NoExecute" {
+		t.Errorf("unregistered taint = %v", got)
+	}
+	if got := k.Taints["dedicated"]; len(got) != 1 || got[0] != "gpu:NoSchedule" {
+		t.Errorf("dedicated taint = %v", got)
+	}
+	if len(k.Sysctls) != 1 || doc.Settings.HostContainers["admin"]["enabled"] != true {
+		t.Errorf("user settings were dropped:\n%s", out)
+	}
+}
+
+func TestCustomPassesUserDataThrough(t *testing.T) {
+	out, err := Generate(awsv1.AMIFamilyCustom, testOptions(ptr("#!/bin/bash\nmy-bootstrap\n")))
+	if err != nil || out != "#!/bin/bash\nmy-bootstrap\n" {
+		t.Fatalf("Custom user data = %q, %v", out, err)
+	}
+}
