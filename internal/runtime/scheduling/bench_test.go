@@ -27,7 +27,9 @@ func randomSized(r *rand.Rand, name string, opts ...podOpt) *corev1.Pod {
 // anti-affinity.
 func diversePods(n int, r *rand.Rand) []*corev1.Pod {
 	kinds := []func(i int) *corev1.Pod{
-		func(i int) *corev1.Pod { return randomSized(r, fmt.Sprintf("generic-%d", i), withLabels("app", "generic")) },
+		func(i int) *corev1.Pod {
+			return randomSized(r, fmt.Sprintf("generic-%d", i), withLabels("app", "generic"))
+		},
 		func(i int) *corev1.Pod {
 			return randomSized(r, fmt.Sprintf("spread-zone-%d", i), withLabels("app", "spread-zone"), withSpread(labelZone, 1, corev1.DoNotSchedule, "app", "spread-zone"))
 		},

@@ -147,7 +147,7 @@ func (s *solver) chooseTarget(c *class, ps *poolState, types bitset, slots uint6
 		d := float64(s.remaining[r] - max(s.freeNew[r], 0))
 		demand[j] = max(d, float64(c.req[r])*float64(perClaim))
 	}
-	best, bestScore, bestPrice := -1, math.Inf(1), math.Inf(1)
+	best, bestScore, bestCover := -1, math.Inf(1), 0.0
 	types.each(func(t int) {
 		price := s.cat.cheapest(t, slots)
 		if math.IsInf(price, 1) {
@@ -164,9 +164,10 @@ func (s *solver) chooseTarget(c *class, ps *poolState, types bitset, slots uint6
 		if cover <= 0 {
 			return
 		}
+		// On equal efficiency prefer the type absorbing more: fewer nodes.
 		score := price / cover
-		if score < bestScore*(1-1e-9) || (score <= bestScore*(1+1e-9) && price < bestPrice) {
-			best, bestScore, bestPrice = t, score, price
+		if score < bestScore*(1-1e-9) || (score <= bestScore*(1+1e-9) && cover > bestCover) {
+			best, bestScore, bestCover = t, score, cover
 		}
 	})
 	return best

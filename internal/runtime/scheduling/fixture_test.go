@@ -18,21 +18,21 @@ import (
 // fixtureType is one entry of testdata/catalog.json.gz: 400 real EC2
 // instance types with us-west-2 zones and prices (see testdata/README.md).
 type fixtureType struct {
-	Name            string  `json:"name"`
-	Arch            string  `json:"arch"`
-	Family          string  `json:"family"`
-	Category        string  `json:"category"`
-	Generation      int     `json:"generation"`
-	Size            string  `json:"size"`
-	VCPUs           int64   `json:"vcpus"`
-	MemoryMiB       int64   `json:"memoryMiB"`
-	MaxENIs         int     `json:"maxENIs"`
-	IPv4PerENI      int     `json:"ipv4PerENI"`
+	Name            string   `json:"name"`
+	Arch            string   `json:"arch"`
+	Family          string   `json:"family"`
+	Category        string   `json:"category"`
+	Generation      int      `json:"generation"`
+	Size            string   `json:"size"`
+	VCPUs           int64    `json:"vcpus"`
+	MemoryMiB       int64    `json:"memoryMiB"`
+	MaxENIs         int      `json:"maxENIs"`
+	IPv4PerENI      int      `json:"ipv4PerENI"`
 	Zones           []string `json:"zones"`
-	OnDemand        float64 `json:"onDemand"`
-	Spot            float64 `json:"spot"`
-	Hypervisor      string  `json:"hypervisor"`
-	CPUManufacturer string  `json:"cpuManufacturer"`
+	OnDemand        float64  `json:"onDemand"`
+	Spot            float64  `json:"spot"`
+	Hypervisor      string   `json:"hypervisor"`
+	CPUManufacturer string   `json:"cpuManufacturer"`
 	GPU             *struct {
 		Count        int64  `json:"count"`
 		Name         string `json:"name"`

@@ -327,11 +327,57 @@ func (s *solver) admit(c *class, b *bin, reqID, n int) (int, admitState) {
 			}
 		})
 	}
+	if k < n && st.target >= 0 && s.mustGrow(c, b) {
+		k, st.target = s.grow(b, st, c, n, k)
+	}
 	k = min(k, n)
 	if k > 0 && len(b.pool.minValues) > 0 && !b.relaxedMV {
 		k = s.minValuesFit(b, st.types, c, k)
 	}
 	return k, st
+}
+
+// mustGrow reports whether a claim may outgrow the type it was sized for:
+// when its NodePool cannot open another node, or when the pods must share
+// this very node (hostname affinity). Otherwise pods go to a new claim sized
+// for them, which keeps claims cost-efficient.
+func (s *solver) mustGrow(c *class, b *bin) bool {
+	if b.pool.nodesLeft <= 0 {
+		return true
+	}
+	for _, r := range b.pool.limited {
+		if b.pool.remaining[r] < s.cat.capv[b.target][r] {
+			return true
+		}
+	}
+	aff, _, _ := c.active()
+	for _, g := range aff {
+		if g.hostname {
+			return true
+		}
+	}
+	return false
+}
+
+// grow picks the cheapest type of the claim that holds all n pods, or else
+// the one holding the most, within what the NodePool limits still allow.
+func (s *solver) grow(b *bin, st admitState, c *class, n, k int) (int, int) {
+	slots := s.cat.compile(st.reqID, s.table.sets[st.reqID]).slots
+	free := make([]int64, len(b.used))
+	best, bestK, bestPrice := st.target, k, s.cat.cheapest(st.target, slots)
+	st.types.each(func(t int) {
+		for _, r := range b.pool.limited {
+			if s.cat.capv[t][r]-s.cat.capv[b.target][r] > b.pool.remaining[r] {
+				return
+			}
+		}
+		f := min(s.claimFit(b, t, c, free), n)
+		p := s.cat.cheapest(t, slots)
+		if f > bestK || (f == bestK && f > k && p < bestPrice) {
+			best, bestK, bestPrice = t, f, p
+		}
+	})
+	return bestK, best
 }
 
 func (s *solver) claimFit(b *bin, t int, c *class, scratch []int64) int {
@@ -429,6 +475,13 @@ func (s *solver) commit(c *class, b *bin, k int, st admitState) {
 		if st.target != b.target {
 			for i := range s.freeNew {
 				s.freeNew[i] += b.pool.allocD[st.target][i] - b.pool.allocD[b.target][i]
+			}
+			// The reservation only ever grows: options larger than the new
+			// type may remain on the claim.
+			for _, r := range b.pool.limited {
+				if d := s.cat.capv[st.target][r] - s.cat.capv[b.target][r]; d > 0 {
+					b.pool.remaining[r] -= d
+				}
 			}
 			b.target = st.target
 		}

@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
 )
 
 // Validate checks a plan against its input, constraint by constraint, and
@@ -221,7 +223,7 @@ func (v *validator) perPod() {
 		}
 		for _, l := range h.realized {
 			for k, val := range p.Spec.NodeSelector {
-				if l[k] != val {
+				if l[k] != val && l[requirements.NormalizeKey(k)] != val {
 					v.fail("pod %s on %s: nodeSelector %s=%s not met (%q)", p.Name, h.name, k, val, l[k])
 				}
 			}

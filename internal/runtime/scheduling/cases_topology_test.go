@@ -1,0 +1,265 @@
+package scheduling
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// zoneOf is the single zone of the pod's new claim or existing node.
+func (r *result) zoneOf(t *testing.T, pod string) string {
+	t.Helper()
+	p, ok := r.at[pod]
+	if !ok {
+		t.Fatalf("pod %s not placed: %v", pod, r.errs[pod])
+	}
+	if p.Kind != TargetNewClaim {
+		for _, n := range append(append([]*Node{}, r.in.Nodes...), r.in.InFlight...) {
+			if n.Name == p.Node {
+				return n.Labels[labelZone]
+			}
+		}
+	}
+	z := zones(r.plan.NewClaims[p.Claim])
+	if len(z) != 1 {
+		t.Fatalf("pod %s claim spans zones %v", pod, z)
+	}
+	return z[0]
+}
+
+func (r *result) zoneCounts(t *testing.T, pods ...string) map[string]int {
+	out := map[string]int{}
+	for _, p := range pods {
+		out[r.zoneOf(t, p)]++
+	}
+	return out
+}
+
+func expectCounts(t *testing.T, got map[string]int, want map[string]int) {
+	t.Helper()
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("per-domain counts %v, want %v", got, want)
+			return
+		}
+	}
+	for k, v := range got {
+		if want[k] != v {
+			t.Errorf("per-domain counts %v, want %v", got, want)
+			return
+		}
+	}
+}
+
+func web(n int, opts ...podOpt) []*corev1.Pod {
+	return pods(n, "web", "1", "1Gi", append([]podOpt{withLabels("app", "web")}, opts...)...)
+}
+
+func TestAffinityCases(t *testing.T) {
+	fullNode := func(name, zone string, bound ...*corev1.Pod) *Node {
+		n := mkNode(name, 1, 1, map[string]string{labelZone: zone}, bound...)
+		return n
+	}
+	runCases(t, []tcase{
+		{"hostname self anti-affinity puts each pod on its own node", func() Input { return stdInput(web(3, withAntiAffinity(term(labelHostname, "app", "web")))...) },
+			func(t *testing.T, r *result) { r.claims(t, 3); r.apart(t, names("web", 3)...) }},
+		{"zonal self anti-affinity uses one zone per pod", func() Input { return stdInput(web(3, withAntiAffinity(term(labelZone, "app", "web")))...) },
+			func(t *testing.T, r *result) {
+				expectCounts(t, r.zoneCounts(t, names("web", 3)...), map[string]int{"z1": 1, "z2": 1, "z3": 1})
+			}},
+		{"zonal self anti-affinity beyond the zone count fails", func() Input { return stdInput(web(4, withAntiAffinity(term(labelZone, "app", "web")))...) },
+			func(t *testing.T, r *result) {
+				if len(r.plan.Errors) != 1 {
+					t.Fatalf("%d errors, want 1", len(r.plan.Errors))
+				}
+				r.failed(t, r.plan.Errors[0].Pod.Name, "anti-affinity", labelZone)
+			}},
+		{"zonal affinity follows an existing pod", func() Input {
+			in := stdInput(mkPod("a", "1", "1Gi", withPodAffinity(term(labelZone, "app", "db"))))
+			in.Nodes = []*Node{fullNode("node-1", "z2", mkPod("db-0", "500m", "512Mi", withLabels("app", "db")))}
+			return in
+		}, func(t *testing.T, r *result) { expectZone(t, r.claim(t, "a"), "z2") }},
+		{"hostname affinity joins the node of the matching pod", func() Input {
+			in := stdInput(mkPod("a", "1", "1Gi", withPodAffinity(term(labelHostname, "app", "db"))))
+			in.Nodes = []*Node{mkNode("node-0", 8, 16, map[string]string{labelZone: "z1"}), mkNode("node-1", 8, 16, map[string]string{labelZone: "z1"}, mkPod("db-0", "1", "1Gi", withLabels("app", "db")))}
+			return in
+		}, func(t *testing.T, r *result) {
+			if n := r.node(t, "a"); n != "node-1" {
+				t.Errorf("on %s, want node-1", n)
+			}
+		}},
+		{"hostname affinity to a full node fails", func() Input {
+			in := stdInput(mkPod("a", "1", "1Gi", withPodAffinity(term(labelHostname, "app", "db"))))
+			in.Nodes = []*Node{fullNode("node-1", "z1", mkPod("db-0", "1", "1Gi", withLabels("app", "db")))}
+			return in
+		}, func(t *testing.T, r *result) { r.failed(t, "a", "pod affinity") }},
+		{"running pod's anti-affinity keeps matching pods away", func() Input {
+			in := stdInput(mkPod("web-0", "1", "1Gi", withLabels("app", "web")), mkPod("other", "1", "1Gi"))
+			in.Nodes = []*Node{mkNode("node-1", 8, 16, map[string]string{labelZone: "z1"}, mkPod("guard", "1", "1Gi", withAntiAffinity(term(labelHostname, "app", "web"))))}
+			return in
+		}, func(t *testing.T, r *result) {
+			r.claim(t, "web-0")
+			if n := r.node(t, "other"); n != "node-1" {
+				t.Errorf("other on %s", n)
+			}
+		}},
+		{"zonal self affinity keeps the group in one zone", func() Input { return stdInput(pods(5, "web", "2", "1Gi", withLabels("app", "web"), withPodAffinity(term(labelZone, "app", "web")))...) },
+			func(t *testing.T, r *result) {
+				c := r.zoneCounts(t, names("web", 5)...)
+				if len(c) != 1 {
+					t.Errorf("zones %v, want one", c)
+				}
+			}},
+		{"unsatisfiable preferred anti-affinity is relaxed", func() Input {
+			in := stdInput(mkPod("a", "1", "1Gi", withPreferredAntiAffinity(10, term(labelZone, "app", "db"))))
+			for i, z := range []string{"z1", "z2", "z3"} {
+				in.Nodes = append(in.Nodes, fullNode("node-"+z, z, mkPod("db-"+z, "500m", "512Mi", withLabels("app", "db"))))
+				_ = i
+			}
+			return in
+		}, func(t *testing.T, r *result) {
+			r.claim(t, "a")
+			if rl := r.at["a"].Relaxed; len(rl) != 1 || rl[0] != "preferred pod anti-affinity term" {
+				t.Errorf("relaxed %v", rl)
+			}
+		}},
+		{"anti-affinity only looks at its namespace", func() Input {
+			p := mkPod("a", "1", "1Gi", withAntiAffinity(term(labelHostname, "app", "web")))
+			p.Namespace = "team-a"
+			other := mkPod("web-b", "1", "1Gi", withLabels("app", "web"))
+			other.Namespace = "team-b"
+			in := stdInput(p)
+			in.Nodes = []*Node{mkNode("node-1", 8, 16, map[string]string{labelZone: "z1"}, other)}
+			return in
+		}, func(t *testing.T, r *result) {
+			if n := r.node(t, "a"); n != "node-1" {
+				t.Errorf("on %s", n)
+			}
+		}},
+		{"affinity to pods pending in the same batch", func() Input {
+			return stdInput(append(pods(2, "a", "1", "1Gi", withLabels("app", "a"), withAntiAffinity(term(labelHostname, "app", "a"))),
+				mkPod("b", "100m", "100Mi", withPodAffinity(term(labelHostname, "app", "a"))))...)
+		}, func(t *testing.T, r *result) {
+			r.apart(t, "a-0", "a-1")
+			if r.target("b") != r.target("a-0") && r.target("b") != r.target("a-1") {
+				t.Errorf("b on %s, want with an a pod", r.target("b"))
+			}
+		}},
+		{"zonal anti-affinity avoids the zone of a running pod", func() Input {
+			in := stdInput(mkPod("a", "1", "1Gi", withAntiAffinity(term(labelZone, "app", "db"))))
+			in.Nodes = []*Node{mkNode("node-1", 8, 16, map[string]string{labelZone: "z1"}, mkPod("db-0", "1", "1Gi", withLabels("app", "db")))}
+			return in
+		}, func(t *testing.T, r *result) {
+			for _, z := range zones(r.claim(t, "a")) {
+				if z == "z1" {
+					t.Errorf("claim may launch in z1")
+				}
+			}
+		}},
+	})
+}
+
+func TestSpreadCases(t *testing.T) {
+	ignore, honor := corev1.NodeInclusionPolicyIgnore, corev1.NodeInclusionPolicyHonor
+	four := int32(4)
+	zonal := withSpread(labelZone, 1, corev1.DoNotSchedule, "app", "web")
+	runCases(t, []tcase{
+		{"zonal spread balances across zones", func() Input { return stdInput(web(6, zonal)...) },
+			func(t *testing.T, r *result) {
+				expectCounts(t, r.zoneCounts(t, names("web", 6)...), map[string]int{"z1": 2, "z2": 2, "z3": 2})
+			}},
+		{"zonal spread counts running pods", func() Input {
+			in := stdInput(web(4, zonal)...)
+			in.Nodes = []*Node{mkNode("node-1", 1, 1, map[string]string{labelZone: "z1"}, pods(2, "old", "100m", "100Mi", withLabels("app", "web"))...)}
+			return in
+		}, func(t *testing.T, r *result) {
+			expectCounts(t, r.zoneCounts(t, names("web", 4)...), map[string]int{"z2": 2, "z3": 2})
+		}},
+		{"hostname spread maxSkew 1 puts one per node", func() Input { return stdInput(web(4, withSpread(labelHostname, 1, corev1.DoNotSchedule, "app", "web"))...) },
+			func(t *testing.T, r *result) { r.apart(t, names("web", 4)...) }},
+		{"hostname spread maxSkew 2 puts two per node", func() Input { return stdInput(web(4, withSpread(labelHostname, 2, corev1.DoNotSchedule, "app", "web"))...) },
+			func(t *testing.T, r *result) {
+				r.claims(t, 2)
+				for _, c := range r.plan.NewClaims {
+					if len(c.Pods) != 2 {
+						t.Errorf("claim with %d pods", len(c.Pods))
+					}
+				}
+			}},
+		{"minDomains above the zone count caps each zone at maxSkew", func() Input {
+			return stdInput(web(4, withSpreadC(corev1.TopologySpreadConstraint{TopologyKey: labelZone, MaxSkew: 1, WhenUnsatisfiable: corev1.DoNotSchedule, MinDomains: &four}, "app", "web"))...)
+		}, func(t *testing.T, r *result) {
+			if len(r.plan.Placements) != 3 || len(r.plan.Errors) != 1 {
+				t.Fatalf("%d placed, %d errors; want 3 and 1", len(r.plan.Placements), len(r.plan.Errors))
+			}
+			r.failed(t, r.plan.Errors[0].Pod.Name, "topology spread")
+		}},
+		{"ScheduleAnyway is relaxed when it cannot be met", func() Input {
+			in := stdInput(web(3, withSpread(labelHostname, 1, corev1.ScheduleAnyway, "app", "web"))...)
+			in.NodePools[0].Limits = corev1.ResourceList{"nodes": quantity("1")}
+			return in
+		}, func(t *testing.T, r *result) {
+			r.claims(t, 1)
+			r.together(t, names("web", 3)...)
+			found := false
+			for _, p := range r.plan.Placements {
+				for _, s := range p.Relaxed {
+					found = found || s == "ScheduleAnyway topology spread constraint"
+				}
+			}
+			if !found {
+				t.Error("no pod records the relaxed ScheduleAnyway constraint")
+			}
+		}},
+		{"nodeAffinityPolicy Honor spreads over the pod's zones only", func() Input {
+			return stdInput(web(4, zonal, withRequiredTerms([]corev1.NodeSelectorRequirement{expr(labelZone, corev1.NodeSelectorOpIn, "z1", "z2")}))...)
+		}, func(t *testing.T, r *result) {
+			expectCounts(t, r.zoneCounts(t, names("web", 4)...), map[string]int{"z1": 2, "z2": 2})
+		}},
+		{"nodeAffinityPolicy Ignore counts the empty zone", func() Input {
+			return stdInput(web(4, withSpreadC(corev1.TopologySpreadConstraint{TopologyKey: labelZone, MaxSkew: 1, WhenUnsatisfiable: corev1.DoNotSchedule, NodeAffinityPolicy: &ignore}, "app", "web"),
+				withRequiredTerms([]corev1.NodeSelectorRequirement{expr(labelZone, corev1.NodeSelectorOpIn, "z1", "z2")}))...)
+		}, func(t *testing.T, r *result) {
+			if len(r.plan.Placements) != 2 || len(r.plan.Errors) != 2 {
+				t.Fatalf("%d placed, %d errors; want 2 and 2", len(r.plan.Placements), len(r.plan.Errors))
+			}
+		}},
+		{"nodeTaintsPolicy Honor ignores pods on untolerated nodes", func() Input {
+			in := stdInput(web(3, withSpreadC(corev1.TopologySpreadConstraint{TopologyKey: labelZone, MaxSkew: 1, WhenUnsatisfiable: corev1.DoNotSchedule, NodeTaintsPolicy: &honor}, "app", "web"))...)
+			n := mkNode("node-1", 1, 1, map[string]string{labelZone: "z1"}, pods(3, "old", "100m", "100Mi", withLabels("app", "web"))...)
+			n.Taints = []corev1.Taint{{Key: "dedicated", Value: "x", Effect: corev1.TaintEffectNoSchedule}}
+			in.Nodes = []*Node{n}
+			return in
+		}, func(t *testing.T, r *result) {
+			expectCounts(t, r.zoneCounts(t, names("web", 3)...), map[string]int{"z1": 1, "z2": 1, "z3": 1})
+		}},
+		{"nodeTaintsPolicy Ignore counts pods on untolerated nodes", func() Input {
+			in := stdInput(web(3, zonal)...)
+			n := mkNode("node-1", 1, 1, map[string]string{labelZone: "z1"}, pods(3, "old", "100m", "100Mi", withLabels("app", "web"))...)
+			n.Taints = []corev1.Taint{{Key: "dedicated", Value: "x", Effect: corev1.TaintEffectNoSchedule}}
+			in.Nodes = []*Node{n}
+			return in
+		}, func(t *testing.T, r *result) {
+			expectCounts(t, r.zoneCounts(t, names("web", 3)...), map[string]int{"z2": 2, "z3": 1})
+		}},
+		{"matchLabelKeys spreads each revision on its own", func() Input {
+			c := corev1.TopologySpreadConstraint{TopologyKey: labelZone, MaxSkew: 1, WhenUnsatisfiable: corev1.DoNotSchedule, MatchLabelKeys: []string{"hash"}}
+			in := stdInput(append(pods(3, "a", "1", "1Gi", withLabels("app", "web", "hash", "a"), withSpreadC(c, "app", "web")),
+				pods(3, "b", "1", "1Gi", withLabels("app", "web", "hash", "b"), withSpreadC(c, "app", "web"))...)...)
+			return in
+		}, func(t *testing.T, r *result) {
+			expectCounts(t, r.zoneCounts(t, names("a", 3)...), map[string]int{"z1": 1, "z2": 1, "z3": 1})
+			expectCounts(t, r.zoneCounts(t, names("b", 3)...), map[string]int{"z1": 1, "z2": 1, "z3": 1})
+		}},
+		{"zonal spread uses existing nodes first", func() Input {
+			in := stdInput(web(3, zonal)...)
+			for _, z := range []string{"z1", "z2", "z3"} {
+				in.Nodes = append(in.Nodes, mkNode("node-"+z, 4, 8, map[string]string{labelZone: z}))
+			}
+			return in
+		}, func(t *testing.T, r *result) {
+			r.claims(t, 0)
+			expectCounts(t, r.zoneCounts(t, names("web", 3)...), map[string]int{"z1": 1, "z2": 1, "z3": 1})
+		}},
+	})
+}
