@@ -38,8 +38,8 @@ type cluster struct {
 	associations map[string]*podIdentityAssociation // by association ID
 }
 
-// RegisterCluster adds (or replaces) a cluster in ACTIVE state and returns
-// its ARN.
+// RegisterCluster adds a cluster in ACTIVE state, or updates the settings of
+// one already registered, and returns its ARN.
 func (s *Service) RegisterCluster(c Cluster) (string, error) {
 	if c.Name == "" || c.Endpoint == "" || len(c.CertificateAuthorityPEM) == 0 {
 		return "", fmt.Errorf("registering an EKS cluster needs a Name, an Endpoint and a CertificateAuthorityPEM")
@@ -59,6 +59,12 @@ func (s *Service) RegisterCluster(c Cluster) (string, error) {
 	arn := s.arn("cluster/" + c.Name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if existing := s.clusters[c.Name]; existing != nil {
+		// Re-registering (a restarted API server) keeps access entries,
+		// associations and tags.
+		existing.spec = c
+		return arn, nil
+	}
 	s.clusters[c.Name] = &cluster{
 		spec:         c,
 		arn:          arn,

@@ -209,3 +209,26 @@ func TestClusterTags(t *testing.T) {
 		t.Fatalf("tagging a missing cluster code = %s", code)
 	}
 }
+
+func TestReregisterKeepsAccessEntries(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	node := w.role(t, "node")
+	if _, err := w.eks.CreateAccessEntry(ctx, &awseks.CreateAccessEntryInput{ClusterName: aws.String("demo"), PrincipalArn: aws.String(node), Type: aws.String("EC2_LINUX")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.service.RegisterCluster(eks.Cluster{Name: "demo", Endpoint: "https://127.0.0.1:7443", CertificateAuthorityPEM: []byte(caPEM)}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := w.eks.DescribeCluster(ctx, &awseks.DescribeClusterInput{Name: aws.String("demo")})
+	if err != nil || aws.ToString(out.Cluster.Endpoint) != "https://127.0.0.1:7443" {
+		t.Fatalf("endpoint after re-registering = %v, %v", out, err)
+	}
+	list, err := w.eks.ListAccessEntries(ctx, &awseks.ListAccessEntriesInput{ClusterName: aws.String("demo")})
+	if err != nil || len(list.AccessEntries) != 1 {
+		t.Fatalf("access entries after re-registering = %v, %v", list, err)
+	}
+	if _, err := w.service.RegisterCluster(eks.Cluster{Name: "bad"}); err == nil {
+		t.Fatal("RegisterCluster without an endpoint and CA succeeded")
+	}
+}

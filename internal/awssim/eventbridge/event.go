@@ -41,8 +41,9 @@ type delivery struct {
 
 // PutEvent publishes an event from an AWS service: every enabled rule whose
 // pattern matches it delivers it to its targets. It returns the event ID.
-// Delivery failures (a missing queue, a target that is not an SQS queue) are
-// not errors for the publisher, as in EventBridge; they are counted by
+// Delivery failures (a missing queue, a queue whose policy does not let
+// EventBridge send, a target that is not an SQS queue) are not errors for the
+// publisher, as in EventBridge; they are counted by
 // FailedInvocations.
 func (s *Service) PutEvent(e Event) (string, error) {
 	detail, err := json.Marshal(e.Detail)
@@ -122,6 +123,10 @@ func (t *target) payload(body []byte, doc map[string]any) string {
 	}
 }
 
+// servicePrincipal is who EventBridge delivers as; target queue policies
+// must allow it to send.
+const servicePrincipal = "events.amazonaws.com"
+
 // deliver sends payloads to their targets outside s.mu; SQS is the only
 // target type the simulator delivers to.
 func (s *Service) deliver(ds []delivery) {
@@ -130,7 +135,7 @@ func (s *Service) deliver(ds []delivery) {
 			s.failed.Add(1)
 			continue
 		}
-		if _, err := s.queues.SendToARN(d.arn, d.payload); err != nil {
+		if _, err := s.queues.Deliver(servicePrincipal, d.arn, d.payload); err != nil {
 			s.failed.Add(1)
 		}
 	}

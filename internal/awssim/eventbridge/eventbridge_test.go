@@ -42,9 +42,12 @@ func newWorld(t *testing.T) world {
 	}
 }
 
+// queue creates a queue whose policy lets EventBridge deliver to it, as
+// Karpenter's interruption queue has.
 func (w world) queue(t *testing.T, name string) string {
 	t.Helper()
-	out, err := w.queues.CreateQueue(context.Background(), &awssqs.CreateQueueInput{QueueName: aws.String(name)})
+	policy := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":["events.amazonaws.com","sqs.amazonaws.com"]},"Action":"sqs:SendMessage","Resource":"` + w.sqs.QueueARN(name) + `"}]}`
+	out, err := w.queues.CreateQueue(context.Background(), &awssqs.CreateQueueInput{QueueName: aws.String(name), Attributes: map[string]string{"Policy": policy}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,19 +281,30 @@ func TestPutEventsDeliversCustomEvents(t *testing.T) {
 	}
 }
 
-func TestDeliveryToMissingQueueIsCounted(t *testing.T) {
+func TestUndeliverableEventsAreCounted(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t)
+	// A queue without a policy refuses EventBridge, as in AWS.
+	closed, err := w.queues.CreateQueue(ctx, &awssqs.CreateQueueInput{QueueName: aws.String("closed")})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := w.events.PutRule(ctx, &awsevents.PutRuleInput{Name: aws.String("r"), EventPattern: aws.String(spotInterruption)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.events.PutTargets(ctx, &awsevents.PutTargetsInput{Rule: aws.String("r"), Targets: []types.Target{{Id: aws.String("q"), Arn: aws.String(w.sqs.QueueARN("gone"))}}}); err != nil {
+	if _, err := w.events.PutTargets(ctx, &awsevents.PutTargetsInput{Rule: aws.String("r"), Targets: []types.Target{
+		{Id: aws.String("gone"), Arn: aws.String(w.sqs.QueueARN("gone"))},
+		{Id: aws.String("closed"), Arn: aws.String(w.sqs.QueueARN("closed"))},
+	}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.service.PutEvent(eventbridge.Event{Source: "aws.ec2", DetailType: spotInterruptionType, Detail: map[string]string{}}); err != nil {
 		t.Fatal(err)
 	}
-	if n := w.service.FailedInvocations(); n != 1 {
-		t.Fatalf("FailedInvocations = %d, want 1", n)
+	if n := w.service.FailedInvocations(); n != 2 {
+		t.Fatalf("FailedInvocations = %d, want 2", n)
+	}
+	if bodies := w.receiveAll(t, aws.ToString(closed.QueueUrl)); len(bodies) != 0 {
+		t.Fatalf("queue without a policy received %v", bodies)
 	}
 }

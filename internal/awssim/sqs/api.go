@@ -8,10 +8,11 @@ import (
 // QueueARN returns the ARN a queue with the name has (or would have).
 func (s *Service) QueueARN(name string) string { return s.queueARN(name) }
 
-// SendToARN enqueues body on the queue with the ARN, as another AWS service
-// does when it delivers to SQS (EventBridge targets). It returns the message
-// ID.
-func (s *Service) SendToARN(arn, body string) (string, error) {
+// Deliver enqueues body on the queue with the ARN on behalf of an AWS
+// service principal (e.g. "events.amazonaws.com" for EventBridge targets),
+// as SQS accepts such deliveries only when the queue policy allows the
+// service to sqs:SendMessage. It returns the message ID.
+func (s *Service) Deliver(service, arn, body string) (string, error) {
 	prefix := "arn:aws:sqs:" + s.region + ":" + s.account + ":"
 	name, ok := strings.CutPrefix(arn, prefix)
 	if !ok {
@@ -22,6 +23,9 @@ func (s *Service) SendToARN(arn, body string) (string, error) {
 	q := s.queues[name]
 	if q == nil {
 		return "", fmt.Errorf("queue %q does not exist", arn)
+	}
+	if !allowsService(q.attributes["Policy"], service) {
+		return "", fmt.Errorf("the Policy of queue %q does not allow %s to sqs:SendMessage", arn, service)
 	}
 	m, err := s.enqueue(q, outgoing{body: body, senderID: s.account})
 	if err != nil {

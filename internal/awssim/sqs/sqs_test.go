@@ -310,10 +310,18 @@ func TestRetentionPeriodValidation(t *testing.T) {
 	}
 }
 
-func TestSendToARN(t *testing.T) {
+func TestDeliverChecksQueuePolicy(t *testing.T) {
 	c, svc := newClient(t)
 	url := aws.String(createQueue(t, c, "target", nil))
-	id, err := svc.SendToARN(svc.QueueARN("target"), "from another service")
+	arn := svc.QueueARN("target")
+	if _, err := svc.Deliver("events.amazonaws.com", arn, "x"); err == nil {
+		t.Fatal("delivery to a queue without a policy succeeded")
+	}
+	policy := `{"Statement":[{"Effect":"Allow","Principal":{"Service":"events.amazonaws.com"},"Action":"sqs:SendMessage","Resource":"` + arn + `"}]}`
+	if _, err := c.SetQueueAttributes(context.Background(), &awssqs.SetQueueAttributesInput{QueueUrl: url, Attributes: map[string]string{"Policy": policy}}); err != nil {
+		t.Fatal(err)
+	}
+	id, err := svc.Deliver("events.amazonaws.com", arn, "from another service")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +329,7 @@ func TestSendToARN(t *testing.T) {
 	if err != nil || len(got.Messages) != 1 || aws.ToString(got.Messages[0].MessageId) != id {
 		t.Fatalf("ReceiveMessage = %v, %v; want message %s", got, err, id)
 	}
-	if _, err := svc.SendToARN(svc.QueueARN("absent"), "x"); err == nil {
-		t.Fatal("SendToARN to a missing queue succeeded")
+	if _, err := svc.Deliver("events.amazonaws.com", svc.QueueARN("absent"), "x"); err == nil {
+		t.Fatal("delivery to a missing queue succeeded")
 	}
 }
