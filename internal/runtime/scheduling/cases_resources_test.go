@@ -44,7 +44,9 @@ func TestResourceCases(t *testing.T) {
 			return stdInput(p)
 		}, func(t *testing.T, r *result) { expectType(t, r.claim(t, "a"), "large.g") }},
 		{"pod larger than every type is reported", func() Input { return stdInput(mkPod("a", "100", "1Gi")) },
-			func(t *testing.T, r *result) { r.failed(t, "a", `nodepool "default"`, "no instance type has room", "cpu=100") }},
+			func(t *testing.T, r *result) {
+				r.failed(t, "a", `nodepool "default"`, "no instance type has room", "cpu=100")
+			}},
 		{"small pods share one well-sized node", func() Input { return stdInput(pods(8, "p", "1", "1Gi")...) },
 			func(t *testing.T, r *result) {
 				r.claims(t, 1)
@@ -73,7 +75,10 @@ func TestNodeSelectionCases(t *testing.T) {
 		{"nodeSelector arch picks amd64", func() Input { return stdInput(mkPod("a", "1", "1Gi", withNodeSelector(labelArch, "amd64"))) },
 			func(t *testing.T, r *result) { expectType(t, r.claim(t, "a"), "small.a") }},
 		{"nodeSelector zone pins the claim", func() Input { return stdInput(mkPod("a", "1", "1Gi", withNodeSelector(labelZone, "z2"))) },
-			func(t *testing.T, r *result) { expectZone(t, r.claim(t, "a"), "z2"); expectType(t, r.claim(t, "a"), "small.g") }},
+			func(t *testing.T, r *result) {
+				expectZone(t, r.claim(t, "a"), "z2")
+				expectType(t, r.claim(t, "a"), "small.g")
+			}},
 		{"nodeSelector instance type allows only that type", func() Input {
 			return stdInput(mkPod("a", "1", "1Gi", withNodeSelector(labelInstanceType, "large.a")))
 		}, func(t *testing.T, r *result) {
@@ -201,7 +206,9 @@ func TestTaintCases(t *testing.T) {
 	}
 	runCases(t, []tcase{
 		{"untolerated NodePool taint is reported", func() Input { return tainted(mkPod("a", "1", "1Gi")) },
-			func(t *testing.T, r *result) { r.failed(t, "a", `nodepool "default"`, "does not tolerate taint dedicated=gpu:NoSchedule") }},
+			func(t *testing.T, r *result) {
+				r.failed(t, "a", `nodepool "default"`, "does not tolerate taint dedicated=gpu:NoSchedule")
+			}},
 		{"tolerating pod is placed", func() Input {
 			return tainted(mkPod("a", "1", "1Gi", withToleration("dedicated", "gpu", corev1.TaintEffectNoSchedule)))
 		}, func(t *testing.T, r *result) { expectType(t, r.claim(t, "a"), "small.g") }},

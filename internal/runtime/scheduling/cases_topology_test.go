@@ -103,7 +103,9 @@ func TestAffinityCases(t *testing.T) {
 				t.Errorf("other on %s", n)
 			}
 		}},
-		{"zonal self affinity keeps the group in one zone", func() Input { return stdInput(pods(5, "web", "2", "1Gi", withLabels("app", "web"), withPodAffinity(term(labelZone, "app", "web")))...) },
+		{"zonal self affinity keeps the group in one zone", func() Input {
+			return stdInput(pods(5, "web", "2", "1Gi", withLabels("app", "web"), withPodAffinity(term(labelZone, "app", "web")))...)
+		},
 			func(t *testing.T, r *result) {
 				c := r.zoneCounts(t, names("web", 5)...)
 				if len(c) != 1 {
@@ -175,9 +177,13 @@ func TestSpreadCases(t *testing.T) {
 		}, func(t *testing.T, r *result) {
 			expectCounts(t, r.zoneCounts(t, names("web", 4)...), map[string]int{"z2": 2, "z3": 2})
 		}},
-		{"hostname spread maxSkew 1 puts one per node", func() Input { return stdInput(web(4, withSpread(labelHostname, 1, corev1.DoNotSchedule, "app", "web"))...) },
+		{"hostname spread maxSkew 1 puts one per node", func() Input {
+			return stdInput(web(4, withSpread(labelHostname, 1, corev1.DoNotSchedule, "app", "web"))...)
+		},
 			func(t *testing.T, r *result) { r.apart(t, names("web", 4)...) }},
-		{"hostname spread maxSkew 2 puts two per node", func() Input { return stdInput(web(4, withSpread(labelHostname, 2, corev1.DoNotSchedule, "app", "web"))...) },
+		{"hostname spread maxSkew 2 puts two per node", func() Input {
+			return stdInput(web(4, withSpread(labelHostname, 2, corev1.DoNotSchedule, "app", "web"))...)
+		},
 			func(t *testing.T, r *result) {
 				r.claims(t, 2)
 				for _, c := range r.plan.NewClaims {
