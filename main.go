@@ -42,9 +42,12 @@ func main() {
 	exit(err)
 }
 
+// exit ends the process: a mode that returned must never fall through to
+// serving the provider.
 func exit(err error) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
+	os.Exit(0)
 }

@@ -50,7 +50,7 @@ func TestControlPlaneRunsAWorkload(t *testing.T) {
 		}
 	}()
 	kc, err := os.ReadFile(sb.Kubeconfig)
-	if err != nil || !strings.Contains(string(kc), sb.Config.Host) {
+	if err != nil || !strings.Contains(string(kc), strings.TrimSuffix(sb.Config.Host, "/")) {
 		t.Fatalf("admin kubeconfig %s does not point at %s (err %v)", sb.Kubeconfig, sb.Config.Host, err)
 	}
 	cs := kubernetes.NewForConfigOrDie(sb.Config)
@@ -130,7 +130,7 @@ func TestControlPlaneRunsAWorkload(t *testing.T) {
 	if len(pids) != 3 {
 		t.Errorf("expected 3 component processes beside the apiserver, got %v", pids)
 	}
-	apiHost := strings.TrimPrefix(sb.Config.Host, "https://")
+	apiHost := strings.TrimSuffix(strings.TrimPrefix(sb.Config.Host, "https://"), "/")
 	if err := sb.Stop(); err != nil {
 		t.Fatalf("stop: %v", err)
 	}
