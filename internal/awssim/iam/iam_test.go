@@ -377,3 +377,29 @@ func TestValidation(t *testing.T) {
 		t.Fatalf("second spot service-linked role error = %v", err)
 	}
 }
+
+func TestListInstanceProfilesPages(t *testing.T) {
+	ctx := context.Background()
+	c, _ := newClient(t)
+	for _, n := range []string{"p1", "p2", "p3", "p4", "p5"} {
+		if _, err := c.CreateInstanceProfile(ctx, &awsiam.CreateInstanceProfileInput{InstanceProfileName: aws.String(n)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pages := awsiam.NewListInstanceProfilesPaginator(c, &awsiam.ListInstanceProfilesInput{MaxItems: aws.Int32(2)})
+	var names []string
+	n := 0
+	for pages.HasMorePages() {
+		out, err := pages.NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		for _, p := range out.InstanceProfiles {
+			names = append(names, aws.ToString(p.InstanceProfileName))
+		}
+	}
+	if n != 3 || len(names) != 5 || names[0] != "p1" || names[4] != "p5" {
+		t.Fatalf("%d pages with %v, want 3 pages holding p1..p5", n, names)
+	}
+}

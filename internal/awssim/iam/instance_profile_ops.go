@@ -106,25 +106,27 @@ func (s *Service) removeRoleFromInstanceProfile(c *awsquery.Call) (any, *awsquer
 	return nil, nil
 }
 
-type listInstanceProfilesResult struct {
-	InstanceProfiles []instanceProfileXML `xml:"InstanceProfiles>member"`
-	IsTruncated      bool                 `xml:"IsTruncated"`
-}
-
-// listProfiles lists, in name order and one page, the profiles keep selects.
-func (s *Service) listProfiles(keep func(*instanceProfile) bool) listInstanceProfilesResult {
-	out := listInstanceProfilesResult{InstanceProfiles: []instanceProfileXML{}}
+// listProfiles lists, in name order, the page of profiles keep selects.
+func (s *Service) listProfiles(c *awsquery.Call, keep func(*instanceProfile) bool) (any, *awsquery.Error) {
+	profiles := []instanceProfileXML{}
 	for _, n := range sortedNames(s.instanceProfiles) {
 		if p := s.instanceProfiles[n]; keep(p) {
-			out.InstanceProfiles = append(out.InstanceProfiles, s.renderInstanceProfile(p))
+			profiles = append(profiles, s.renderInstanceProfile(p))
 		}
 	}
-	return out
+	profiles, pg, err := paginate(c, profiles)
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		InstanceProfiles []instanceProfileXML `xml:"InstanceProfiles>member"`
+		page
+	}{profiles, pg}, nil
 }
 
 func (s *Service) listInstanceProfiles(c *awsquery.Call) (any, *awsquery.Error) {
 	prefix := c.Form.Get("PathPrefix")
-	return s.listProfiles(func(p *instanceProfile) bool { return strings.HasPrefix(p.path, prefix) }), nil
+	return s.listProfiles(c, func(p *instanceProfile) bool { return strings.HasPrefix(p.path, prefix) })
 }
 
 func (s *Service) listInstanceProfilesForRole(c *awsquery.Call) (any, *awsquery.Error) {
@@ -132,5 +134,5 @@ func (s *Service) listInstanceProfilesForRole(c *awsquery.Call) (any, *awsquery.
 	if err != nil {
 		return nil, err
 	}
-	return s.listProfiles(func(p *instanceProfile) bool { return slices.Contains(p.roles, r.name) }), nil
+	return s.listProfiles(c, func(p *instanceProfile) bool { return slices.Contains(p.roles, r.name) })
 }

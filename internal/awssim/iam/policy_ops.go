@@ -95,15 +95,12 @@ func (s *Service) deletePolicy(c *awsquery.Call) (any, *awsquery.Error) {
 }
 
 // listPolicies lists managed policies by Scope (All, AWS, Local), PathPrefix
-// and OnlyAttached, in one page.
+// and OnlyAttached.
 func (s *Service) listPolicies(c *awsquery.Call) (any, *awsquery.Error) {
 	scope := c.Form.Get("Scope")
 	prefix := c.Form.Get("PathPrefix")
 	onlyAttached := c.Form.Get("OnlyAttached") == "true"
-	out := struct {
-		Policies    []policyXML `xml:"Policies>member"`
-		IsTruncated bool        `xml:"IsTruncated"`
-	}{Policies: []policyXML{}}
+	policies := []policyXML{}
 	for _, arn := range sortedNames(s.policies) {
 		p := s.policies[arn]
 		x := s.renderPolicy(p)
@@ -112,9 +109,16 @@ func (s *Service) listPolicies(c *awsquery.Call) (any, *awsquery.Error) {
 			continue
 		}
 		x.Tags = nil
-		out.Policies = append(out.Policies, x)
+		policies = append(policies, x)
 	}
-	return out, nil
+	policies, pg, err := paginate(c, policies)
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		Policies []policyXML `xml:"Policies>member"`
+		page
+	}{policies, pg}, nil
 }
 
 type versionResult struct {

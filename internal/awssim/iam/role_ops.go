@@ -158,23 +158,25 @@ func (s *Service) deleteRole(c *awsquery.Call) (any, *awsquery.Error) {
 	return nil, nil
 }
 
-type listRolesResult struct {
-	Roles       []roleXML `xml:"Roles>member"`
-	IsTruncated bool      `xml:"IsTruncated"`
-}
-
-// listRoles lists roles under PathPrefix in name order, in one page.
+// listRoles lists roles under PathPrefix in name order.
 func (s *Service) listRoles(c *awsquery.Call) (any, *awsquery.Error) {
 	prefix := c.Form.Get("PathPrefix")
-	out := listRolesResult{Roles: []roleXML{}}
+	roles := []roleXML{}
 	for _, n := range sortedNames(s.roles) {
 		if r := s.roles[n]; strings.HasPrefix(r.path, prefix) {
 			x := s.renderRole(r)
 			x.Tags = nil // ListRoles leaves tags out, as IAM does
-			out.Roles = append(out.Roles, x)
+			roles = append(roles, x)
 		}
 	}
-	return out, nil
+	roles, p, err := paginate(c, roles)
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		Roles []roleXML `xml:"Roles>member"`
+		page
+	}{roles, p}, nil
 }
 
 func (s *Service) updateAssumeRolePolicy(c *awsquery.Call) (any, *awsquery.Error) {
