@@ -67,7 +67,8 @@ func (s *Service) receiveParams(q *queue, in receiveMessageInput) (receiveParams
 }
 
 // receiveMessage long-polls: it returns as soon as any message is visible,
-// or empty when the wait time passes or the caller goes away.
+// or empty when the wait time passes, the caller goes away or the service is
+// closed.
 func (s *Service) receiveMessage(c *awsjson.Call) (any, *awsjson.Error) {
 	var in receiveMessageInput
 	if err := c.Decode(&in); err != nil {
@@ -107,6 +108,9 @@ func (s *Service) receiveMessage(c *awsjson.Call) (any, *awsjson.Error) {
 		select {
 		case <-arrived:
 		case <-timer.C:
+		case <-s.closed:
+			timer.Stop()
+			return receiveMessageOutput{}, nil
 		case <-ctx.Done():
 			timer.Stop()
 			return receiveMessageOutput{}, nil

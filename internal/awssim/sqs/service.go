@@ -26,6 +26,9 @@ type Service struct {
 
 	mu     sync.Mutex
 	queues map[string]*queue // by name
+
+	closed    chan struct{} // closed by Close to end long polls
+	closeOnce sync.Once
 }
 
 // New returns an empty SQS for the account and region.
@@ -35,6 +38,7 @@ func New(account, region string) *Service {
 		region:     region,
 		messageIDs: seqid.New("sqs-message/" + account + "/" + region),
 		queues:     map[string]*queue{},
+		closed:     make(chan struct{}),
 	}
 	s.dispatcher = awsjson.Dispatcher{
 		Prefix:      "AmazonSQS",
@@ -61,6 +65,13 @@ func New(account, region string) *Service {
 		},
 	}
 	return s
+}
+
+// Close ends every long poll in progress (they return no messages), so an
+// HTTP server in front of the service can shut down without waiting up to
+// 20 seconds. The service keeps working for short polls afterwards.
+func (s *Service) Close() {
+	s.closeOnce.Do(func() { close(s.closed) })
 }
 
 func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {

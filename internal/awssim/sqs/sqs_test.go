@@ -333,3 +333,26 @@ func TestDeliverChecksQueuePolicy(t *testing.T) {
 		t.Fatal("delivery to a missing queue succeeded")
 	}
 }
+
+func TestCloseEndsLongPolls(t *testing.T) {
+	c, svc := newClient(t)
+	url := aws.String(createQueue(t, c, "closing", nil))
+	done := make(chan int, 1)
+	go func() {
+		out, err := c.ReceiveMessage(context.Background(), &awssqs.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: 20})
+		if err != nil {
+			done <- -1
+			return
+		}
+		done <- len(out.Messages)
+	}()
+	select {
+	case n := <-done:
+		t.Fatalf("long poll on an empty queue returned early with %d", n)
+	case <-time.After(200 * time.Millisecond):
+	}
+	svc.Close()
+	if n := <-done; n != 0 {
+		t.Fatalf("long poll ended by Close returned %d, want 0 messages and no error", n)
+	}
+}
