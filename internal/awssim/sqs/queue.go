@@ -14,6 +14,7 @@ type queue struct {
 	modified   time.Time
 	messages   []*message // in send order
 	receives   uint64     // receipt handle counter
+	sequence   uint64     // FIFO sequence number counter
 
 	// arrived is closed (and replaced) whenever a message is sent, waking
 	// long polls.

@@ -62,7 +62,8 @@ func (s *Service) enqueue(q *queue, o outgoing) (*message, *awsjson.Error) {
 			sum := sha256.Sum256([]byte(o.body))
 			m.deduplication = hex.EncodeToString(sum[:])
 		}
-		m.sequenceNumber = fmt.Sprintf("%020d", q.receives+uint64(len(q.messages))+1)
+		q.sequence++
+		m.sequenceNumber = fmt.Sprintf("%020d", q.sequence)
 	}
 	q.messages = append(q.messages, m)
 	q.wake()

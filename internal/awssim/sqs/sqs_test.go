@@ -356,3 +356,32 @@ func TestCloseEndsLongPolls(t *testing.T) {
 		t.Fatalf("long poll ended by Close returned %d, want 0 messages and no error", n)
 	}
 }
+
+func TestFIFOQueueMessages(t *testing.T) {
+	ctx := context.Background()
+	c, _ := newClient(t)
+	_, err := c.CreateQueue(ctx, &awssqs.CreateQueueInput{QueueName: aws.String("orders"), Attributes: map[string]string{"FifoQueue": "true"}})
+	if code := clienttest.ErrorCode(t, err); code != "InvalidParameterValue" {
+		t.Fatalf("FifoQueue without .fifo name code = %s", code)
+	}
+	url := aws.String(createQueue(t, c, "orders.fifo", map[string]string{"FifoQueue": "true", "ContentBasedDeduplication": "true"}))
+	_, err = c.SendMessage(ctx, &awssqs.SendMessageInput{QueueUrl: url, MessageBody: aws.String("no group")})
+	if code := clienttest.ErrorCode(t, err); code != "MissingParameter" {
+		t.Fatalf("FIFO send without MessageGroupId code = %s", code)
+	}
+	var seqs []string
+	for _, body := range []string{"one", "two"} {
+		out, err := c.SendMessage(ctx, &awssqs.SendMessageInput{QueueUrl: url, MessageBody: aws.String(body), MessageGroupId: aws.String("g")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, aws.ToString(out.SequenceNumber))
+	}
+	if len(seqs[0]) != 20 || seqs[0] >= seqs[1] {
+		t.Fatalf("sequence numbers %v are not increasing 20-digit strings", seqs)
+	}
+	got, err := c.ReceiveMessage(ctx, &awssqs.ReceiveMessageInput{QueueUrl: url, MaxNumberOfMessages: 10, MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll}})
+	if err != nil || len(got.Messages) != 2 || aws.ToString(got.Messages[0].Body) != "one" || got.Messages[0].Attributes["MessageGroupId"] != "g" {
+		t.Fatalf("FIFO receive = %+v, %v", got, err)
+	}
+}
