@@ -1,6 +1,7 @@
 // Package provider is the Terraform side of Joist: provider configuration,
 // one file per resource and data source, conversions between Terraform
-// models and the Karpenter-compatible API objects, and plan-time validation.
+// values and the Karpenter-compatible API objects, plan-time validation and
+// previews.
 package provider
 
 import (
@@ -11,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 )
 
 var _ provider.Provider = (*JoistProvider)(nil)
@@ -23,6 +25,8 @@ type JoistProvider struct {
 // JoistProviderModel is the provider block.
 type JoistProviderModel struct {
 	ClusterName types.String `tfsdk:"cluster_name"`
+	Kubernetes  types.Object `tfsdk:"kubernetes"`
+	AWS         types.Object `tfsdk:"aws"`
 }
 
 // New returns a constructor of the provider at the given version.
@@ -44,19 +48,40 @@ func (p *JoistProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp
 				MarkdownDescription: "Name of the EKS cluster the provider manages autoscaling for.",
 				Optional:            true,
 			},
+			"kubernetes": kubernetesSchema(),
+			"aws":        awsSchema(),
 		},
 	}
 }
 
+// Configure records the settings; clients are built on first use, so
+// unknown values (a cluster created in the same apply) do not fail planning.
 func (p *JoistProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
 	var cfg JoistProviderModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	c := &clients{clusterName: cfg.ClusterName.ValueString(), kubeKnown: !cfg.Kubernetes.IsUnknown(), awsKnown: !cfg.AWS.IsUnknown()}
+	opts := basetypes.ObjectAsOptions{UnhandledUnknownAsEmpty: true}
+	if c.kubeKnown && !cfg.Kubernetes.IsNull() {
+		c.kube = &kubernetesModel{}
+		resp.Diagnostics.Append(cfg.Kubernetes.As(ctx, c.kube, opts)...)
+		c.kubeKnown = c.kube.known()
+	}
+	if c.awsKnown && !cfg.AWS.IsNull() {
+		c.aws = &awsModel{}
+		resp.Diagnostics.Append(cfg.AWS.As(ctx, c.aws, opts)...)
+		c.awsKnown = c.aws.known()
+	}
+	resp.ResourceData = c
+	resp.DataSourceData = c
 }
 
 func (p *JoistProvider) Resources(_ context.Context) []func() resource.Resource {
-	return nil
+	return []func() resource.Resource{NewNodePoolResource, NewEC2NodeClassResource}
 }
 
 func (p *JoistProvider) DataSources(_ context.Context) []func() datasource.DataSource {
-	return nil
+	return []func() datasource.DataSource{NewNodePoolDataSource}
 }

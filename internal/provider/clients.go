@@ -1,0 +1,73 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+)
+
+// errNotKnownYet is returned while a client's settings depend on values
+// Terraform learns only during apply.
+var errNotKnownYet = errors.New("the provider's connection settings are not known until apply")
+
+// clients builds the Kubernetes and AWS clients the first time they are
+// needed, never in Configure: planning resources that are being created
+// must work before the cluster exists.
+type clients struct {
+	clusterName string
+
+	kube      *kubernetesModel
+	kubeKnown bool
+	aws       *awsModel
+	awsKnown  bool
+
+	mu      sync.Mutex
+	rest    *rest.Config
+	dynamic dynamic.Interface
+	awsCfg  *aws.Config
+}
+
+// Kubernetes returns a dynamic client of the cluster.
+func (c *clients) Kubernetes(ctx context.Context) (dynamic.Interface, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dynamic != nil {
+		return c.dynamic, nil
+	}
+	if !c.kubeKnown {
+		return nil, errNotKnownYet
+	}
+	cfg, err := c.kube.restConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS, cfg.Burst = 50, 100
+	d, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c.rest, c.dynamic = cfg, d
+	return d, nil
+}
+
+// AWS returns the SDK configuration.
+func (c *clients) AWS(ctx context.Context) (aws.Config, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.awsCfg != nil {
+		return *c.awsCfg, nil
+	}
+	if !c.awsKnown {
+		return aws.Config{}, errNotKnownYet
+	}
+	cfg, err := c.aws.config(ctx)
+	if err != nil {
+		return aws.Config{}, err
+	}
+	c.awsCfg = &cfg
+	return cfg, nil
+}

@@ -1,0 +1,146 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8stypes "k8s.io/apimachinery/pkg/types"
+)
+
+var (
+	_ resource.ResourceWithConfigure      = (*EC2NodeClassResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*EC2NodeClassResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*EC2NodeClassResource)(nil)
+	_ resource.ResourceWithImportState    = (*EC2NodeClassResource)(nil)
+)
+
+// EC2NodeClassResource is joist_ec2_node_class: a karpenter.k8s.aws/v1
+// EC2NodeClass.
+type EC2NodeClassResource struct {
+	manifestResource
+}
+
+// NewEC2NodeClassResource returns the joist_ec2_node_class resource.
+func NewEC2NodeClassResource() resource.Resource {
+	return &EC2NodeClassResource{manifestResource{kind: ec2NodeClassKind(), typeName: "joist_ec2_node_class"}}
+}
+
+// ec2NodeClassDeleteTimeout bounds the wait for the controller to release
+// the node class once its NodeClaims are gone.
+const ec2NodeClassDeleteTimeout = 10 * time.Minute
+
+func (r *EC2NodeClassResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_ec2_node_class"
+}
+
+func (r *EC2NodeClassResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	attrs := r.baseAttributes("EC2NodeClass")
+	attrs["force_destroy"] = schema.BoolAttribute{
+		Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+		MarkdownDescription: "On destroy, when no controller is running to release the node class (it removes " +
+			"its launch templates and instance profile first), remove the `karpenter.k8s.aws/termination` " +
+			"finalizer directly. Without it, destroy fails in that case.",
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A Karpenter-compatible `karpenter.k8s.aws/v1` EC2NodeClass: how the controller " +
+			"launches EC2 instances for the NodePools that reference it (subnets, security groups, AMIs, IAM " +
+			"role or instance profile, user data, kubelet, volumes, instance metadata). Every field of the API is " +
+			"an attribute; the CRD's validation rules run at plan time; `status` shows what the selectors resolved to.",
+		Attributes: attrs,
+	}
+}
+
+func (r *EC2NodeClassResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.configure(req, resp)
+}
+
+func (r *EC2NodeClassResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	r.validateConfig(ctx, req, resp)
+}
+
+// ModifyPlan refuses at plan time the changes the CRD's transition rules
+// refuse (instanceProfile back to role).
+func (r *EC2NodeClassResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() || req.State.Raw.IsNull() {
+		return
+	}
+	t := req.Plan.Schema.Type()
+	plan, diags := attrsOf(ctx, t, req.Plan.Raw)
+	resp.Diagnostics.Append(diags...)
+	state, diags := attrsOf(ctx, t, req.State.Raw)
+	resp.Diagnostics.Append(diags...)
+	if !resp.Diagnostics.HasError() {
+		resp.Diagnostics.Append(r.validationDiagnostics(plan, state)...)
+	}
+}
+
+func (r *EC2NodeClassResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	raw, diags := r.write(ctx, req.Plan.Schema.Type(), req.Plan.Raw)
+	resp.Diagnostics.Append(diags...)
+	if !diags.HasError() {
+		resp.State.Raw = raw
+	}
+}
+
+func (r *EC2NodeClassResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	r.read(ctx, req, resp)
+}
+
+func (r *EC2NodeClassResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	raw, diags := r.write(ctx, req.Plan.Schema.Type(), req.Plan.Raw)
+	resp.Diagnostics.Append(diags...)
+	if !diags.HasError() {
+		resp.State.Raw = raw
+	}
+}
+
+// Delete deletes the node class and waits for the controller to release
+// it. With no controller running it fails at once, or with force_destroy
+// removes the finalizer itself.
+func (r *EC2NodeClassResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	state, diags := attrsOf(ctx, req.State.Schema.Type(), req.State.Raw)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	name := state["name"].(basetypes.StringValue).ValueString()
+	force := state["force_destroy"].(basetypes.BoolValue).ValueBool()
+	err := r.deleteObject(ctx, name, ec2NodeClassDeleteTimeout, func(ctx context.Context, live *unstructured.Unstructured, waited time.Duration) error {
+		tflog.Info(ctx, "waiting for the EC2NodeClass to be released", map[string]any{
+			"name": name, "waited": waited.Round(time.Second).String(), "finalizers": live.GetFinalizers(),
+		})
+		kube, err := r.clients.Kubernetes(ctx)
+		if err != nil {
+			return err
+		}
+		running, why, err := controllerRunning(ctx, kube, time.Now())
+		if err != nil || running {
+			return err
+		}
+		if !force {
+			return fmt.Errorf("EC2NodeClass %s is held by finalizers %v and no controller is running to release it: %s. "+
+				"Start the controller (joist_controller), or set force_destroy = true to remove the finalizers "+
+				"(its launch templates and instance profile are then left in AWS)", name, live.GetFinalizers(), why)
+		}
+		patch := []byte(`{"metadata":{"finalizers":null}}`)
+		_, err = kube.Resource(r.kind.gvr()).Patch(ctx, name, k8stypes.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
+		return err
+	})
+	if err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("Deleting EC2NodeClass %s", name), err.Error())
+	}
+}
+
+func (r *EC2NodeClassResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	r.importState(ctx, req, resp)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("force_destroy"), false)...)
+}

@@ -1,0 +1,161 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+)
+
+var (
+	_ resource.ResourceWithConfigure      = (*NodePoolResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*NodePoolResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*NodePoolResource)(nil)
+	_ resource.ResourceWithImportState    = (*NodePoolResource)(nil)
+)
+
+// NodePoolResource is joist_node_pool: a karpenter.sh/v1 NodePool.
+type NodePoolResource struct {
+	manifestResource
+}
+
+// NewNodePoolResource returns the joist_node_pool resource.
+func NewNodePoolResource() resource.Resource {
+	return &NodePoolResource{manifestResource{kind: nodePoolKind(), typeName: "joist_node_pool"}}
+}
+
+// defaultDeleteTimeout bounds how long destroying a pool waits for its nodes.
+const defaultDeleteTimeout = "15m"
+
+func (r *NodePoolResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_node_pool"
+}
+
+func (r *NodePoolResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	attrs := r.baseAttributes("NodePool")
+	attrs["planned_disruption"] = plannedDisruptionAttribute()
+	attrs["force_destroy"] = schema.BoolAttribute{
+		Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+		MarkdownDescription: "On destroy, when no controller is running to drain and terminate the pool's nodes, " +
+			"terminate the pool's EC2 instances (tag `karpenter.sh/nodepool`) directly and remove the finalizers " +
+			"of its NodeClaims. Workloads are not drained. Without it, destroy fails in that case.",
+	}
+	attrs["delete_timeout"] = schema.StringAttribute{
+		Optional: true, Computed: true, Default: stringdefault.StaticString(defaultDeleteTimeout),
+		MarkdownDescription: "How long destroy waits for the controller to drain and terminate the pool's nodes, " +
+			"as a Go duration (`15m`, `1h`). Defaults to `" + defaultDeleteTimeout + "`.",
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A Karpenter-compatible `karpenter.sh/v1` NodePool: which nodes the controller may " +
+			"launch for unschedulable pods, and how it may disrupt them. Every field of the API is an attribute " +
+			"(`template`, `disruption`, `limits`, `weight`); the CRD's validation rules run at plan time. Changes " +
+			"apply in place; on update the plan warns how many existing nodes the change drifts and how many " +
+			"the disruption budgets replace at once.",
+		Attributes: attrs,
+	}
+}
+
+func (r *NodePoolResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.configure(req, resp)
+}
+
+func (r *NodePoolResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	r.validateConfig(ctx, req, resp)
+	var timeout types.String
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("delete_timeout"), &timeout)...)
+	if !timeout.IsNull() && !timeout.IsUnknown() {
+		if _, err := time.ParseDuration(timeout.ValueString()); err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("delete_timeout"), "Invalid joist_node_pool",
+				fmt.Sprintf("delete_timeout: %q is not a duration; write it as 15m or 1h30m", timeout.ValueString()))
+		}
+	}
+}
+
+func (r *NodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() || req.State.Raw.IsNull() {
+		return
+	}
+	t := req.Plan.Schema.Type()
+	plan, diags := attrsOf(ctx, t, req.Plan.Raw)
+	resp.Diagnostics.Append(diags...)
+	state, diags := attrsOf(ctx, t, req.State.Raw)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.validationDiagnostics(plan, state)...)
+	if resp.Diagnostics.HasError() || !r.specChanged(plan, state) {
+		return
+	}
+	preview, err := r.previewDisruption(ctx, plan, state)
+	value := types.ObjectNull(plannedDisruptionType.AttrTypes)
+	if err != nil {
+		resp.Diagnostics.AddWarning("No disruption preview",
+			fmt.Sprintf("The cluster could not be asked which nodes this change of node pool %s drifts: %v. The plan is otherwise unaffected.",
+				plan["name"].(basetypes.StringValue).ValueString(), err))
+	} else if preview != nil {
+		value = preview.value()
+		if preview.Drifted > 0 || preview.Total > 0 {
+			resp.Diagnostics.AddWarning("Disruption preview", preview.String())
+		}
+	}
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("planned_disruption"), value)...)
+}
+
+// specChanged reports whether plan writes a different object than state.
+func (r *NodePoolResource) specChanged(plan, state map[string]attr.Value) bool {
+	a, unknownA := r.manifest(plan)
+	b, _ := r.manifest(state)
+	return len(unknownA) > 0 || fmt.Sprint(a) != fmt.Sprint(b)
+}
+
+func (r *NodePoolResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	raw, diags := r.write(ctx, req.Plan.Schema.Type(), req.Plan.Raw)
+	resp.Diagnostics.Append(diags...)
+	if !diags.HasError() {
+		resp.State.Raw = raw
+	}
+}
+
+func (r *NodePoolResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	r.read(ctx, req, resp)
+}
+
+func (r *NodePoolResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	raw, diags := r.write(ctx, req.Plan.Schema.Type(), req.Plan.Raw)
+	resp.Diagnostics.Append(diags...)
+	if !diags.HasError() {
+		resp.State.Raw = raw
+	}
+}
+
+func (r *NodePoolResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	state, diags := attrsOf(ctx, req.State.Schema.Type(), req.State.Raw)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	name := state["name"].(basetypes.StringValue).ValueString()
+	force := state["force_destroy"].(basetypes.BoolValue).ValueBool()
+	timeout, err := time.ParseDuration(state["delete_timeout"].(basetypes.StringValue).ValueString())
+	if err != nil {
+		timeout, _ = time.ParseDuration(defaultDeleteTimeout)
+	}
+	if err := r.destroy(ctx, name, force, timeout); err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("Deleting node pool %s", name), err.Error())
+	}
+}
+
+func (r *NodePoolResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	r.importState(ctx, req, resp)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("force_destroy"), false)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("delete_timeout"), defaultDeleteTimeout)...)
+}
