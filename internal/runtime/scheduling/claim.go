@@ -57,9 +57,6 @@ func (s *solver) openClaim(c *class, reqID, n int) (int, []string) {
 			ps.remaining[r] -= s.cat.capv[target][r]
 		}
 		ps.nodesLeft--
-		for i := range s.freeNew {
-			s.freeNew[i] += ps.allocD[target][i]
-		}
 		s.bins = append(s.bins, b)
 		s.claims = append(s.claims, b)
 		s.commit(c, b, k, st)
@@ -127,50 +124,6 @@ func (s *solver) canOpen(c *class, ps *poolState, reqID int) (int, bitset, bool,
 		}
 	}
 	return nr, types, relaxed, nil
-}
-
-// chooseTarget sizes a new claim: the instance type with the lowest price
-// per share of the demand it can absorb. The demand is what is still to be
-// placed minus what open claims can still take, but at least the pods about
-// to go on this claim; a type that absorbs all of it scores its bare price,
-// so small remainders get small nodes and large ones get the most
-// cost-efficient shape.
-func (s *solver) chooseTarget(c *class, ps *poolState, types bitset, slots uint64, perClaim int) int {
-	dims := []int{resCPU, resMemory, resPods}
-	for i := resEphemeral; i < len(c.req); i++ {
-		if c.req[i] > 0 {
-			dims = append(dims, i)
-		}
-	}
-	demand := make([]float64, len(dims))
-	for j, r := range dims {
-		d := float64(s.remaining[r] - max(s.freeNew[r], 0))
-		demand[j] = max(d, float64(c.req[r])*float64(perClaim))
-	}
-	best, bestScore, bestCover := -1, math.Inf(1), 0.0
-	types.each(func(t int) {
-		price := s.cat.cheapest(t, slots)
-		if math.IsInf(price, 1) {
-			return
-		}
-		cover := 1.0
-		a := ps.allocD[t]
-		for j, r := range dims {
-			if demand[j] <= 0 {
-				continue
-			}
-			cover = min(cover, float64(a[r])/demand[j])
-		}
-		if cover <= 0 {
-			return
-		}
-		// On equal efficiency prefer the type absorbing more: fewer nodes.
-		score := price / cover
-		if score < bestScore*(1-1e-9) || (score <= bestScore*(1+1e-9) && cover > bestCover) {
-			best, bestScore, bestCover = t, score, cover
-		}
-	})
-	return best
 }
 
 // minValuesShort returns the first minValues requirement of ps that types

@@ -41,6 +41,10 @@ type class struct {
 	// volume topology and is what nodes and claims must satisfy.
 	strictID, reqID int
 	lastErr         error
+
+	// Sizing caches: pods per fresh node and compatible types per pool.
+	freshCap  int
+	poolTypes map[*poolState]bitset
 }
 
 type hostPort struct {

@@ -22,37 +22,54 @@ type BoundOption struct {
 // both constraints tight) is exact. Options without CPU or memory are
 // skipped. Returns +Inf when no option helps and 0 for zero demand.
 func LowerBoundCost(options []BoundOption, cpu, memory float64) float64 {
+	cost, _, _ := solveLP(options, cpu, memory)
+	return cost
+}
+
+// solveLP returns the optimum of the relaxation and its basis: the indices
+// of the one or two options used (b = -1 for a single option, a = -1 when
+// nothing helps).
+func solveLP(opts []BoundOption, cpu, memory float64) (cost float64, a, b int) {
 	if cpu <= 0 && memory <= 0 {
-		return 0
+		return 0, -1, -1
 	}
-	var opts []BoundOption
-	for _, o := range options {
-		if o.Price >= 0 && !math.IsInf(o.Price, 1) && o.CPUMillis > 0 && o.MemoryBytes > 0 {
-			opts = append(opts, o)
+	usable := func(o BoundOption) bool {
+		return o.Price >= 0 && !math.IsInf(o.Price, 1) && o.CPUMillis > 0 && o.MemoryBytes > 0
+	}
+	cost, a, b = math.Inf(1), -1, -1
+	for i, o := range opts {
+		if !usable(o) {
+			continue
+		}
+		if c := o.Price * max(cpu/o.CPUMillis, memory/o.MemoryBytes); c < cost {
+			cost, a, b = c, i, -1
 		}
 	}
-	best := math.Inf(1)
-	for _, o := range opts {
-		x := max(cpu/o.CPUMillis, memory/o.MemoryBytes)
-		best = min(best, o.Price*x)
-	}
 	for i := range opts {
-		a := opts[i]
+		oa := opts[i]
+		if !usable(oa) {
+			continue
+		}
 		for j := i + 1; j < len(opts); j++ {
-			b := opts[j]
-			det := a.CPUMillis*b.MemoryBytes - b.CPUMillis*a.MemoryBytes
+			ob := opts[j]
+			if !usable(ob) {
+				continue
+			}
+			det := oa.CPUMillis*ob.MemoryBytes - ob.CPUMillis*oa.MemoryBytes
 			if det == 0 {
 				continue
 			}
-			xa := (cpu*b.MemoryBytes - b.CPUMillis*memory) / det
-			xb := (a.CPUMillis*memory - cpu*a.MemoryBytes) / det
+			xa := (cpu*ob.MemoryBytes - ob.CPUMillis*memory) / det
+			xb := (oa.CPUMillis*memory - cpu*oa.MemoryBytes) / det
 			if xa < 0 || xb < 0 {
 				continue
 			}
-			best = min(best, a.Price*xa+b.Price*xb)
+			if c := oa.Price*xa + ob.Price*xb; c < cost {
+				cost, a, b = c, i, j
+			}
 		}
 	}
-	return best
+	return cost, a, b
 }
 
 // LPLowerBound is LowerBoundCost over instance types' allocatable CPU and

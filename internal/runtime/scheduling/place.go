@@ -308,7 +308,7 @@ func (s *solver) admit(c *class, b *bin, reqID, n int) (int, admitState) {
 	if nr != b.reqID {
 		st.types = b.types.and(s.cat.compile(nr, s.table.sets[nr]).types)
 	}
-	free := make([]int64, len(b.used))
+	free := s.scratch()
 	k := 0
 	if st.types.has(b.target) {
 		k = s.claimFit(b, b.target, c, free)
@@ -363,7 +363,7 @@ func (s *solver) mustGrow(c *class, b *bin) bool {
 // the one holding the most, within what the NodePool limits still allow.
 func (s *solver) grow(b *bin, st admitState, c *class, n, k int) (int, int) {
 	slots := s.cat.compile(st.reqID, s.table.sets[st.reqID]).slots
-	free := make([]int64, len(b.used))
+	free := s.scratch()
 	best, bestK, bestPrice := st.target, k, s.cat.cheapest(st.target, slots)
 	st.types.each(func(t int) {
 		for _, r := range b.pool.limited {
@@ -473,9 +473,6 @@ func (s *solver) commit(c *class, b *bin, k int, st admitState) {
 	}
 	if b.kind == TargetNewClaim {
 		if st.target != b.target {
-			for i := range s.freeNew {
-				s.freeNew[i] += b.pool.allocD[st.target][i] - b.pool.allocD[b.target][i]
-			}
 			// The reservation only ever grows: options larger than the new
 			// type may remain on the claim.
 			for _, r := range b.pool.limited {
@@ -492,7 +489,6 @@ func (s *solver) commit(c *class, b *bin, k int, st admitState) {
 		}
 		for i, q := range c.req {
 			b.used[i] += int64(k) * q
-			s.freeNew[i] -= int64(k) * q
 		}
 	} else {
 		for i, q := range c.req {

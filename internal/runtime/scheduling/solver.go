@@ -25,12 +25,22 @@ type solver struct {
 	bins      []*bin
 	claims    []*bin
 	remaining []int64 // requests of pods not yet placed
-	freeNew   []int64 // unused target capacity of new claims
 	matches   map[[2]int]bool
 	inverse   map[*class][]*topoGroup
 	topoKeys  []string
 	plan      *Plan
 	hasPNS    bool
+	order     []*class // classes in queue order, for sizing lookahead
+	cands     []sizingCand
+	buf       []int64
+}
+
+// scratch is a reusable resource vector; callers must not keep it.
+func (s *solver) scratch() []int64 {
+	if s.buf == nil {
+		s.buf = make([]int64, len(s.res.names))
+	}
+	return s.buf
 }
 
 // Solve places in.Pods. The returned error is only for unusable input (for
@@ -70,7 +80,6 @@ func Solve(in Input) (*Plan, error) {
 		c.req[resPods] = 1
 	}
 	s.remaining = make([]int64, len(s.res.names))
-	s.freeNew = make([]int64, len(s.res.names))
 	for _, c := range classes {
 		for i, q := range c.req {
 			s.remaining[i] += q * int64(len(c.pods))
@@ -171,6 +180,7 @@ func (s *solver) run(classes []*class) {
 		}
 		return a.req[resMemory] > b.req[resMemory]
 	})
+	s.order = classes
 	queue := classes
 	stalled := 0
 	for len(queue) > 0 && stalled < len(queue) {
@@ -210,6 +220,14 @@ func (s *solver) prepareClass(c *class) {
 	strict := c.strict()
 	c.strictID = s.table.intern(strict)
 	c.reqID = s.table.intern(c.withVolumes(strict))
+	c.poolTypes = nil
+	c.freshCap = math.MaxInt
+	if len(c.ports) > 0 {
+		c.freshCap = 1
+	}
+	if c.selectedBy != nil || len(c.spreads)+len(c.anti)+len(c.prefAnti)+len(c.softSpreads) > 0 {
+		c.freshCap = min(c.freshCap, s.hostnameCap(c, &bin{name: "\x00new"}))
+	}
 }
 
 func (s *solver) relax(c *class) string {

@@ -1,0 +1,114 @@
+package scheduling
+
+import "math"
+
+// Sizing new claims. A pod is worth its share of the demand still to place
+// (CPU share plus memory share). For each candidate instance type the solver
+// simulates filling a fresh node with the current class and then,
+// first-fit-decreasing, with the other pending classes that could run there;
+// the type whose simulated pods are worth the most per dollar wins. This
+// rewards shapes the pending pods actually fill in both dimensions, rather
+// than shapes that are cheap per unit of one resource the pods cannot use.
+
+// sizingCandidates bounds how many types are simulated per new claim.
+const sizingCandidates = 16
+
+type sizingCand struct {
+	t            int
+	price, ratio float64
+}
+
+func (a sizingCand) better(b sizingCand) bool {
+	if a.ratio != b.ratio {
+		return a.ratio > b.ratio
+	}
+	return a.price < b.price
+}
+
+// chooseTarget picks the instance type a new claim is sized for.
+func (s *solver) chooseTarget(c *class, ps *poolState, types bitset, slots uint64, perClaim int) int {
+	pm, pb := 1/float64(max(s.remaining[resCPU], 1)), 1/float64(max(s.remaining[resMemory], 1))
+	value := func(q []int64) float64 {
+		return pm*float64(q[resCPU]) + pb*float64(q[resMemory])
+	}
+	// Keep the sizingCandidates types with the most demand share per
+	// dollar; types far from that cannot be efficient however well filled.
+	cands := s.cands[:0]
+	types.each(func(t int) {
+		price := s.cat.cheapest(t, slots)
+		if math.IsInf(price, 1) || price <= 0 {
+			return
+		}
+		cd := sizingCand{t, price, value(ps.allocD[t]) / price}
+		if len(cands) == sizingCandidates && !cd.better(cands[len(cands)-1]) {
+			return
+		}
+		if len(cands) < sizingCandidates {
+			cands = append(cands, cd)
+		} else {
+			cands[len(cands)-1] = cd
+		}
+		for i := len(cands) - 1; i > 0 && cands[i].better(cands[i-1]); i-- {
+			cands[i], cands[i-1] = cands[i-1], cands[i]
+		}
+	})
+	s.cands = cands
+	if len(cands) == 0 {
+		return -1
+	}
+	best, bestScore, bestPrice := cands[0].t, -1.0, 0.0
+	free := s.scratch()
+	for _, cd := range cands {
+		v := s.simulateFill(c, ps, cd.t, perClaim, free, value)
+		score := v / cd.price
+		if score > bestScore*(1+1e-9) || (score >= bestScore*(1-1e-9) && cd.price > bestPrice) {
+			best, bestScore, bestPrice = cd.t, score, cd.price
+		}
+	}
+	return best
+}
+
+// simulateFill estimates the dual value of the pods a fresh node of type t
+// would end up holding.
+func (s *solver) simulateFill(c *class, ps *poolState, t, perClaim int, free []int64, value func([]int64) float64) float64 {
+	copy(free, ps.allocD[t])
+	take := func(o *class, limit int) float64 {
+		k := min(fitCount(free, o.req), len(o.pods), limit)
+		if k <= 0 {
+			return 0
+		}
+		for i, q := range o.req {
+			free[i] -= int64(k) * q
+		}
+		// A small per-pod credit breaks ties towards holding more pods.
+		return float64(k) * (value(o.req) + 1e-12)
+	}
+	total := take(c, perClaim)
+	for _, o := range s.order {
+		if o == c || len(o.pods) == 0 || !s.classFits(o, ps, t) {
+			continue
+		}
+		total += take(o, o.freshCap)
+		if free[resPods] <= 0 {
+			break
+		}
+	}
+	return total
+}
+
+// classFits reports whether pods of o could go on a node of type t from ps.
+func (s *solver) classFits(o *class, ps *poolState, t int) bool {
+	if o.poolTypes == nil {
+		o.poolTypes = map[*poolState]bitset{}
+	}
+	bs, ok := o.poolTypes[ps]
+	if !ok {
+		if o.tolerates(ps.pool.Taints) == nil {
+			if nr := s.table.combine(ps.reqID, o.reqID); nr >= 0 {
+				bs = s.cat.compile(nr, s.table.sets[nr]).types
+			}
+		}
+		o.poolTypes[ps] = bs
+	}
+	return bs != nil && bs.has(t)
+}
