@@ -1,0 +1,237 @@
+package aws
+
+import (
+	"math"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
+)
+
+// MaxInstanceTypes bounds the instance types offered to one fleet.
+const MaxInstanceTypes = 60
+
+// candidate is an instance type with the offerings a claim may launch.
+type candidate struct {
+	it        *scheduling.InstanceType
+	offerings []scheduling.Offering
+}
+
+// price is the cheapest offering of a capacity type, +Inf if none.
+func (c candidate) price(capacityType string) float64 {
+	p := math.Inf(1)
+	for _, o := range c.offerings {
+		if o.CapacityType == capacityType && o.Price < p {
+			p = o.Price
+		}
+	}
+	return p
+}
+
+func (c candidate) has(capacityType string) bool { return !math.IsInf(c.price(capacityType), 1) }
+
+// definedKeys are the labels every instance type defines (absent means the
+// type does not have the property, e.g. no GPU): requirements on them are
+// checked; requirements on other keys (NodePool and user labels) are not
+// the cloud provider's to satisfy.
+var definedKeys = requirements.NewKeySet(
+	corev1.LabelInstanceTypeStable, corev1.LabelArchStable, corev1.LabelOSStable, corev1.LabelTopologyRegion,
+	corev1.LabelTopologyZone, v1.CapacityTypeLabelKey, v1.LabelTopologyZoneID, v1.LabelNodeClass,
+	v1.LabelInstanceCategory, v1.LabelInstanceFamily, v1.LabelInstanceGeneration, v1.LabelInstanceSize,
+	v1.LabelInstanceCPU, v1.LabelInstanceCPUManufacturer, v1.LabelInstanceCPUSustainedClockSpeedMhz,
+	v1.LabelInstanceMemory, v1.LabelInstanceEBSBandwidth, v1.LabelInstanceNetworkBandwidth,
+	v1.LabelInstanceGPUName, v1.LabelInstanceGPUManufacturer, v1.LabelInstanceGPUCount, v1.LabelInstanceGPUMemory,
+	v1.LabelInstanceAcceleratorName, v1.LabelInstanceAcceleratorManufacturer, v1.LabelInstanceAcceleratorCount,
+	v1.LabelInstanceLocalNVME, v1.LabelInstanceHypervisor, v1.LabelInstanceEncryptionInTransitSupported,
+	v1.LabelInstanceCapabilityFlex, v1.LabelInstanceTenancy,
+)
+
+// offeringKeys are the labels that vary per offering rather than per type.
+var offeringKeys = requirements.NewKeySet(corev1.LabelTopologyZone, v1.CapacityTypeLabelKey, v1.LabelTopologyZoneID)
+
+// compatible keeps the types whose labels meet the requirements and whose
+// allocatable fits the requests, each with its available offerings that
+// meet the zone and capacity-type requirements and have a subnet.
+func compatible(its []*scheduling.InstanceType, reqs requirements.Requirements, requests corev1.ResourceList, zoneIDs map[string]string) []candidate {
+	typeReqs, offerReqs := requirements.Requirements{}, requirements.Requirements{}
+	for key, r := range reqs {
+		switch {
+		case offeringKeys.Has(key):
+			offerReqs[key] = r
+		case definedKeys.Has(key):
+			typeReqs[key] = r
+		}
+	}
+	var out []candidate
+	for _, it := range its {
+		if !typeReqs.MatchesLabels(it.Labels) || !fits(requests, it.Allocatable) {
+			continue
+		}
+		c := candidate{it: it}
+		for _, o := range it.Offerings {
+			zoneID, ok := zoneIDs[o.Zone]
+			if !o.Available || !ok {
+				continue
+			}
+			labels := map[string]string{corev1.LabelTopologyZone: o.Zone, v1.CapacityTypeLabelKey: o.CapacityType}
+			if zoneID != "" {
+				labels[v1.LabelTopologyZoneID] = zoneID
+			}
+			if offerReqs.MatchesLabels(labels) {
+				c.offerings = append(c.offerings, o)
+			}
+		}
+		if len(c.offerings) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func fits(requests, allocatable corev1.ResourceList) bool {
+	for name, q := range requests {
+		a, ok := allocatable[name]
+		if !ok {
+			if q.IsZero() {
+				continue
+			}
+			return false
+		}
+		if q.Cmp(a) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// isExotic types carry GPUs or accelerators or are bare metal: only worth
+// launching when asked for.
+func isExotic(it *scheduling.InstanceType) bool {
+	_, gpu := it.Labels[v1.LabelInstanceGPUCount]
+	_, acc := it.Labels[v1.LabelInstanceAcceleratorCount]
+	return gpu || acc || strings.Contains(it.Labels[v1.LabelInstanceSize], "metal")
+}
+
+// withoutExotic drops exotic types when generic ones remain, unless the
+// claim asks for accelerators or sizes explicitly or uses minValues (which
+// needs the full set for flexibility).
+func withoutExotic(cands []candidate, reqs requirements.Requirements) []candidate {
+	for key, r := range reqs {
+		if r.MinValues != nil {
+			return cands
+		}
+		switch key {
+		case v1.LabelInstanceGPUCount, v1.LabelInstanceGPUName, v1.LabelInstanceGPUManufacturer, v1.LabelInstanceGPUMemory,
+			v1.LabelInstanceAcceleratorCount, v1.LabelInstanceAcceleratorName, v1.LabelInstanceAcceleratorManufacturer,
+			v1.LabelInstanceSize:
+			return cands
+		}
+	}
+	var generic []candidate
+	for _, c := range cands {
+		if !isExotic(c.it) {
+			generic = append(generic, c)
+		}
+	}
+	if len(generic) == 0 {
+		return cands
+	}
+	return generic
+}
+
+// withoutDearSpot drops spot offerings that cost more than the cheapest
+// on-demand offering: launching them would never save money.
+func withoutDearSpot(cands []candidate) []candidate {
+	cheapestOD := math.Inf(1)
+	for _, c := range cands {
+		cheapestOD = min(cheapestOD, c.price(v1.CapacityTypeOnDemand))
+	}
+	if math.IsInf(cheapestOD, 1) {
+		return cands
+	}
+	out := make([]candidate, 0, len(cands))
+	for _, c := range cands {
+		kept := c.offerings[:0:0]
+		for _, o := range c.offerings {
+			if o.CapacityType != v1.CapacityTypeSpot || o.Price <= cheapestOD {
+				kept = append(kept, o)
+			}
+		}
+		if len(kept) > 0 {
+			out = append(out, candidate{it: c.it, offerings: kept})
+		}
+	}
+	return out
+}
+
+// capacityType picks reserved, then spot, then on-demand: the first one
+// that some candidate offers (the claim's requirements already filtered
+// offerings by capacity type).
+func capacityType(cands []candidate) string {
+	for _, ct := range []string{v1.CapacityTypeReserved, v1.CapacityTypeSpot, v1.CapacityTypeOnDemand} {
+		for _, c := range cands {
+			if c.has(ct) {
+				return ct
+			}
+		}
+	}
+	return ""
+}
+
+// cheapest keeps the candidates offering the capacity type, only those
+// offerings, cheapest first, truncated to max types but extended (in price
+// order) until every minValues requirement has enough distinct values.
+func cheapest(cands []candidate, ct string, reqs requirements.Requirements, max int) []candidate {
+	var out []candidate
+	for _, c := range cands {
+		var offs []scheduling.Offering
+		for _, o := range c.offerings {
+			if o.CapacityType == ct {
+				offs = append(offs, o)
+			}
+		}
+		if len(offs) > 0 {
+			out = append(out, candidate{it: c.it, offerings: offs})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		pi, pj := out[i].price(ct), out[j].price(ct)
+		if pi != pj {
+			return pi < pj
+		}
+		return out[i].it.Name < out[j].it.Name
+	})
+	if len(out) <= max {
+		return out
+	}
+	n := max
+	for n < len(out) && !meetsMinValues(out[:n], reqs) {
+		n++
+	}
+	return out[:n]
+}
+
+// meetsMinValues reports whether the types offer enough distinct values
+// of every key with minValues.
+func meetsMinValues(cands []candidate, reqs requirements.Requirements) bool {
+	for key, r := range reqs {
+		if r.MinValues == nil {
+			continue
+		}
+		values := map[string]bool{}
+		for _, c := range cands {
+			if v, ok := c.it.Labels[key]; ok && r.Has(v) {
+				values[v] = true
+			}
+		}
+		if len(values) < *r.MinValues {
+			return false
+		}
+	}
+	return true
+}
+

@@ -1,0 +1,325 @@
+package aws
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"sort"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/ami"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instance"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/launchtemplate"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/userdata"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
+)
+
+// ClaimRequirements parses a NodeClaim's requirements with their minValues.
+func ClaimRequirements(claim *v1.NodeClaim) (requirements.Requirements, error) {
+	in := make([]corev1.NodeSelectorRequirement, 0, len(claim.Spec.Requirements))
+	minValues := map[string]int{}
+	for _, r := range claim.Spec.Requirements {
+		in = append(in, r.NodeSelectorRequirement())
+		if r.MinValues != nil {
+			minValues[r.Key] = max(minValues[r.Key], *r.MinValues)
+		}
+	}
+	reqs, err := requirements.FromNodeSelectorRequirements(in, minValues)
+	if err != nil {
+		return nil, fmt.Errorf("NodeClaim %s requirements: %w", claim.Name, err)
+	}
+	return reqs, nil
+}
+
+// Create launches one instance for the claim: the cheapest compatible
+// offerings of the preferred capacity type, one fleet over them.
+func (p *Provider) Create(ctx context.Context, claim *v1.NodeClaim) (*v1.NodeClaim, error) {
+	nc, err := p.nodeClass(ctx, claim.Spec.NodeClassRef)
+	if err != nil {
+		return nil, err
+	}
+	reqs, err := ClaimRequirements(claim)
+	if err != nil {
+		return nil, &cloud.CreateError{Reason: "InvalidRequirements", Err: err}
+	}
+	zoneNames, zoneIDs := zones(nc)
+	its, err := p.instanceTypes.List(ctx, nc, zoneNames)
+	if err != nil {
+		return nil, err
+	}
+	subnets, err := p.subnets.ZonalSubnets(ctx, nc)
+	if err != nil {
+		return nil, err
+	}
+	usable := map[string]string{}
+	for zone := range subnets {
+		usable[zone] = zoneIDs[zone]
+	}
+	cands := compatible(its, reqs, claim.Spec.Resources.Requests, usable)
+	cands = withoutExotic(cands, reqs)
+	cands = withoutDearSpot(cands)
+	ct := capacityType(cands)
+	if ct == "" {
+		return nil, &cloud.InsufficientCapacityError{Err: fmt.Errorf("no available offering of %d instance types meets NodeClaim %s's requirements and requests", len(its), claim.Name)}
+	}
+	cands = cheapest(cands, ct, reqs, MaxInstanceTypes)
+	if ct == v1.CapacityTypeOnDemand && reqs.Get(v1.CapacityTypeLabelKey).Has(v1.CapacityTypeSpot) && len(cands) < 5 {
+		log.FromContext(ctx).Info("launching on-demand although spot is allowed, with few instance types to choose from; widen the NodePool's requirements for more flexibility",
+			"nodeclaim", claim.Name, "instanceTypes", len(cands))
+	}
+	inst, images, err := p.launch(ctx, claim, nc, ct, cands, subnets)
+	if err != nil {
+		return nil, err
+	}
+	p.subnets.Consume(inst.SubnetID)
+	var launched *scheduling.InstanceType
+	for _, c := range cands {
+		if c.it.Name == inst.Type {
+			launched = c.it
+		}
+	}
+	inst.ImageID = images[inst.Type]
+	return p.hydrate(claim, nc, inst, launched), nil
+}
+
+// launchGroup is the instance types that share a launch template.
+type launchGroup struct {
+	ami   awsv1.AMI
+	pods  int64
+	cands []candidate
+}
+
+func (p *Provider) launch(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, ct string, cands []candidate, subnets map[string]ec2types.Subnet) (*instance.Instance, map[string]string, error) {
+	groups := map[string]*launchGroup{}
+	images := map[string]string{}
+	for _, c := range cands {
+		image, ok := ami.ForLabels(nc.Status.AMIs, c.it.Labels)
+		if !ok {
+			continue
+		}
+		images[c.it.Name] = image.ID
+		pods := c.it.Capacity.Pods().Value()
+		key := fmt.Sprintf("%s/%d", image.ID, pods)
+		if groups[key] == nil {
+			groups[key] = &launchGroup{ami: image, pods: pods}
+		}
+		groups[key].cands = append(groups[key].cands, c)
+	}
+	keys := make([]string, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	tags := p.tags(nc, claim)
+	req := instance.Request{CapacityType: ct, Tags: tags, Context: nc.Spec.Context}
+	var templates []string
+	for _, k := range keys {
+		g := groups[k]
+		cfg, err := p.templateConfig(claim, nc, g)
+		if err != nil {
+			return nil, nil, &cloud.CreateError{Reason: "LaunchTemplateConfigurationFailed", Err: err}
+		}
+		name, err := p.launchTemplates.Ensure(ctx, cfg)
+		if err != nil {
+			return nil, nil, &cloud.CreateError{Reason: "LaunchTemplateCreationFailed", Err: err}
+		}
+		templates = append(templates, name)
+		to := instance.TemplateOverrides{TemplateName: name}
+		for _, c := range g.cands {
+			for _, o := range c.offerings {
+				s, ok := subnets[o.Zone]
+				if !ok {
+					continue
+				}
+				to.Overrides = append(to.Overrides, instance.Override{InstanceType: c.it.Name, SubnetID: aws.ToString(s.SubnetId), Zone: o.Zone, Price: o.Price})
+			}
+		}
+		if len(to.Overrides) > 0 {
+			req.Templates = append(req.Templates, to)
+		}
+	}
+	if len(req.Templates) == 0 {
+		return nil, nil, &cloud.InsufficientCapacityError{Err: fmt.Errorf("no instance type for NodeClaim %s has an AMI and a subnet", claim.Name)}
+	}
+	inst, err := p.instances.Launch(ctx, req)
+	if errors.Is(err, instance.ErrLaunchTemplateNotFound) {
+		// Someone deleted a template we remembered: forget and recreate once.
+		for _, name := range templates {
+			p.launchTemplates.Invalidate(name)
+		}
+		for i, k := range keys {
+			cfg, cfgErr := p.templateConfig(claim, nc, groups[k])
+			if cfgErr == nil {
+				_, cfgErr = p.launchTemplates.Ensure(ctx, cfg)
+			}
+			if cfgErr != nil {
+				return nil, nil, &cloud.CreateError{Reason: "LaunchTemplateCreationFailed", Err: fmt.Errorf("recreating launch template %s: %w", templates[i], cfgErr)}
+			}
+		}
+		inst, err = p.instances.Launch(ctx, req)
+	}
+	if err != nil {
+		if errors.Is(err, instance.ErrLaunchTemplateNotFound) {
+			return nil, nil, &cloud.CreateError{Reason: "LaunchTemplateNotFound", Err: err}
+		}
+		return nil, nil, err
+	}
+	return inst, images, nil
+}
+
+// tags are put on the instance, its volumes and interfaces and the fleet.
+func (p *Provider) tags(nc *awsv1.EC2NodeClass, claim *v1.NodeClaim) map[string]string {
+	out := maps.Clone(nc.Spec.Tags)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, p.ownershipTags(nc, claim.Labels[v1.NodePoolLabelKey]))
+	out["karpenter.sh/nodeclaim"] = claim.Name
+	return out
+}
+
+// ownershipTags mark resources as the cluster's, for the controller
+// policy's tag conditions.
+func (p *Provider) ownershipTags(nc *awsv1.EC2NodeClass, nodePool string) map[string]string {
+	return map[string]string{
+		"kubernetes.io/cluster/" + p.settings.ClusterName: "owned",
+		"eks:eks-cluster-name":                            p.settings.ClusterName,
+		v1.NodePoolLabelKey:                               nodePool,
+		v1.LabelNodeClass:                                 nc.Name,
+	}
+}
+
+// templateConfig is the launch configuration of a group of types.
+func (p *Provider) templateConfig(claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, g *launchGroup) (launchtemplate.Config, error) {
+	family := nc.AMIFamily()
+	kubelet := &awsv1.KubeletConfiguration{}
+	if nc.Spec.Kubelet != nil {
+		kubelet = nc.Spec.Kubelet.DeepCopy()
+	}
+	if kubelet.MaxPods == nil {
+		pods := int32(g.pods)
+		kubelet.MaxPods = &pods
+	}
+	taints := append(append(append([]corev1.Taint{}, claim.Spec.Taints...), claim.Spec.StartupTaints...), v1.UnregisteredNoExecuteTaint)
+	raid0 := nc.Spec.InstanceStorePolicy != nil && *nc.Spec.InstanceStorePolicy == awsv1.InstanceStorePolicyRAID0
+	ud, err := userdata.Generate(family, userdata.Options{
+		ClusterName: p.settings.ClusterName, ClusterEndpoint: p.settings.ClusterEndpoint,
+		CABundle: p.settings.ClusterCABundle, ClusterCIDR: p.settings.ClusterCIDR,
+		Kubelet: kubelet, Labels: nodeLabels(claim), Taints: dedupTaints(taints), RAID0: raid0, Custom: nc.Spec.UserData,
+	})
+	if err != nil {
+		return launchtemplate.Config{}, fmt.Errorf("EC2NodeClass %s user data: %w", nc.Name, err)
+	}
+	bdms := nc.Spec.BlockDeviceMappings
+	if len(bdms) == 0 {
+		bdms = launchtemplate.DefaultBlockDeviceMappings(family)
+	}
+	groups := make([]string, 0, len(nc.Status.SecurityGroups))
+	for _, sg := range nc.Status.SecurityGroups {
+		groups = append(groups, sg.ID)
+	}
+	tags := maps.Clone(nc.Spec.Tags)
+	if tags == nil {
+		tags = map[string]string{}
+	}
+	maps.Copy(tags, p.ownershipTags(nc, claim.Labels[v1.NodePoolLabelKey]))
+	return launchtemplate.Config{
+		AMIID: g.ami.ID, UserData: ud, SecurityGroupIDs: groups, BlockDeviceMappings: bdms,
+		MetadataOptions: nc.Spec.MetadataOptions, InstanceProfile: nc.Status.InstanceProfile, Tags: tags,
+		DetailedMonitoring: nc.Spec.DetailedMonitoring != nil && *nc.Spec.DetailedMonitoring,
+		AssociatePublicIP:  nc.Spec.AssociatePublicIPAddress,
+	}, nil
+}
+
+// nodeLabels are the labels the kubelet registers the node with: the
+// claim's labels and single-valued requirements, limited to what kubelet
+// may set on itself (the runtime adds the rest after registration).
+func nodeLabels(claim *v1.NodeClaim) map[string]string {
+	out := map[string]string{}
+	for _, r := range claim.Spec.Requirements {
+		if r.Operator == corev1.NodeSelectorOpIn && len(r.Values) == 1 {
+			out[r.Key] = r.Values[0]
+		}
+	}
+	maps.Copy(out, claim.Labels)
+	for k := range out {
+		if !kubeletMaySet(k) {
+			delete(out, k)
+		}
+	}
+	return out
+}
+
+// kubeletMaySet mirrors the NodeRestriction rule: kubelets may not set
+// labels in the kubernetes.io and k8s.io domains except a known few.
+func kubeletMaySet(key string) bool {
+	domain, _, hasDomain := strings.Cut(key, "/")
+	if !hasDomain {
+		return true
+	}
+	switch key {
+	case corev1.LabelHostname, corev1.LabelArchStable, corev1.LabelOSStable, corev1.LabelInstanceTypeStable,
+		corev1.LabelTopologyRegion, corev1.LabelTopologyZone, corev1.LabelWindowsBuild,
+		corev1.LabelFailureDomainBetaRegion, corev1.LabelFailureDomainBetaZone, corev1.LabelInstanceType:
+		return true
+	}
+	restricted := func(d string) bool { return d == "kubernetes.io" || strings.HasSuffix(d, ".kubernetes.io") }
+	if domain == "k8s.io" || strings.HasSuffix(domain, ".k8s.io") || restricted(domain) {
+		return strings.HasSuffix(domain, "kubelet.kubernetes.io") || strings.HasSuffix(domain, "node.kubernetes.io") ||
+			domain == "node-restriction.kubernetes.io"
+	}
+	return true
+}
+
+func dedupTaints(in []corev1.Taint) []corev1.Taint {
+	seen := map[string]bool{}
+	var out []corev1.Taint
+	for _, t := range in {
+		k := t.Key + "=" + t.Value + ":" + string(t.Effect)
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// hydrate returns the claim as launched: provider ID, image, the launched
+// type's labels, capacity and allocatable, and the node class hash.
+func (p *Provider) hydrate(claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, inst *instance.Instance, it *scheduling.InstanceType) *v1.NodeClaim {
+	out := claim.DeepCopy()
+	if out.Labels == nil {
+		out.Labels = map[string]string{}
+	}
+	if it != nil {
+		maps.Copy(out.Labels, it.Labels)
+		out.Status.Capacity = it.Capacity.DeepCopy()
+		out.Status.Allocatable = it.Allocatable.DeepCopy()
+	}
+	out.Labels[corev1.LabelTopologyZone] = inst.Zone
+	out.Labels[v1.CapacityTypeLabelKey] = inst.CapacityType
+	out.Labels[corev1.LabelInstanceTypeStable] = inst.Type
+	out.Labels[v1.LabelNodeClass] = nc.Name
+	for _, s := range nc.Status.Subnets {
+		if s.Zone == inst.Zone && s.ZoneID != "" {
+			out.Labels[v1.LabelTopologyZoneID] = s.ZoneID
+		}
+	}
+	if out.Annotations == nil {
+		out.Annotations = map[string]string{}
+	}
+	maps.Copy(out.Annotations, nc.HashAnnotations())
+	out.Status.ProviderID = inst.ProviderID()
+	out.Status.ImageID = inst.ImageID
+	return out
+}

@@ -1,0 +1,321 @@
+// Package instance launches instances with CreateFleet (instant, one
+// instance over many type × zonal-subnet overrides), feeds capacity errors
+// into the unavailable-offerings cache, and finds, lists and terminates the
+// cluster's instances.
+package instance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awserr"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/cache"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/selector"
+)
+
+// Instance is what the runtime needs to know about an EC2 instance.
+type Instance struct {
+	ID               string
+	Type             string
+	Zone             string
+	CapacityType     string
+	ImageID          string
+	SubnetID         string
+	SecurityGroupIDs []string
+	State            ec2types.InstanceStateName
+	Architecture     string
+	LaunchTime       time.Time
+	Tags             map[string]string
+}
+
+// ProviderID is the Kubernetes provider ID of the instance.
+func (i *Instance) ProviderID() string { return fmt.Sprintf("aws:///%s/%s", i.Zone, i.ID) }
+
+// ParseProviderID returns the instance ID of an aws:///<zone>/<id> provider ID.
+func ParseProviderID(providerID string) (string, error) {
+	rest, ok := strings.CutPrefix(providerID, "aws:///")
+	if !ok {
+		return "", fmt.Errorf("provider ID %q is not of the form aws:///<zone>/<instance-id>", providerID)
+	}
+	_, id, ok := strings.Cut(rest, "/")
+	if !ok || !strings.HasPrefix(id, "i-") {
+		return "", fmt.Errorf("provider ID %q is not of the form aws:///<zone>/<instance-id>", providerID)
+	}
+	return id, nil
+}
+
+// unfulfillable are the fleet error codes that mean a pool cannot launch now.
+var unfulfillable = map[string]bool{
+	"InsufficientInstanceCapacity":      true,
+	"MaxSpotInstanceCountExceeded":      true,
+	"VcpuLimitExceeded":                 true,
+	"UnfulfillableCapacity":             true,
+	"Unsupported":                       true,
+	"InsufficientFreeAddressesInSubnet": true,
+	"MaxFleetCountExceeded":             true,
+	"ReservationCapacityExceeded":       true,
+}
+
+// IsUnfulfillableCode reports whether a fleet error code marks the pool unavailable.
+func IsUnfulfillableCode(code string) bool { return unfulfillable[code] }
+
+// liveStates are the states of instances that exist for the runtime.
+var liveStates = []string{"pending", "running", "stopping", "stopped", "shutting-down"}
+
+// Provider talks to EC2 about instances.
+type Provider struct {
+	ec2         *ec2.Client
+	cluster     string
+	unavailable *cache.UnavailableOfferings
+}
+
+// New returns a provider for a cluster's instances.
+func New(client *ec2.Client, cluster string, unavailable *cache.UnavailableOfferings) *Provider {
+	return &Provider{ec2: client, cluster: cluster, unavailable: unavailable}
+}
+
+// Override is one pool a fleet may launch into.
+type Override struct {
+	InstanceType string
+	SubnetID     string
+	Zone         string
+	Price        float64
+}
+
+// TemplateOverrides are a launch template and the pools it serves.
+type TemplateOverrides struct {
+	TemplateName string
+	Overrides    []Override
+}
+
+// Request is one instant fleet for a single instance.
+type Request struct {
+	CapacityType string
+	Templates    []TemplateOverrides
+	Tags         map[string]string
+	Context      *string
+}
+
+// ErrLaunchTemplateNotFound means a template the request named is gone.
+var ErrLaunchTemplateNotFound = errors.New("launch template not found")
+
+// Launch creates the fleet and returns the launched instance. Capacity
+// errors mark their pools unavailable; when nothing launched and every
+// error was a capacity error, the result is an InsufficientCapacityError.
+func (p *Provider) Launch(ctx context.Context, req Request) (*Instance, error) {
+	zones := map[string]string{}
+	var configs []ec2types.FleetLaunchTemplateConfigRequest
+	for _, t := range req.Templates {
+		cfg := ec2types.FleetLaunchTemplateConfigRequest{
+			LaunchTemplateSpecification: &ec2types.FleetLaunchTemplateSpecificationRequest{
+				LaunchTemplateName: aws.String(t.TemplateName), Version: aws.String("$Latest"),
+			},
+		}
+		for _, o := range t.Overrides {
+			zones[o.SubnetID] = o.Zone
+			cfg.Overrides = append(cfg.Overrides, ec2types.FleetLaunchTemplateOverridesRequest{
+				InstanceType: ec2types.InstanceType(o.InstanceType), SubnetId: aws.String(o.SubnetID),
+				AvailabilityZone: aws.String(o.Zone), Priority: aws.Float64(o.Price),
+			})
+		}
+		configs = append(configs, cfg)
+	}
+	in := &ec2.CreateFleetInput{
+		Type:                  ec2types.FleetTypeInstant,
+		Context:               req.Context,
+		LaunchTemplateConfigs: configs,
+		TargetCapacitySpecification: &ec2types.TargetCapacitySpecificationRequest{
+			TotalTargetCapacity: aws.Int32(1), DefaultTargetCapacityType: ec2types.DefaultTargetCapacityType(req.CapacityType),
+		},
+		TagSpecifications: tagSpecs(req.Tags, req.CapacityType),
+	}
+	if req.CapacityType == v1.CapacityTypeSpot {
+		in.SpotOptions = &ec2types.SpotOptionsRequest{AllocationStrategy: ec2types.SpotAllocationStrategyPriceCapacityOptimized}
+	} else {
+		in.OnDemandOptions = &ec2types.OnDemandOptionsRequest{AllocationStrategy: ec2types.FleetOnDemandAllocationStrategyLowestPrice}
+	}
+	out, err := p.ec2.CreateFleet(ctx, in)
+	if err != nil {
+		return nil, fmt.Errorf("creating fleet: %w", err)
+	}
+	templateMissing := false
+	var other []string
+	for _, e := range out.Errors {
+		code := aws.ToString(e.ErrorCode)
+		switch {
+		case unfulfillable[code]:
+			if o := e.LaunchTemplateAndOverrides; o != nil && o.Overrides != nil {
+				zone := aws.ToString(o.Overrides.AvailabilityZone)
+				if zone == "" {
+					zone = zones[aws.ToString(o.Overrides.SubnetId)]
+				}
+				p.unavailable.MarkUnavailable(string(o.Overrides.InstanceType), zone, string(e.Lifecycle))
+			}
+		case strings.HasPrefix(code, "InvalidLaunchTemplateName.NotFound") || strings.HasPrefix(code, "InvalidLaunchTemplateId.NotFound"):
+			templateMissing = true
+		default:
+			other = append(other, fmt.Sprintf("%s: %s", code, aws.ToString(e.ErrorMessage)))
+		}
+	}
+	for _, fi := range out.Instances {
+		if len(fi.InstanceIds) == 0 {
+			continue
+		}
+		inst := &Instance{
+			ID: fi.InstanceIds[0], Type: string(fi.InstanceType), CapacityType: req.CapacityType,
+			State: ec2types.InstanceStateNamePending, LaunchTime: time.Now(), Tags: req.Tags,
+		}
+		if o := fi.LaunchTemplateAndOverrides; o != nil && o.Overrides != nil {
+			inst.SubnetID = aws.ToString(o.Overrides.SubnetId)
+			inst.Zone = aws.ToString(o.Overrides.AvailabilityZone)
+			if inst.Zone == "" {
+				inst.Zone = zones[inst.SubnetID]
+			}
+			inst.ImageID = aws.ToString(o.Overrides.ImageId)
+		}
+		return inst, nil
+	}
+	switch {
+	case templateMissing:
+		return nil, ErrLaunchTemplateNotFound
+	case len(other) > 0:
+		sort.Strings(other)
+		return nil, &cloud.CreateError{Reason: "FleetError", Err: fmt.Errorf("creating fleet %s: %s", aws.ToString(out.FleetId), strings.Join(other, "; "))}
+	}
+	return nil, &cloud.InsufficientCapacityError{Err: fmt.Errorf("no %s capacity in any of the %d pools offered to fleet %s", req.CapacityType, countOverrides(req), aws.ToString(out.FleetId))}
+}
+
+func countOverrides(req Request) int {
+	n := 0
+	for _, t := range req.Templates {
+		n += len(t.Overrides)
+	}
+	return n
+}
+
+func tagSpecs(tags map[string]string, capacityType string) []ec2types.TagSpecification {
+	keys := make([]string, 0, len(tags))
+	for k := range tags {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	list := make([]ec2types.Tag, 0, len(keys))
+	for _, k := range keys {
+		list = append(list, ec2types.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
+	}
+	types := []ec2types.ResourceType{ec2types.ResourceTypeInstance, ec2types.ResourceTypeVolume, ec2types.ResourceTypeNetworkInterface, ec2types.ResourceTypeFleet}
+	if capacityType == v1.CapacityTypeSpot {
+		types = append(types, ec2types.ResourceTypeSpotInstancesRequest)
+	}
+	out := make([]ec2types.TagSpecification, 0, len(types))
+	for _, rt := range types {
+		out = append(out, ec2types.TagSpecification{ResourceType: rt, Tags: list})
+	}
+	return out
+}
+
+// Get returns a live instance, or a NodeClaimNotFoundError when it is
+// absent or terminated.
+func (p *Provider) Get(ctx context.Context, id string) (*Instance, error) {
+	out, err := p.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
+	if err != nil {
+		if awserr.IsCode(err, "InvalidInstanceID.NotFound", "InvalidInstanceID.Malformed") {
+			return nil, &cloud.NodeClaimNotFoundError{Err: fmt.Errorf("instance %s does not exist", id)}
+		}
+		return nil, fmt.Errorf("describing instance %s: %w", id, err)
+	}
+	for _, r := range out.Reservations {
+		for _, i := range r.Instances {
+			inst := convert(i)
+			if inst.State == ec2types.InstanceStateNameTerminated {
+				return nil, &cloud.NodeClaimNotFoundError{Err: fmt.Errorf("instance %s is terminated", id)}
+			}
+			return inst, nil
+		}
+	}
+	return nil, &cloud.NodeClaimNotFoundError{Err: fmt.Errorf("instance %s does not exist", id)}
+}
+
+// List returns the cluster's live instances launched for NodePools.
+func (p *Provider) List(ctx context.Context) ([]*Instance, error) {
+	pager := ec2.NewDescribeInstancesPaginator(p.ec2, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
+		selector.Filter("tag:kubernetes.io/cluster/"+p.cluster, "owned"),
+		{Name: aws.String("tag-key"), Values: []string{v1.NodePoolLabelKey}},
+		{Name: aws.String("instance-state-name"), Values: liveStates},
+	}})
+	var out []*Instance
+	for pager.HasMorePages() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("listing the cluster's instances: %w", err)
+		}
+		for _, r := range page.Reservations {
+			for _, i := range r.Instances {
+				out = append(out, convert(i))
+			}
+		}
+	}
+	return out, nil
+}
+
+// Terminate starts terminating an instance; an absent instance is a
+// NodeClaimNotFoundError.
+func (p *Provider) Terminate(ctx context.Context, id string) error {
+	if _, err := p.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{id}}); err != nil {
+		if awserr.IsCode(err, "InvalidInstanceID.NotFound") {
+			return &cloud.NodeClaimNotFoundError{Err: fmt.Errorf("instance %s does not exist", id)}
+		}
+		return fmt.Errorf("terminating instance %s: %w", id, err)
+	}
+	return nil
+}
+
+// Tag adds tags to an instance.
+func (p *Provider) Tag(ctx context.Context, id string, tags map[string]string) error {
+	var list []ec2types.Tag
+	for k, v := range tags {
+		list = append(list, ec2types.Tag{Key: aws.String(k), Value: aws.String(v)})
+	}
+	if _, err := p.ec2.CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{id}, Tags: list}); err != nil {
+		return fmt.Errorf("tagging instance %s: %w", id, err)
+	}
+	return nil
+}
+
+func convert(i ec2types.Instance) *Instance {
+	out := &Instance{
+		ID: aws.ToString(i.InstanceId), Type: string(i.InstanceType), ImageID: aws.ToString(i.ImageId),
+		SubnetID: aws.ToString(i.SubnetId), Tags: selector.TagMap(i.Tags), LaunchTime: aws.ToTime(i.LaunchTime),
+		CapacityType: v1.CapacityTypeOnDemand,
+	}
+	if i.Placement != nil {
+		out.Zone = aws.ToString(i.Placement.AvailabilityZone)
+	}
+	if i.InstanceLifecycle == ec2types.InstanceLifecycleTypeSpot {
+		out.CapacityType = v1.CapacityTypeSpot
+	}
+	if i.State != nil {
+		out.State = i.State.Name
+	}
+	switch i.Architecture {
+	case ec2types.ArchitectureValuesX8664:
+		out.Architecture = v1.ArchitectureAmd64
+	case ec2types.ArchitectureValuesArm64:
+		out.Architecture = v1.ArchitectureArm64
+	}
+	for _, g := range i.SecurityGroups {
+		out.SecurityGroupIDs = append(out.SecurityGroupIDs, aws.ToString(g.GroupId))
+	}
+	sort.Strings(out.SecurityGroupIDs)
+	return out
+}

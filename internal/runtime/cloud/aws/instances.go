@@ -1,0 +1,210 @@
+package aws
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/ami"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instance"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instancetype"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
+)
+
+// Delete terminates the claim's instance; once it is gone (or was never
+// launched) it returns a NodeClaimNotFoundError.
+func (p *Provider) Delete(ctx context.Context, claim *v1.NodeClaim) error {
+	if claim.Status.ProviderID == "" {
+		return &cloud.NodeClaimNotFoundError{Err: fmt.Errorf("NodeClaim %s has no provider ID; nothing was launched", claim.Name)}
+	}
+	id, err := instance.ParseProviderID(claim.Status.ProviderID)
+	if err != nil {
+		return &cloud.NodeClaimNotFoundError{Err: err}
+	}
+	if _, err := p.instances.Get(ctx, id); err != nil {
+		return err
+	}
+	return p.instances.Terminate(ctx, id)
+}
+
+// Get returns the claim reconstructed from the instance with providerID.
+func (p *Provider) Get(ctx context.Context, providerID string) (*v1.NodeClaim, error) {
+	id, err := instance.ParseProviderID(providerID)
+	if err != nil {
+		return nil, &cloud.NodeClaimNotFoundError{Err: err}
+	}
+	inst, err := p.instances.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return p.toClaim(ctx, inst), nil
+}
+
+// List returns a claim for every live instance the runtime launched in the cluster.
+func (p *Provider) List(ctx context.Context) ([]*v1.NodeClaim, error) {
+	insts, err := p.instances.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*v1.NodeClaim, 0, len(insts))
+	for _, inst := range insts {
+		out = append(out, p.toClaim(ctx, inst))
+	}
+	return out, nil
+}
+
+// toClaim reconstructs a claim from an instance: name and pool from its
+// tags, labels from its type, capacity when its node class still exists.
+func (p *Provider) toClaim(ctx context.Context, inst *instance.Instance) *v1.NodeClaim {
+	claim := &v1.NodeClaim{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:              inst.Tags["karpenter.sh/nodeclaim"],
+			Labels:            map[string]string{},
+			Annotations:       map[string]string{},
+			CreationTimestamp: metav1.NewTime(inst.LaunchTime),
+		},
+	}
+	ncName := inst.Tags[v1.LabelNodeClass]
+	var nc *awsv1.EC2NodeClass
+	if ncName != "" {
+		claim.Spec.NodeClassRef = &v1.NodeClassReference{Group: v1.AWSGroup, Kind: awsv1.EC2NodeClassKind, Name: ncName}
+		got := &awsv1.EC2NodeClass{}
+		if err := p.kube.Get(ctx, client.ObjectKey{Name: ncName}, got); err == nil {
+			nc = got
+		}
+	}
+	if info, ok := p.instanceTypes.Info(inst.Type); ok {
+		family := awsv1.AMIFamilyAL2023
+		if nc != nil {
+			family = nc.AMIFamily()
+		}
+		maps.Copy(claim.Labels, instancetype.Labels(info, p.region, instancetype.OS(family)))
+		if nc != nil {
+			if res, err := instancetype.Resources(info, nc, p.settings.VMMemoryOverheadPercent, p.settings.ReservedENIs); err == nil {
+				claim.Status.Capacity, claim.Status.Allocatable = res.Capacity, res.Allocatable
+			}
+		}
+	}
+	if inst.Architecture != "" {
+		claim.Labels[corev1.LabelArchStable] = inst.Architecture
+	}
+	claim.Labels[corev1.LabelInstanceTypeStable] = inst.Type
+	claim.Labels[corev1.LabelTopologyZone] = inst.Zone
+	claim.Labels[v1.CapacityTypeLabelKey] = inst.CapacityType
+	if pool := inst.Tags[v1.NodePoolLabelKey]; pool != "" {
+		claim.Labels[v1.NodePoolLabelKey] = pool
+	}
+	if ncName != "" {
+		claim.Labels[v1.LabelNodeClass] = ncName
+	}
+	if inst.State == "shutting-down" || inst.State == "stopping" || inst.State == "stopped" {
+		now := metav1.Now()
+		claim.DeletionTimestamp = &now
+	}
+	claim.Status.ProviderID = inst.ProviderID()
+	claim.Status.ImageID = inst.ImageID
+	return claim
+}
+
+// GetInstanceTypes returns every type the pool's node class can launch,
+// with unavailable offerings marked.
+func (p *Provider) GetInstanceTypes(ctx context.Context, pool *v1.NodePool) ([]*scheduling.InstanceType, error) {
+	nc, err := p.nodeClass(ctx, pool.Spec.Template.Spec.NodeClassRef)
+	if err != nil {
+		return nil, err
+	}
+	names, _ := zones(nc)
+	return p.instanceTypes.List(ctx, nc, names)
+}
+
+// Drift reasons.
+const (
+	DriftAMI           cloud.DriftReason = "AMIDrift"
+	DriftSubnet        cloud.DriftReason = "SubnetDrift"
+	DriftSecurityGroup cloud.DriftReason = "SecurityGroupDrift"
+	DriftNodeClass     cloud.DriftReason = "NodeClassDrift"
+)
+
+// IsDrifted compares the claim's instance with its node class as resolved now.
+func (p *Provider) IsDrifted(ctx context.Context, claim *v1.NodeClaim) (cloud.DriftReason, error) {
+	nc, err := p.nodeClass(ctx, claim.Spec.NodeClassRef)
+	if err != nil {
+		if cloud.IsNodeClassNotReady(err) {
+			return "", nil // drift is judged against a resolved node class only
+		}
+		return "", err
+	}
+	if reason := staticDrift(nc, claim); reason != "" {
+		return reason, nil
+	}
+	id, err := instance.ParseProviderID(claim.Status.ProviderID)
+	if err != nil {
+		return "", nil
+	}
+	inst, err := p.instances.Get(ctx, id)
+	if err != nil {
+		if cloud.IsNodeClaimNotFound(err) {
+			return "", nil
+		}
+		return "", err
+	}
+	return dynamicDrift(nc, inst, p.amisFor(nc, inst)), nil
+}
+
+// amisFor are the AMI IDs the node class would launch the instance's type with.
+func (p *Provider) amisFor(nc *awsv1.EC2NodeClass, inst *instance.Instance) []string {
+	labels := map[string]string{corev1.LabelArchStable: inst.Architecture}
+	if info, ok := p.instanceTypes.Info(inst.Type); ok {
+		labels = instancetype.Labels(info, p.region, instancetype.OS(nc.AMIFamily()))
+	}
+	var out []string
+	for _, a := range nc.Status.AMIs {
+		if _, ok := ami.ForLabels([]awsv1.AMI{a}, labels); ok {
+			out = append(out, a.ID)
+		}
+	}
+	return out
+}
+
+// staticDrift compares the node class hash stamped on the claim at launch
+// with the node class's, when both were computed by the same hash version.
+func staticDrift(nc *awsv1.EC2NodeClass, claim *v1.NodeClaim) cloud.DriftReason {
+	want := nc.HashAnnotations()
+	got, ok := claim.Annotations[v1.EC2NodeClassHashAnnotationKey]
+	if !ok || claim.Annotations[v1.EC2NodeClassHashVersionAnnotationKey] != want[v1.EC2NodeClassHashVersionAnnotationKey] {
+		return ""
+	}
+	if got != want[v1.EC2NodeClassHashAnnotationKey] {
+		return DriftNodeClass
+	}
+	return ""
+}
+
+// dynamicDrift compares the instance with the node class's resolved values.
+func dynamicDrift(nc *awsv1.EC2NodeClass, inst *instance.Instance, amis []string) cloud.DriftReason {
+	if inst.ImageID != "" && len(nc.Status.AMIs) > 0 && !slices.Contains(amis, inst.ImageID) {
+		return DriftAMI
+	}
+	if len(nc.Status.Subnets) > 0 && !slices.ContainsFunc(nc.Status.Subnets, func(s awsv1.Subnet) bool { return s.ID == inst.SubnetID }) {
+		return DriftSubnet
+	}
+	if len(nc.Status.SecurityGroups) > 0 {
+		want := make([]string, 0, len(nc.Status.SecurityGroups))
+		for _, sg := range nc.Status.SecurityGroups {
+			want = append(want, sg.ID)
+		}
+		slices.Sort(want)
+		if !slices.Equal(slices.Compact(want), inst.SecurityGroupIDs) {
+			return DriftSecurityGroup
+		}
+	}
+	return ""
+}

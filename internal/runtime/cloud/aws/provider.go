@@ -1,0 +1,179 @@
+package aws
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	awspricing "github.com/aws/aws-sdk-go-v2/service/pricing"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/ami"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/cache"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instance"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instanceprofile"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instancetype"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/launchtemplate"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/pricing"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/securitygroup"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/subnet"
+)
+
+// Provider is the EC2 implementation of cloud.Provider.
+type Provider struct {
+	kube     client.Client
+	settings Settings
+	region   string
+
+	unavailable      *cache.UnavailableOfferings
+	pricing          *pricing.Provider
+	instanceTypes    *instancetype.Provider
+	subnets          *subnet.Provider
+	securityGroups   *securitygroup.Provider
+	amis             *ami.Provider
+	instanceProfiles *instanceprofile.Provider
+	launchTemplates  *launchtemplate.Provider
+	instances        *instance.Provider
+}
+
+var _ cloud.Provider = (*Provider)(nil)
+
+// New builds the provider from an SDK config (load it with
+// config.LoadDefaultConfig, which honours AWS_ENDPOINT_URL and the other
+// standard variables), a client that can read EC2NodeClasses, and settings.
+// Nothing is called until the first use; call Start to warm prices.
+func New(cfg aws.Config, kube client.Client, settings Settings) (*Provider, error) {
+	settings = settings.withDefaults()
+	if err := settings.validate(); err != nil {
+		return nil, fmt.Errorf("cloud provider settings: %w", err)
+	}
+	if cfg.Region == "" {
+		return nil, fmt.Errorf("cloud provider: the AWS region is not set; set AWS_REGION")
+	}
+	cfg = tune(cfg)
+	ec2Client := ec2.NewFromConfig(cfg)
+	var pricingClient *awspricing.Client
+	if !settings.IsolatedVPC {
+		pricingClient = awspricing.NewFromConfig(cfg, func(o *awspricing.Options) { o.Region = pricing.Region(cfg.Region) })
+	}
+	version := settings.KubernetesVersionFunc
+	if settings.KubernetesVersion != "" {
+		version = func() (string, error) { return settings.KubernetesVersion, nil }
+	}
+	p := &Provider{kube: kube, settings: settings, region: cfg.Region, unavailable: cache.NewUnavailableOfferings()}
+	p.pricing = pricing.New(ec2Client, pricingClient, cfg.Region)
+	p.instanceTypes = instancetype.New(ec2Client, p.pricing, p.unavailable, instancetype.Options{
+		Region: cfg.Region, VMMemoryOverheadPercent: settings.VMMemoryOverheadPercent,
+		ReservedENIs: settings.ReservedENIs, Refresh: settings.InstanceTypeRefresh,
+	})
+	p.subnets = subnet.New(ec2Client, settings.SubnetRefresh)
+	p.securityGroups = securitygroup.New(ec2Client, settings.SecurityGroupRefresh)
+	p.amis = ami.New(ec2Client, ssm.NewFromConfig(cfg), func(context.Context) (string, error) { return version() }, settings.AMIRefresh)
+	p.instanceProfiles = instanceprofile.New(iam.NewFromConfig(cfg), settings.ClusterName, cfg.Region)
+	p.launchTemplates = launchtemplate.New(ec2Client, settings.ClusterName)
+	p.instances = instance.New(ec2Client, settings.ClusterName, p.unavailable)
+	return p, nil
+}
+
+// Name is "aws".
+func (p *Provider) Name() string { return "aws" }
+
+// Region is the region the provider launches in.
+func (p *Provider) Region() string { return p.region }
+
+// Settings returns the provider's settings with defaults applied.
+func (p *Provider) Settings() Settings { return p.settings }
+
+// UnavailableOfferings is the cache launches feed; the interruption
+// controller marks reclaimed spot pools in it too.
+func (p *Provider) UnavailableOfferings() *cache.UnavailableOfferings { return p.unavailable }
+
+// Pricing holds current prices; UpdateOnDemandPricing/UpdateSpotPricing
+// refresh them (the runtime calls them at start and every 12h).
+func (p *Provider) Pricing() *pricing.Provider { return p.pricing }
+
+// InstanceTypes discovers instance types; Refresh re-reads them from EC2.
+func (p *Provider) InstanceTypes() *instancetype.Provider { return p.instanceTypes }
+
+// Subnets resolves subnet selector terms.
+func (p *Provider) Subnets() *subnet.Provider { return p.subnets }
+
+// SecurityGroups resolves security group selector terms.
+func (p *Provider) SecurityGroups() *securitygroup.Provider { return p.securityGroups }
+
+// AMIs resolves AMI selector terms.
+func (p *Provider) AMIs() *ami.Provider { return p.amis }
+
+// InstanceProfiles manages the node classes' instance profiles.
+func (p *Provider) InstanceProfiles() *instanceprofile.Provider { return p.instanceProfiles }
+
+// LaunchTemplates manages launch templates.
+func (p *Provider) LaunchTemplates() *launchtemplate.Provider { return p.launchTemplates }
+
+// Start loads prices (on-demand from the Pricing API, spot from EC2) and
+// the instance type catalog; failures leave the static prices in place and
+// are returned for logging.
+func (p *Provider) Start(ctx context.Context) error {
+	var errs []error
+	if err := p.pricing.UpdateOnDemandPricing(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	if err := p.pricing.UpdateSpotPricing(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	if err := p.instanceTypes.Refresh(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("warming the cloud provider: %v", errs)
+	}
+	return nil
+}
+
+// nodeClass reads a claim's or pool's EC2NodeClass and checks it is Ready.
+func (p *Provider) nodeClass(ctx context.Context, ref *v1.NodeClassReference) (*awsv1.EC2NodeClass, error) {
+	if ref == nil || ref.Name == "" {
+		return nil, &cloud.NodeClassNotReadyError{Err: fmt.Errorf("nodeClassRef is not set")}
+	}
+	if ref.Kind != "" && ref.Kind != awsv1.EC2NodeClassKind {
+		return nil, &cloud.NodeClassNotReadyError{Err: fmt.Errorf("nodeClassRef kind %q is not supported; use %s", ref.Kind, awsv1.EC2NodeClassKind)}
+	}
+	nc := &awsv1.EC2NodeClass{}
+	if err := p.kube.Get(ctx, client.ObjectKey{Name: ref.Name}, nc); err != nil {
+		if errors.IsNotFound(err) {
+			return nil, &cloud.NodeClassNotReadyError{Err: fmt.Errorf("EC2NodeClass %s does not exist", ref.Name)}
+		}
+		return nil, fmt.Errorf("getting EC2NodeClass %s: %w", ref.Name, err)
+	}
+	if !nc.DeletionTimestamp.IsZero() {
+		return nil, &cloud.NodeClassNotReadyError{Err: fmt.Errorf("EC2NodeClass %s is being deleted", nc.Name)}
+	}
+	if !meta.IsStatusConditionTrue(nc.Status.Conditions, v1.ConditionTypeReady) {
+		msg := "its Ready condition is not True yet"
+		if c := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeReady); c != nil && c.Message != "" {
+			msg = c.Message
+		}
+		return nil, &cloud.NodeClassNotReadyError{Err: fmt.Errorf("EC2NodeClass %s: %s", nc.Name, msg)}
+	}
+	return nc, nil
+}
+
+// zones are the zones of the node class's resolved subnets, with their IDs.
+func zones(nc *awsv1.EC2NodeClass) (names []string, ids map[string]string) {
+	ids = map[string]string{}
+	for _, s := range nc.Status.Subnets {
+		if _, seen := ids[s.Zone]; !seen {
+			names = append(names, s.Zone)
+		}
+		ids[s.Zone] = s.ZoneID
+	}
+	return names, ids
+}

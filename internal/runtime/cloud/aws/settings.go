@@ -1,0 +1,73 @@
+package aws
+
+import (
+	"errors"
+	"time"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling/capacity"
+)
+
+// Settings are the provider-wide settings (CLUSTER_NAME, CLUSTER_ENDPOINT,
+// VM_MEMORY_OVERHEAD_PERCENT, RESERVED_ENIS, ISOLATED_VPC, ...).
+type Settings struct {
+	ClusterName     string
+	ClusterEndpoint string
+	// ClusterCABundle is the base64 PEM written into node user data.
+	ClusterCABundle string
+	// ClusterCIDR is the service CIDR; AL2023 nodes need it.
+	ClusterCIDR string
+	// KubernetesVersion is the control plane's minor version ("1.36"), used
+	// for AMI aliases; when empty KubernetesVersionFunc is asked.
+	KubernetesVersion     string
+	KubernetesVersionFunc func() (string, error)
+	// VMMemoryOverheadPercent defaults to 0.075.
+	VMMemoryOverheadPercent float64
+	ReservedENIs            int
+	// IsolatedVPC skips the Pricing API (the embedded table is used).
+	IsolatedVPC bool
+	// Refresh intervals; zero takes the defaults (1m subnets and AMIs, 1m
+	// security groups, 5m instance types).
+	SubnetRefresh        time.Duration
+	AMIRefresh           time.Duration
+	SecurityGroupRefresh time.Duration
+	InstanceTypeRefresh  time.Duration
+}
+
+func (s Settings) withDefaults() Settings {
+	if s.VMMemoryOverheadPercent == 0 {
+		s.VMMemoryOverheadPercent = capacity.DefaultVMMemoryOverheadPercent
+	}
+	if s.SubnetRefresh == 0 {
+		s.SubnetRefresh = time.Minute
+	}
+	if s.AMIRefresh == 0 {
+		s.AMIRefresh = time.Minute
+	}
+	if s.SecurityGroupRefresh == 0 {
+		s.SecurityGroupRefresh = time.Minute
+	}
+	if s.InstanceTypeRefresh == 0 {
+		s.InstanceTypeRefresh = 5 * time.Minute
+	}
+	return s
+}
+
+func (s Settings) validate() error {
+	var errs []error
+	if s.ClusterName == "" {
+		errs = append(errs, errors.New("cluster name is required (CLUSTER_NAME)"))
+	}
+	if s.ClusterEndpoint == "" {
+		errs = append(errs, errors.New("cluster endpoint is required (CLUSTER_ENDPOINT)"))
+	}
+	if s.KubernetesVersion == "" && s.KubernetesVersionFunc == nil {
+		errs = append(errs, errors.New("set the Kubernetes version or a function that discovers it (see DiscoverKubernetesVersion)"))
+	}
+	if s.VMMemoryOverheadPercent < 0 || s.VMMemoryOverheadPercent >= 1 {
+		errs = append(errs, errors.New("VM memory overhead percent must be in [0, 1) (VM_MEMORY_OVERHEAD_PERCENT)"))
+	}
+	if s.ReservedENIs < 0 {
+		errs = append(errs, errors.New("reserved ENIs must not be negative (RESERVED_ENIS)"))
+	}
+	return errors.Join(errs...)
+}
