@@ -234,4 +234,3 @@ func meetsMinValues(cands []candidate, reqs requirements.Requirements) bool {
 	}
 	return true
 }
-
