@@ -15,6 +15,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	sim "github.com/joistdev/terraform-provider-joist/internal/awssim/ec2"
+	"github.com/joistdev/terraform-provider-joist/internal/awssim/loopback"
 )
 
 // recorder is an EventSink that keeps what it receives.
@@ -67,9 +68,7 @@ func newEC2(t testing.TB, opts sim.Options) (*sim.Service, *ec2.Client, *recorde
 		Region:       "us-west-2",
 		Credentials:  credentials.NewStaticCredentialsProvider("AKIDEC2TEST", "secret", ""),
 		BaseEndpoint: aws.String(srv.URL),
-		// The SDK's default retryer stays on: on loopback the SDK can lose the
-		// race between closing a request body and net/http's final body read,
-		// and retries the resulting net.ErrClosed, as it does against AWS.
+		HTTPClient:   loopback.HTTPClient(),
 	}), rec
 }
 

@@ -126,3 +126,28 @@ func (s *Service) groupByID(id string) *ec2types.SecurityGroup {
 	}
 	return nil
 }
+
+// Network names the seeded network, for wiring other services (an EKS
+// cluster's VPC configuration) and for tests.
+type Network struct {
+	VpcID                  string
+	PrivateSubnetIDs       []string // one per zone, tagged for discovery
+	PublicSubnetIDs        []string
+	ClusterSecurityGroupID string
+	NodeSecurityGroupID    string
+}
+
+// Network returns the IDs of the seeded VPC, subnets and security groups.
+func (s *Service) Network() Network {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := Network{VpcID: *s.world.vpc.VpcId, ClusterSecurityGroupID: *s.world.groups[1].GroupId, NodeSecurityGroupID: *s.world.groups[2].GroupId}
+	for _, sn := range s.world.subnets {
+		if *sn.MapPublicIpOnLaunch {
+			n.PublicSubnetIDs = append(n.PublicSubnetIDs, *sn.SubnetId)
+		} else {
+			n.PrivateSubnetIDs = append(n.PrivateSubnetIDs, *sn.SubnetId)
+		}
+	}
+	return n
+}

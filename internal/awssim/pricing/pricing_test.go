@@ -13,6 +13,7 @@ import (
 	pricingtypes "github.com/aws/aws-sdk-go-v2/service/pricing/types"
 
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/catalog"
+	"github.com/joistdev/terraform-provider-joist/internal/awssim/loopback"
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/pricing"
 )
 
@@ -37,11 +38,8 @@ func TestGetProductsListsLinuxOnDemandPricesOfARegion(t *testing.T) {
 	}
 	srv := httptest.NewServer(svc)
 	defer srv.Close()
-	// The SDK's default retryer stays on: on loopback it sometimes closes a
-	// request body before net/http's final read of it and retries the
-	// resulting net.ErrClosed.
 	client := awspricing.NewFromConfig(aws.Config{
-		Region: "us-east-1", BaseEndpoint: aws.String(srv.URL),
+		Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), HTTPClient: loopback.HTTPClient(),
 		Credentials: credentials.NewStaticCredentialsProvider("AKIDPRICING", "secret", ""),
 	})
 	term := func(field, value string) pricingtypes.Filter {
