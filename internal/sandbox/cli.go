@@ -11,10 +11,13 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/joistdev/terraform-provider-joist/internal/awssim"
 )
 
 const usage = `usage: terraform-provider-joist sandbox <up|down|status> [--dir DIR]
@@ -41,6 +44,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := flag.NewFlagSet("sandbox "+args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dir := fs.String("dir", ".sandbox", "state directory (kubeconfig, logs)")
+	cluster := fs.String("cluster-name", "joist-sandbox", "EKS cluster name awssim reports and tags its subnets and security groups for")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -50,13 +54,13 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	switch args[0] {
 	case "up":
-		return up(ctx, abs, stdout)
+		return up(ctx, abs, *cluster, stdout)
 	case "down":
 		return down(abs, stdout)
 	case "status":
 		return status(abs, stdout)
 	case "serve":
-		return serve(ctx, abs, stdout)
+		return serve(ctx, abs, *cluster, stdout)
 	default:
 		fmt.Fprint(stderr, usage)
 		return fmt.Errorf("sandbox: unknown subcommand %q", args[0])
@@ -79,7 +83,7 @@ func runningPID(dir string) int {
 	return pid
 }
 
-func up(ctx context.Context, dir string, stdout io.Writer) error {
+func up(ctx context.Context, dir, cluster string, stdout io.Writer) error {
 	if pid := runningPID(dir); pid != 0 {
 		fmt.Fprintf(stdout, "sandbox: already running (pid %d)\n", pid)
 		return printEnv(dir, stdout)
@@ -100,7 +104,7 @@ func up(ctx context.Context, dir string, stdout io.Writer) error {
 		return err
 	}
 	defer log.Close()
-	cmd := exec.Command(exe, "sandbox", "serve", "--dir", dir)
+	cmd := exec.Command(exe, "sandbox", "serve", "--dir", dir, "--cluster-name", cluster)
 	cmd.Stdout, cmd.Stderr = log, log
 	// Its own session: the sandbox outlives this command and its terminal.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -166,20 +170,29 @@ func indent(s string) string {
 
 // serve is the background process behind `up`: it owns the components and
 // stops them on SIGTERM or SIGINT.
-func serve(ctx context.Context, dir string, stdout io.Writer) error {
+func serve(ctx context.Context, dir, cluster string, stdout io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	if err := os.WriteFile(filepath.Join(dir, pidFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 		return err
 	}
 	defer os.Remove(filepath.Join(dir, pidFile))
-	sb, err := Start(ctx, Options{Dir: dir, Progress: stdout})
+	sb, err := Start(ctx, Options{Dir: dir, Progress: stdout, AWS: &awssim.Options{ClusterName: cluster}})
 	if err != nil {
 		fmt.Fprintln(stdout, "sandbox:", err)
 		return err
 	}
-	env := fmt.Sprintf("export KUBECONFIG=%s\n", sb.Kubeconfig)
-	if err := os.WriteFile(filepath.Join(dir, envFile), []byte(env), 0o644); err != nil {
+	var env strings.Builder
+	vars := sb.Env()
+	keys := make([]string, 0, len(vars))
+	for k := range vars {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&env, "export %s=%s\n", k, vars[k])
+	}
+	if err := os.WriteFile(filepath.Join(dir, envFile), []byte(env.String()), 0o644); err != nil {
 		_ = sb.Stop()
 		return err
 	}

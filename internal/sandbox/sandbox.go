@@ -16,6 +16,8 @@ import (
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/joistdev/terraform-provider-joist/internal/awssim"
 )
 
 // KwokNodeAnnotation marks the Nodes kwok keeps alive; anything that plays
@@ -38,6 +40,9 @@ type Options struct {
 	SchedulerPort, ControllerManagerPort, KwokPort int
 	// ReadyTimeout bounds each component's start. Default 90s.
 	ReadyTimeout time.Duration
+	// AWS, when set, starts awssim beside the control plane; its instances
+	// join this cluster through the kubelet stand-in (RESTConfig is filled in).
+	AWS *awssim.Options
 }
 
 // Sandbox is a running local control plane.
@@ -46,6 +51,8 @@ type Sandbox struct {
 	Dir, Kubeconfig, BinDir string
 	// Config is an admin client configuration.
 	Config *rest.Config
+	// AWS is the local AWS when Options.AWS was set.
+	AWS *awssim.Server
 
 	env        *envtest.Environment
 	components []*component
@@ -113,6 +120,11 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, retErr error) {
 	if err := s.startKwok(ctx, opts.KwokPort, timeout); err != nil {
 		return nil, err
 	}
+	if opts.AWS != nil {
+		if err := s.startAWS(ctx, *opts.AWS); err != nil {
+			return nil, err
+		}
+	}
 	s.step("sandbox ready; kubeconfig %s", s.Kubeconfig)
 	return s, nil
 }
@@ -137,6 +149,11 @@ func (s *Sandbox) PIDs() []int {
 // more than once.
 func (s *Sandbox) Stop() error {
 	var errs []error
+	if s.AWS != nil {
+		s.step("stopping awssim")
+		s.AWS.Close()
+		s.AWS = nil
+	}
 	for i := len(s.components) - 1; i >= 0; i-- {
 		c := s.components[i]
 		s.step("stopping %s", c.name)
@@ -156,6 +173,30 @@ func (s *Sandbox) Stop() error {
 		_ = os.RemoveAll(s.Dir)
 	}
 	return errors.Join(errs...)
+}
+
+func (s *Sandbox) startAWS(ctx context.Context, opts awssim.Options) error {
+	s.step("starting awssim")
+	opts.RESTConfig = rest.CopyConfig(s.Config)
+	srv, err := awssim.Start(ctx, opts)
+	if err != nil {
+		return fmt.Errorf("awssim failed to start: %w", err)
+	}
+	s.AWS = srv
+	s.step("awssim ready at %s (region %s, cluster %s)", srv.URL(), srv.Options().Region, srv.Options().ClusterName)
+	return nil
+}
+
+// Env is what a process needs to use the sandbox: KUBECONFIG and, with
+// awssim, the SDK's standard AWS endpoint, region and credentials.
+func (s *Sandbox) Env() map[string]string {
+	env := map[string]string{"KUBECONFIG": s.Kubeconfig}
+	if s.AWS != nil {
+		for k, v := range s.AWS.Env() {
+			env[k] = v
+		}
+	}
+	return env
 }
 
 // FindBinDir locates the tools directory: $JOIST_BIN_DIR, else the directory
