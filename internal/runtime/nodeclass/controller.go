@@ -1,0 +1,139 @@
+package nodeclass
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
+)
+
+// Events this controller emits.
+const (
+	WaitingOnNodeClaimTermination = "WaitingOnNodeClaimTermination"
+	actionFinalize                = "Finalizing"
+)
+
+// Controller reconciles EC2NodeClasses.
+type Controller struct {
+	kube     client.Client
+	provider *awsprovider.Provider
+	recorder *events.Recorder
+}
+
+// NewController returns the EC2NodeClass status controller.
+func NewController(kube client.Client, provider *awsprovider.Provider, recorder *events.Recorder) *Controller {
+	return &Controller{kube: kube, provider: provider, recorder: recorder}
+}
+
+// Register adds the controller to the manager; NodeClaims that go away wake
+// their node class so a pending deletion can finish.
+func (c *Controller) Register(mgr manager.Manager) error {
+	return builder.ControllerManagedBy(mgr).
+		Named("nodeclass.status").
+		For(&awsv1.EC2NodeClass{}).
+		Watches(&v1.NodeClaim{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+			claim := o.(*v1.NodeClaim)
+			if ref := claim.Spec.NodeClassRef; ref != nil && ref.Name != "" {
+				return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: ref.Name}}}
+			}
+			return nil
+		})).
+		Complete(c)
+}
+
+// Reconcile resolves one node class.
+func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	nc := &awsv1.EC2NodeClass{}
+	if err := c.kube.Get(ctx, req.NamespacedName, nc); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("EC2NodeClass", nc.Name))
+	if !nc.DeletionTimestamp.IsZero() {
+		return c.finalize(ctx, nc)
+	}
+	if !controllerutil.ContainsFinalizer(nc, v1.AWSTerminationFinalizer) || !hashStamped(nc) {
+		patch := client.MergeFrom(nc.DeepCopy())
+		controllerutil.AddFinalizer(nc, v1.AWSTerminationFinalizer)
+		if nc.Annotations == nil {
+			nc.Annotations = map[string]string{}
+		}
+		maps.Copy(nc.Annotations, nc.HashAnnotations())
+		if err := c.kube.Patch(ctx, nc, patch); err != nil {
+			return reconcile.Result{}, client.IgnoreNotFound(err)
+		}
+	}
+	before := nc.DeepCopy()
+	requeue := Resolve(ctx, c.provider, nc)
+	if !equality.Semantic.DeepEqual(before.Status, nc.Status) {
+		if err := c.kube.Status().Patch(ctx, nc, client.MergeFrom(before)); err != nil {
+			return reconcile.Result{}, client.IgnoreNotFound(err)
+		}
+	}
+	return reconcile.Result{RequeueAfter: requeue}, nil
+}
+
+func hashStamped(nc *awsv1.EC2NodeClass) bool {
+	for k, v := range nc.HashAnnotations() {
+		if nc.Annotations[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// finalize waits for the node class's NodeClaims to go, then deletes what
+// was made for it and releases the finalizer.
+func (c *Controller) finalize(ctx context.Context, nc *awsv1.EC2NodeClass) (reconcile.Result, error) {
+	if !controllerutil.ContainsFinalizer(nc, v1.AWSTerminationFinalizer) {
+		return reconcile.Result{}, nil
+	}
+	claims := &v1.NodeClaimList{}
+	if err := c.kube.List(ctx, claims); err != nil {
+		return reconcile.Result{}, err
+	}
+	var names []string
+	for _, claim := range claims.Items {
+		if ref := claim.Spec.NodeClassRef; ref != nil && ref.Name == nc.Name {
+			names = append(names, claim.Name)
+		}
+	}
+	if len(names) > 0 {
+		c.recorder.Normal(nc, WaitingOnNodeClaimTermination, actionFinalize, "Waiting on NodeClaim termination for %s", truncatedList(names, 5))
+		return reconcile.Result{RequeueAfter: 10 * time.Second}, nil
+	}
+	if err := c.provider.InstanceProfiles().Delete(ctx, nc); err != nil {
+		return reconcile.Result{}, fmt.Errorf("deleting the instance profile of EC2NodeClass %s: %w", nc.Name, err)
+	}
+	if err := c.provider.LaunchTemplates().DeleteAll(ctx, nc.Name); err != nil {
+		return reconcile.Result{}, fmt.Errorf("deleting the launch templates of EC2NodeClass %s: %w", nc.Name, err)
+	}
+	patch := client.MergeFrom(nc.DeepCopy())
+	controllerutil.RemoveFinalizer(nc, v1.AWSTerminationFinalizer)
+	if err := c.kube.Patch(ctx, nc, patch); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	log.FromContext(ctx).Info("deleted the node class's instance profile and launch templates")
+	return reconcile.Result{}, nil
+}
+
+func truncatedList(names []string, n int) string {
+	if len(names) <= n {
+		return fmt.Sprint(names)
+	}
+	return fmt.Sprintf("%v and %d more", names[:n], len(names)-n)
+}
