@@ -79,7 +79,9 @@ func ParseSettings(args []string, getenv func(string) string) (*Settings, error)
 		if v := getenv(s.env); v != "" {
 			def = v
 		}
-		values[s.flag] = fs.String(s.flag, def, fmt.Sprintf("%s (env %s)", s.usage, s.env))
+		v := &settingValue{s: def, isBool: s.def == "true" || s.def == "false"}
+		fs.Var(v, s.flag, fmt.Sprintf("%s (env %s)", s.usage, s.env))
+		values[s.flag] = &v.s
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -124,6 +126,17 @@ func ParseSettings(args []string, getenv func(string) string) (*Settings, error)
 	}
 	return st, errors.Join(append(p.errs, st.validate()...)...)
 }
+
+// settingValue is a flag's string; boolean settings may be given bare
+// (--disable-leader-election).
+type settingValue struct {
+	s      string
+	isBool bool
+}
+
+func (v *settingValue) String() string     { return v.s }
+func (v *settingValue) Set(s string) error { v.s = s; return nil }
+func (v *settingValue) IsBoolFlag() bool   { return v.isBool }
 
 // podNamespace is the namespace of the service account the pod runs as.
 func podNamespace() string {

@@ -1,0 +1,46 @@
+package operator
+
+import (
+	"fmt"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim/garbagecollection"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim/lifecycle"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim/termination"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodepool/counter"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodepool/readiness"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/provisioning"
+)
+
+// WithProvisioning registers the provisioning half of the runtime: pod and
+// node triggers, the provisioner, the NodeClaim lifecycle, termination and
+// garbage collection, and the NodePool counter and readiness. Call SetCloud
+// first.
+func (o *Operator) WithProvisioning() error {
+	if o.Cloud == nil {
+		return fmt.Errorf("operator: SetCloud must be called before WithProvisioning")
+	}
+	mgr, kube, s := o.Manager, o.Manager.GetClient(), o.Settings
+	batcher := provisioning.NewBatcher(o.Clock, s.BatchIdleDuration, s.BatchMaxDuration)
+	steps := []func() error{
+		func() error { return provisioning.NewPodTrigger(kube, batcher).Register(mgr) },
+		func() error { return provisioning.NewNodeTrigger(kube, batcher).Register(mgr) },
+		func() error {
+			return mgr.Add(provisioning.NewProvisioner(kube, o.Cluster, o.Cloud, batcher, o.Recorder, o.Clock, provisioning.Options{
+				NominationTTL: s.NominationTTL(), PreferencePolicy: s.PreferencePolicy, MinValuesPolicy: s.MinValuesPolicy,
+			}))
+		},
+		func() error { return lifecycle.NewController(kube, o.Cloud, o.Recorder, o.Clock).Register(mgr) },
+		// The placeholder finalizer: a drain-aware termination controller
+		// takes its place here.
+		func() error { return termination.NewController(kube, o.Cloud, o.Recorder).Register(mgr) },
+		func() error { return mgr.Add(garbagecollection.NewController(kube, o.Cloud, o.Recorder, o.Clock)) },
+		func() error { return counter.NewController(kube).Register(mgr) },
+		func() error { return readiness.NewController(kube).Register(mgr) },
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}

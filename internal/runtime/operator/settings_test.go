@@ -1,0 +1,86 @@
+package operator
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(kv map[string]string) func(string) string {
+	return func(k string) string { return kv[k] }
+}
+
+func TestSettingsDefaults(t *testing.T) {
+	s, err := ParseSettings(nil, env(map[string]string{"CLUSTER_NAME": "prod"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.ClusterName != "prod" || s.BatchIdleDuration != time.Second || s.BatchMaxDuration != 10*time.Second ||
+		s.VMMemoryOverheadPercent != 0.075 || s.ReservedENIs != 0 || s.MetricsPort != 8080 || s.HealthProbePort != 8081 ||
+		s.DisableLeaderElection || s.LeaderElectionName != "karpenter-leader-election" || s.KubeClientQPS != 200 ||
+		s.KubeClientBurst != 300 || s.LogLevel != "info" || s.PreferencePolicy != "Respect" || s.MinValuesPolicy != "Strict" {
+		t.Errorf("defaults: %+v", s)
+	}
+	if s.FeatureGates.Enabled("SpotToSpotConsolidation") || !s.FeatureGates.Enabled("ReservedCapacity") {
+		t.Errorf("feature gate defaults: %v", s.FeatureGates)
+	}
+	if got := s.NominationTTL(); got != 20*time.Second {
+		t.Errorf("nomination TTL = %s, want 20s", got)
+	}
+}
+
+func TestSettingsFlagOverridesEnvironment(t *testing.T) {
+	s, err := ParseSettings([]string{"--batch-idle-duration=2s", "--feature-gates=SpotToSpotConsolidation=true", "--disable-leader-election"},
+		env(map[string]string{"CLUSTER_NAME": "prod", "BATCH_IDLE_DURATION": "5s", "BATCH_MAX_DURATION": "20s", "KUBECONFIG": "/k"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.BatchIdleDuration != 2*time.Second || s.BatchMaxDuration != 20*time.Second || s.Kubeconfig != "/k" || !s.DisableLeaderElection {
+		t.Errorf("got %+v", s)
+	}
+	if !s.FeatureGates.Enabled("SpotToSpotConsolidation") {
+		t.Error("SpotToSpotConsolidation not enabled")
+	}
+}
+
+func TestSettingsRejectedWithTheSettingAndFix(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		want []string
+	}{
+		{"cluster name required", map[string]string{}, nil, []string{"CLUSTER_NAME (--cluster-name)", "is required"}},
+		{"bad duration", map[string]string{"CLUSTER_NAME": "c", "BATCH_IDLE_DURATION": "soon"}, nil, []string{"BATCH_IDLE_DURATION", "1s"}},
+		{"idle above max", map[string]string{"CLUSTER_NAME": "c", "BATCH_IDLE_DURATION": "30s"}, nil, []string{"BATCH_MAX_DURATION", "must not be shorter"}},
+		{"overhead fraction", map[string]string{"CLUSTER_NAME": "c", "VM_MEMORY_OVERHEAD_PERCENT": "7.5"}, nil, []string{"VM_MEMORY_OVERHEAD_PERCENT", "0.075"}},
+		{"unknown gate", map[string]string{"CLUSTER_NAME": "c", "FEATURE_GATES": "Teleport=true"}, nil, []string{"FEATURE_GATES", "Teleport", "SpotToSpotConsolidation"}},
+		{"gate value", map[string]string{"CLUSTER_NAME": "c"}, []string{"--feature-gates=NodeRepair"}, []string{"NodeRepair needs a boolean"}},
+		{"log level", map[string]string{"CLUSTER_NAME": "c", "LOG_LEVEL": "loud"}, nil, []string{"LOG_LEVEL", "debug, info or error"}},
+		{"same ports", map[string]string{"CLUSTER_NAME": "c", "HEALTH_PROBE_PORT": "8080"}, nil, []string{"HEALTH_PROBE_PORT", "METRICS_PORT"}},
+		{"burst below qps", map[string]string{"CLUSTER_NAME": "c", "KUBE_CLIENT_BURST": "10"}, nil, []string{"KUBE_CLIENT_BURST", "KUBE_CLIENT_QPS"}},
+		{"unknown flag", map[string]string{"CLUSTER_NAME": "c"}, []string{"--cluster=x"}, []string{"cluster", "-h"}},
+		{"preference policy", map[string]string{"CLUSTER_NAME": "c", "PREFERENCE_POLICY": "Maybe"}, nil, []string{"PREFERENCE_POLICY", "Respect or Ignore"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseSettings(tc.args, env(tc.env))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestUsageListsEverySetting(t *testing.T) {
+	u := Usage()
+	for _, s := range settings {
+		if !strings.Contains(u, s.env) || !strings.Contains(u, "--"+s.flag) {
+			t.Errorf("usage misses %s", s.env)
+		}
+	}
+}
