@@ -2,10 +2,31 @@ package main
 
 import (
 	"context"
-	"errors"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/operator"
 )
 
-// runController starts the reconciling runtime.
-func runController(_ context.Context, _ []string) error {
-	return errors.New("controller: the runtime is not part of this build yet")
+// runController starts the reconciling runtime with settings from args and
+// the environment, until SIGINT or SIGTERM.
+func runController(ctx context.Context, args []string) error {
+	settings, err := operator.ParseSettings(args, os.Getenv)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	op, err := operator.New(ctx, settings)
+	if err != nil {
+		return err
+	}
+	if _, err := op.WithAWS(); err != nil {
+		return err
+	}
+	if err := op.WithProvisioning(); err != nil {
+		return err
+	}
+	return op.Start(ctx)
 }

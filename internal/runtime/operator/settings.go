@@ -37,6 +37,9 @@ type Settings struct {
 	KubeClientBurst         int
 	CPURequests             int
 	Kubeconfig              string
+	// ClusterCIDR is the service CIDR, discovered with eks:DescribeCluster
+	// (AL2023 nodes need it); it has no flag.
+	ClusterCIDR string
 }
 
 // setting is one flag with its environment variable.
