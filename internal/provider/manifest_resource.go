@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -22,6 +23,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8stypes "k8s.io/apimachinery/pkg/types"
 
 	"github.com/joistdev/terraform-provider-joist/internal/provider/crdschema"
 	"github.com/joistdev/terraform-provider-joist/internal/provider/validate"
@@ -208,7 +210,22 @@ func (r *manifestResource) apply(ctx context.Context, attrs map[string]attr.Valu
 	obj, _ := r.manifest(attrs)
 	u := &unstructured.Unstructured{Object: obj}
 	tflog.Debug(ctx, "server-side apply", map[string]any{"kind": r.kind.gvk.Kind, "name": u.GetName()})
-	return kube.Resource(r.kind.gvr()).Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+	res := kube.Resource(r.kind.gvr())
+	live, err := res.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+	if err != nil {
+		return nil, err
+	}
+	liveSpec, _ := live.Object["spec"].(map[string]any)
+	stray := strayFields(liveSpec, obj["spec"].(map[string]any))
+	if len(stray) == 0 {
+		return live, nil
+	}
+	tflog.Info(ctx, "removing spec fields set outside Terraform", map[string]any{"kind": r.kind.gvk.Kind, "name": u.GetName(), "fields": stray})
+	patch, err := json.Marshal(map[string]any{"spec": stray})
+	if err != nil {
+		return nil, err
+	}
+	return res.Patch(ctx, u.GetName(), k8stypes.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
 }
 
 func (r *manifestResource) get(ctx context.Context, name string) (*unstructured.Unstructured, error) {

@@ -1,0 +1,67 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/crds"
+	"github.com/joistdev/terraform-provider-joist/internal/sandbox"
+)
+
+// testCluster is the sandbox every acceptance test of the package shares,
+// with the Joist CRDs installed and no controller running.
+var testCluster struct {
+	kubeconfig string
+	kube       dynamic.Interface
+}
+
+func TestMain(m *testing.M) { os.Exit(runTests(m)) }
+
+func runTests(m *testing.M) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var progress strings.Builder
+	sb, err := sandbox.Start(ctx, sandbox.Options{Progress: &progress})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "starting the sandbox (run `make tools` if bin/ is missing): %v\n%s", err, progress.String())
+		return 1
+	}
+	defer func() {
+		if err := sb.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping the sandbox:", err)
+		}
+	}()
+	defs, err := crds.CRDs()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if _, err := envtest.InstallCRDs(sb.Config, envtest.CRDInstallOptions{CRDs: defs}); err != nil {
+		fmt.Fprintln(os.Stderr, "installing the CRDs:", err)
+		return 1
+	}
+	testCluster.kubeconfig = sb.Kubeconfig
+	if testCluster.kube, err = dynamic.NewForConfig(sb.Config); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+// providerBlock configures the provider for the sandbox.
+func providerBlock() string {
+	return fmt.Sprintf(`
+provider "joist" {
+  kubernetes = {
+    config_path = %q
+  }
+}
+`, testCluster.kubeconfig)
+}
