@@ -122,10 +122,6 @@ func runBench(b *testing.B, build func() Input, lpBound bool) {
 	b.ReportMetric(plan.Cost(), "$/h")
 	b.ReportMetric(float64(len(plan.Errors)), "unplaced")
 	if lpBound {
-		demand := corev1.ResourceList{}
-		for _, p := range in.Pods {
-			addList(demand, PodRequests(p))
-		}
 		var its []*InstanceType
 		for _, it := range in.NodePools[0].InstanceTypes {
 			cp := *it
@@ -137,7 +133,12 @@ func runBench(b *testing.B, build func() Input, lpBound bool) {
 			}
 			its = append(its, &cp)
 		}
+		demand := corev1.ResourceList{}
+		for _, p := range in.Pods {
+			addList(demand, PodRequests(p))
+		}
 		b.ReportMetric(plan.Cost()/LPLowerBound(its, demand), "xLP")
+		b.ReportMetric(plan.Cost()/LPLowerBoundForPods(its, in.Pods), "xLPfit")
 	}
 }
 

@@ -1,6 +1,7 @@
 package scheduling
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"sort"
@@ -175,28 +176,19 @@ func (s *solver) finalizeClaim(b *bin) *NewClaim {
 	reqs := s.table.sets[b.reqID]
 	slots := s.cat.compile(b.reqID, reqs).slots
 	zero := make([]int64, len(b.used))
-	type opt struct {
-		t     int
-		price float64
+	// Without minValues the cheapest MaxInstanceTypes fitting types are the
+	// answer, so the scan can stop there.
+	limit := math.MaxInt
+	if len(b.pool.minValues) == 0 {
+		limit = s.opts.MaxInstanceTypes
 	}
-	var opts []opt
-	b.types.each(func(t int) {
-		if !fitsIn(b.used, zero, b.pool.allocD[t]) {
-			return
+	var order []int
+	for _, t := range s.priceOrder(b.types, slots) {
+		if fitsIn(b.used, zero, b.pool.allocD[t]) {
+			if order = append(order, t); len(order) == limit {
+				break
+			}
 		}
-		if p := s.cat.cheapest(t, slots); !math.IsInf(p, 1) {
-			opts = append(opts, opt{t, p})
-		}
-	})
-	sort.Slice(opts, func(i, j int) bool {
-		if opts[i].price != opts[j].price {
-			return opts[i].price < opts[j].price
-		}
-		return s.cat.types[opts[i].t].Name < s.cat.types[opts[j].t].Name
-	})
-	order := make([]int, len(opts))
-	for i, o := range opts {
-		order[i] = o.t
 	}
 	chosen := s.truncate(b.pool, order)
 	relaxed := b.relaxedMV
@@ -204,21 +196,14 @@ func (s *solver) finalizeClaim(b *bin) *NewClaim {
 		relaxed = true
 	}
 	claim := &NewClaim{NodePool: b.pool.pool.Name, Hostname: b.name, Pods: b.pods, MinValuesRelaxed: relaxed}
+	claim.InstanceTypes = make([]ClaimOption, 0, len(chosen))
 	names := make([]string, 0, len(chosen))
 	for _, t := range chosen {
 		it := s.cat.types[t]
-		co := ClaimOption{Type: it, Price: s.cat.cheapest(t, slots)}
-		for _, o := range it.Offerings {
-			if o.Available && slots&(1<<s.cat.slot(o.Zone, o.CapacityType)) != 0 {
-				co.Offerings = append(co.Offerings, o)
-			}
-		}
-		claim.InstanceTypes = append(claim.InstanceTypes, co)
+		claim.InstanceTypes = append(claim.InstanceTypes, ClaimOption{Type: it, Price: s.cat.cheapest(t, slots), Offerings: s.offeringsIn(t, slots)})
 		names = append(names, it.Name)
 	}
-	out := reqs.Clone()
-	out.Add(requirements.New(labelInstanceType, corev1.NodeSelectorOpIn, names...))
-	claim.Requirements = out
+	claim.Requirements = reqs.Intersect(requirements.NewRequirements(requirements.New(labelInstanceType, corev1.NodeSelectorOpIn, names...)))
 	req := append([]int64(nil), b.used...)
 	if len(chosen) > 0 {
 		for i, q := range b.pool.daemon[chosen[0]] {
@@ -227,6 +212,55 @@ func (s *solver) finalizeClaim(b *bin) *NewClaim {
 	}
 	claim.Requests = s.res.list(req)
 	return claim
+}
+
+// priceOrder lists the types of set purchasable within slots, cheapest
+// first (then by name); claims with the same options share the result.
+func (s *solver) priceOrder(set bitset, slots uint64) []int {
+	key := make([]byte, 0, 8*(len(set)+1))
+	for _, w := range append(set, bitset{slots}...) {
+		key = binary.LittleEndian.AppendUint64(key, w)
+	}
+	if out, ok := s.byPrice[string(key)]; ok {
+		return out
+	}
+	var out []int
+	set.each(func(t int) {
+		if !math.IsInf(s.cat.cheapest(t, slots), 1) {
+			out = append(out, t)
+		}
+	})
+	sort.SliceStable(out, func(i, j int) bool {
+		pi, pj := s.cat.cheapest(out[i], slots), s.cat.cheapest(out[j], slots)
+		if pi != pj {
+			return pi < pj
+		}
+		return s.cat.types[out[i]].Name < s.cat.types[out[j]].Name
+	})
+	s.byPrice[string(key)] = out
+	return out
+}
+
+// offeringsIn are type t's available offerings within slots. The slice is
+// shared between claims and must not be modified.
+func (s *solver) offeringsIn(t int, slots uint64) []Offering {
+	key := offerKey{t, slots}
+	if out, ok := s.offerings[key]; ok {
+		return out
+	}
+	var out []Offering
+	for _, o := range s.cat.types[t].Offerings {
+		if o.Available && slots&(1<<s.cat.slot(o.Zone, o.CapacityType)) != 0 {
+			out = append(out, o)
+		}
+	}
+	s.offerings[key] = out
+	return out
+}
+
+type offerKey struct {
+	t     int
+	slots uint64
 }
 
 // truncate keeps at most MaxInstanceTypes of the price-ordered types; if the

@@ -45,6 +45,7 @@ type class struct {
 	// Sizing caches: pods per fresh node and compatible types per pool.
 	freshCap  int
 	poolTypes map[*poolState]bitset
+	promised  int // pods expected to fill claims sized with them in mind
 }
 
 type hostPort struct {

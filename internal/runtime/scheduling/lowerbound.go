@@ -2,6 +2,7 @@ package scheduling
 
 import (
 	"math"
+	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -88,4 +89,92 @@ func LPLowerBound(types []*InstanceType, demand corev1.ResourceList) float64 {
 	}
 	cpu, mem := demand[corev1.ResourceCPU], demand[corev1.ResourceMemory]
 	return LowerBoundCost(opts, float64(cpu.MilliValue()), float64(mem.Value()))
+}
+
+// LPLowerBoundForPods tightens LPLowerBound for a known set of pods: a node
+// of type t can only contribute the CPU that pods fitting on it can use —
+// at most its allocatable, a fractional knapsack of pod CPU into its memory,
+// and the CPU of its pod-capacity largest pods — and likewise for memory.
+// Every integral placement respects these capacities, so the result is
+// still a lower bound on the cost of placing pods, and it no longer credits
+// types whose CPU or memory no pod can use (tiny burstables, memory-only
+// shapes).
+func LPLowerBoundForPods(types []*InstanceType, pods []*corev1.Pod) float64 {
+	type size struct{ cpu, mem float64 }
+	counts := map[size]float64{}
+	var demCPU, demMem float64
+	for _, p := range pods {
+		r := PodRequests(p)
+		cpu, mem := r[corev1.ResourceCPU], r[corev1.ResourceMemory]
+		sz := size{float64(cpu.MilliValue()), float64(mem.Value())}
+		counts[sz]++
+		demCPU += sz.cpu
+		demMem += sz.mem
+	}
+	opts := make([]BoundOption, 0, len(types))
+	for _, it := range types {
+		price := math.Inf(1)
+		for _, o := range it.Offerings {
+			if o.Available {
+				price = min(price, o.Price)
+			}
+		}
+		cq, mq, pq := it.Allocatable[corev1.ResourceCPU], it.Allocatable[corev1.ResourceMemory], it.Allocatable[corev1.ResourcePods]
+		c, m := float64(cq.MilliValue()), float64(mq.Value())
+		slots := math.Inf(1)
+		if _, ok := it.Allocatable[corev1.ResourcePods]; ok {
+			slots = float64(pq.Value())
+		}
+		type item struct {
+			size
+			n float64
+		}
+		var fit []item
+		for sz, n := range counts {
+			if sz.cpu <= c && sz.mem <= m {
+				fit = append(fit, item{sz, n})
+			}
+		}
+		// knapsack fills capacity cap of one dimension, taking items by the
+		// best ratio of the other dimension, and returns the other total.
+		knapsack := func(capacity float64, take func(item) (use, gain float64)) float64 {
+			sort.Slice(fit, func(i, j int) bool {
+				ui, gi := take(fit[i])
+				uj, gj := take(fit[j])
+				return gi*uj > gj*ui
+			})
+			var got float64
+			for _, it := range fit {
+				use, gain := take(it)
+				if use <= 0 {
+					got += gain * it.n
+					continue
+				}
+				k := min(it.n, capacity/use)
+				got += k * gain
+				capacity -= k * use
+				if capacity <= 0 {
+					break
+				}
+			}
+			return got
+		}
+		largest := func(key func(item) float64) float64 {
+			sort.Slice(fit, func(i, j int) bool { return key(fit[i]) > key(fit[j]) })
+			var got float64
+			left := slots
+			for _, it := range fit {
+				k := min(it.n, left)
+				got += k * key(it)
+				if left -= k; left <= 0 {
+					break
+				}
+			}
+			return got
+		}
+		uc := min(c, knapsack(m, func(i item) (float64, float64) { return i.mem, i.cpu }), largest(func(i item) float64 { return i.cpu }))
+		um := min(m, knapsack(c, func(i item) (float64, float64) { return i.cpu, i.mem }), largest(func(i item) float64 { return i.mem }))
+		opts = append(opts, BoundOption{Price: price, CPUMillis: uc, MemoryBytes: um})
+	}
+	return LowerBoundCost(opts, demCPU, demMem)
 }

@@ -56,29 +56,45 @@ func (s *solver) chooseTarget(c *class, ps *poolState, types bitset, slots uint6
 	if len(cands) == 0 {
 		return -1
 	}
-	best, bestScore, bestPrice := cands[0].t, -1.0, 0.0
 	free := s.scratch()
+	bestScore := 0.0
+	for i := range cands {
+		cands[i].ratio = s.simulateFill(c, ps, cands[i].t, perClaim, free, value) / cands[i].price
+		bestScore = max(bestScore, cands[i].ratio)
+	}
+	// Ties go to the larger type: fewer nodes for the same efficiency.
+	best, bestPrice := cands[0].t, -1.0
 	for _, cd := range cands {
-		v := s.simulateFill(c, ps, cd.t, perClaim, free, value)
-		score := v / cd.price
-		if score > bestScore*(1+1e-9) || (score >= bestScore*(1-1e-9) && cd.price > bestPrice) {
-			best, bestScore, bestPrice = cd.t, score, cd.price
+		if cd.ratio >= bestScore*(1-1e-9) && cd.price > bestPrice {
+			best, bestPrice = cd.t, cd.price
 		}
 	}
+	s.promise = true
+	s.simulateFill(c, ps, best, perClaim, free, value)
+	s.promise = false
 	return best
 }
 
-// simulateFill estimates the dual value of the pods a fresh node of type t
-// would end up holding.
+// simulateFill estimates the value of the pods a fresh node of type t would
+// end up holding. Pods already expected to fill earlier claims (promised)
+// are not counted again; with s.promise set the fill is recorded as the
+// chosen claim's promise.
 func (s *solver) simulateFill(c *class, ps *poolState, t, perClaim int, free []int64, value func([]int64) float64) float64 {
 	copy(free, ps.allocD[t])
 	take := func(o *class, limit int) float64 {
-		k := min(fitCount(free, o.req), len(o.pods), limit)
+		avail := len(o.pods)
+		if o != c {
+			avail -= o.promised
+		}
+		k := min(fitCount(free, o.req), avail, limit)
 		if k <= 0 {
 			return 0
 		}
 		for i, q := range o.req {
 			free[i] -= int64(k) * q
+		}
+		if s.promise && o != c {
+			o.promised += k
 		}
 		// A small per-pod credit breaks ties towards holding more pods.
 		return float64(k) * (value(o.req) + 1e-12)

@@ -33,6 +33,9 @@ type solver struct {
 	order     []*class // classes in queue order, for sizing lookahead
 	cands     []sizingCand
 	buf       []int64
+	promise   bool
+	byPrice   map[string][]int
+	offerings map[offerKey][]Offering
 }
 
 // scratch is a reusable resource vector; callers must not keep it.
@@ -47,7 +50,8 @@ func (s *solver) scratch() []int64 {
 // example an offering universe the solver cannot index); pods that cannot
 // be placed are reported in Plan.Errors.
 func Solve(in Input) (*Plan, error) {
-	s := &solver{in: in, opts: in.Options, res: newResources(), matches: map[[2]int]bool{}, inverse: map[*class][]*topoGroup{}, plan: &Plan{}}
+	s := &solver{in: in, opts: in.Options, res: newResources(), matches: map[[2]int]bool{}, inverse: map[*class][]*topoGroup{}, plan: &Plan{},
+		byPrice: map[string][]int{}, offerings: map[offerKey][]Offering{}}
 	if s.opts.MaxInstanceTypes <= 0 {
 		s.opts.MaxInstanceTypes = DefaultMaxInstanceTypes
 	}
