@@ -95,7 +95,8 @@ func (c *Controller) Collect(ctx context.Context) error {
 	for _, inst := range instances {
 		id := inst.Status.ProviderID
 		live[id] = true
-		if known[id] || now.Sub(inst.CreationTimestamp.Time) < MinInstanceAge {
+		// Instances already shutting down need nothing more.
+		if known[id] || inst.DeletionTimestamp != nil || now.Sub(inst.CreationTimestamp.Time) < MinInstanceAge {
 			continue
 		}
 		if err := c.collectInstance(ctx, inst); err != nil {
