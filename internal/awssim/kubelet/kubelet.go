@@ -1,0 +1,162 @@
+// Package kubelet stands in for the kubelets of simulated EC2 instances and
+// for the cloud node-lifecycle controller: when an instance whose user data
+// joins the cluster reaches running, it registers the Node a real EKS node
+// would (kwok then keeps it alive); when the instance terminates, it deletes
+// the Node. Instances whose user data joins no cluster never register.
+package kubelet
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// Options configure the stand-in.
+type Options struct {
+	Region         string        // for the topology.kubernetes.io/region label
+	BootDelay      time.Duration // from running to Node registration
+	KubeletVersion string        // default v1.36.0
+	Logger         logr.Logger
+}
+
+// Kubelet registers and removes Nodes for instances. Observe is its input;
+// it is safe for concurrent use.
+type Kubelet struct {
+	client kubernetes.Interface
+	opts   Options
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	pending map[string]*time.Timer // instance ID -> scheduled registration
+	nodes   map[string]string      // instance ID -> Node name
+	gone    map[string]bool        // instances that terminated while registering
+}
+
+// New returns a stand-in that writes Nodes through cfg.
+func New(cfg *rest.Config, opts Options) (*Kubelet, error) {
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if opts.KubeletVersion == "" {
+		opts.KubeletVersion = "v1.36.0"
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Kubelet{client: client, opts: opts, ctx: ctx, cancel: cancel, pending: map[string]*time.Timer{}, nodes: map[string]string{}, gone: map[string]bool{}}, nil
+}
+
+// Observe reacts to an instance state change: registration after the boot
+// delay when it runs, deletion of its Node once it is terminated.
+func (k *Kubelet) Observe(in ec2types.Instance, userData string) {
+	id := *in.InstanceId
+	log := k.opts.Logger.WithValues("instance", id)
+	switch in.State.Name {
+	case ec2types.InstanceStateNameRunning:
+		jc, err := ParseUserData(userData)
+		if err != nil {
+			log.Error(err, "user data does not parse; the instance never registers")
+			return
+		}
+		if jc == nil {
+			log.V(1).Info("user data joins no cluster; the instance never registers")
+			return
+		}
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		if _, ok := k.pending[id]; ok || k.nodes[id] != "" {
+			return
+		}
+		k.wg.Add(1)
+		k.pending[id] = time.AfterFunc(k.opts.BootDelay, func() {
+			defer k.wg.Done()
+			k.register(in, jc, log)
+		})
+	case ec2types.InstanceStateNameShuttingDown, ec2types.InstanceStateNameTerminated:
+		k.mu.Lock()
+		if t, ok := k.pending[id]; ok && t.Stop() {
+			k.wg.Done() // the registration will not run
+		}
+		delete(k.pending, id)
+		name := k.nodes[id]
+		if in.State.Name == ec2types.InstanceStateNameTerminated {
+			delete(k.nodes, id)
+			k.gone[id] = name == ""
+		}
+		k.mu.Unlock()
+		if name != "" && in.State.Name == ec2types.InstanceStateNameTerminated {
+			k.deleteNode(name, log)
+		}
+	}
+}
+
+func (k *Kubelet) register(in ec2types.Instance, jc *JoinConfig, log logr.Logger) {
+	id := *in.InstanceId
+	k.mu.Lock()
+	_, still := k.pending[id]
+	delete(k.pending, id)
+	k.mu.Unlock()
+	if !still {
+		return
+	}
+	node, err := Node(in, jc, k.opts.Region, k.opts.KubeletVersion)
+	if err != nil {
+		log.Error(err, "building the Node")
+		return
+	}
+	status := node.Status
+	created, err := k.client.CoreV1().Nodes().Create(k.ctx, node, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		created, err = k.client.CoreV1().Nodes().Get(k.ctx, node.Name, metav1.GetOptions{})
+	}
+	if err != nil {
+		log.Error(err, "registering the Node", "node", node.Name)
+		return
+	}
+	// The API server drops status on create; a kubelet posts it right after.
+	created.Status = status
+	if _, err := k.client.CoreV1().Nodes().UpdateStatus(k.ctx, created, metav1.UpdateOptions{}); err != nil {
+		log.Error(err, "posting the Node status", "node", node.Name)
+	}
+	k.mu.Lock()
+	gone := k.gone[id]
+	if !gone {
+		k.nodes[id] = node.Name
+	}
+	k.mu.Unlock()
+	log.Info("registered Node", "node", node.Name, "providerID", node.Spec.ProviderID)
+	if gone { // terminated while registering: the lifecycle controller removes it
+		k.deleteNode(node.Name, log)
+	}
+}
+
+func (k *Kubelet) deleteNode(name string, log logr.Logger) {
+	err := k.client.CoreV1().Nodes().Delete(k.ctx, name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		log.Error(err, "deleting the Node of a terminated instance", "node", name)
+		return
+	}
+	log.Info("deleted Node of terminated instance", "node", name)
+}
+
+// Close stops pending registrations and waits for those under way.
+func (k *Kubelet) Close() {
+	k.mu.Lock()
+	for id, t := range k.pending {
+		if t.Stop() {
+			k.wg.Done()
+		}
+		delete(k.pending, id)
+	}
+	k.mu.Unlock()
+	k.wg.Wait()
+	k.cancel()
+}
