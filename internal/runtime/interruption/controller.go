@@ -1,0 +1,218 @@
+package interruption
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/cache"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instance"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
+)
+
+// Polling, as Karpenter: long polls of up to ten messages, hidden for 20s
+// while being handled, handled ten at a time.
+const (
+	maxMessages       = 10
+	waitSeconds       = 20
+	visibilitySeconds = 20
+	parallelism       = 10
+	// errorBackoff spaces retries when the queue cannot be reached.
+	errorBackoff = 10 * time.Second
+)
+
+// Options are the controller's collaborators.
+type Options struct {
+	Kube      client.Client
+	SQS       *sqs.Client
+	QueueName string
+	// Unavailable is the cloud provider's unavailable-offerings cache; spot
+	// interruptions take their pool out of it for a while.
+	Unavailable *cache.UnavailableOfferings
+	Recorder    *events.Recorder
+	Logger      logr.Logger
+}
+
+// Controller polls the interruption queue. It is a manager Runnable that
+// runs only on the leader.
+type Controller struct {
+	opts     Options
+	queueURL string
+}
+
+var (
+	_ manager.Runnable               = (*Controller)(nil)
+	_ manager.LeaderElectionRunnable = (*Controller)(nil)
+)
+
+// NewController returns the controller; Register adds it to a manager.
+func NewController(opts Options) *Controller {
+	opts.Logger = opts.Logger.WithName("interruption").WithValues("queue", opts.QueueName)
+	return &Controller{opts: opts}
+}
+
+// Register adds the controller to mgr.
+func (c *Controller) Register(mgr manager.Manager) error { return mgr.Add(c) }
+
+// NeedLeaderElection keeps a single consumer per cluster.
+func (c *Controller) NeedLeaderElection() bool { return true }
+
+// Start polls until ctx ends.
+func (c *Controller) Start(ctx context.Context) error {
+	c.opts.Logger.Info("polling the interruption queue")
+	for ctx.Err() == nil {
+		if err := c.Poll(ctx); err != nil && ctx.Err() == nil {
+			c.opts.Logger.Error(err, "polling the interruption queue; retrying", "after", errorBackoff)
+			select {
+			case <-ctx.Done():
+			case <-time.After(errorBackoff):
+			}
+		}
+	}
+	return nil
+}
+
+// Poll receives one batch of messages (waiting up to 20s for the first) and
+// handles it. Handled and unparsable messages are deleted; a message whose
+// handling failed stays and comes back after the visibility timeout.
+func (c *Controller) Poll(ctx context.Context) error {
+	url, err := c.url(ctx)
+	if err != nil {
+		return err
+	}
+	out, err := c.opts.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+		QueueUrl: aws.String(url), MaxNumberOfMessages: maxMessages,
+		WaitTimeSeconds: waitSeconds, VisibilityTimeout: visibilitySeconds,
+	})
+	if err != nil {
+		return fmt.Errorf("receiving from queue %s: %w", c.opts.QueueName, err)
+	}
+	if len(out.Messages) == 0 {
+		return nil
+	}
+	claims, err := c.claimsByInstance(ctx)
+	if err != nil {
+		return err
+	}
+	var (
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, parallelism)
+		mu   sync.Mutex
+		errs []error
+	)
+	for _, msg := range out.Messages {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(msg sqstypes.Message) {
+			defer func() { <-sem; wg.Done() }()
+			if err := c.handle(ctx, url, msg, claims); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}(msg)
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (c *Controller) url(ctx context.Context) (string, error) {
+	if c.queueURL != "" {
+		return c.queueURL, nil
+	}
+	out, err := c.opts.SQS.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(c.opts.QueueName)})
+	if err != nil {
+		return "", fmt.Errorf("finding queue %s (INTERRUPTION_QUEUE; is it created, e.g. by joist_interruption_queue?): %w", c.opts.QueueName, err)
+	}
+	c.queueURL = aws.ToString(out.QueueUrl)
+	return c.queueURL, nil
+}
+
+// claimsByInstance indexes the NodeClaims by their instance ID.
+func (c *Controller) claimsByInstance(ctx context.Context) (map[string]*v1.NodeClaim, error) {
+	var list v1.NodeClaimList
+	if err := c.opts.Kube.List(ctx, &list); err != nil {
+		return nil, fmt.Errorf("listing NodeClaims: %w", err)
+	}
+	out := make(map[string]*v1.NodeClaim, len(list.Items))
+	for i := range list.Items {
+		nc := &list.Items[i]
+		if id, err := instance.ParseProviderID(nc.Status.ProviderID); err == nil {
+			out[id] = nc
+		}
+	}
+	return out, nil
+}
+
+func (c *Controller) handle(ctx context.Context, url string, msg sqstypes.Message, claims map[string]*v1.NodeClaim) error {
+	m, err := Parse(aws.ToString(msg.Body))
+	if err != nil {
+		receivedMessages.WithLabelValues("unknown").Inc()
+		c.opts.Logger.Error(err, "dropping unparsable message", "messageID", aws.ToString(msg.MessageId))
+		return c.delete(ctx, url, msg, time.Time{})
+	}
+	receivedMessages.WithLabelValues(string(m.Kind)).Inc()
+	for _, id := range m.InstanceIDs {
+		nc, ok := claims[id]
+		if !ok {
+			continue // not ours
+		}
+		if err := c.act(ctx, m, nc); err != nil {
+			return fmt.Errorf("message %s (%s) for instance %s: %w", m.ID, m.Kind, id, err)
+		}
+	}
+	return c.delete(ctx, url, msg, m.Time)
+}
+
+// act applies a message to one NodeClaim.
+func (c *Controller) act(ctx context.Context, m Message, nc *v1.NodeClaim) error {
+	log := c.opts.Logger.WithValues("NodeClaim", nc.Name, "kind", m.Kind, "messageID", m.ID)
+	c.emit(m, nc)
+	switch m.Kind {
+	case SpotInterrupted:
+		c.markUnavailable(nc, v1.CapacityTypeSpot)
+	case CapacityReservationInterrupted:
+		c.markUnavailable(nc, v1.CapacityTypeReserved)
+	}
+	if !m.Drains() || !nc.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	if err := c.opts.Kube.Delete(ctx, nc); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting NodeClaim %s: %w", nc.Name, err)
+	}
+	disruptedNodeClaims.WithLabelValues(string(m.Kind), nc.Labels[v1.NodePoolLabelKey]).Inc()
+	c.opts.Recorder.Normal(nc, reasonTerminatingOnInterruption, events.ActionDelete, "Interruption triggered termination for the NodeClaim")
+	log.Info("deleting NodeClaim on interruption")
+	return nil
+}
+
+func (c *Controller) markUnavailable(nc *v1.NodeClaim, capacityType string) {
+	it, zone := nc.Labels[corev1.LabelInstanceTypeStable], nc.Labels[corev1.LabelTopologyZone]
+	if c.opts.Unavailable == nil || it == "" || zone == "" {
+		return
+	}
+	c.opts.Unavailable.MarkUnavailable(it, zone, capacityType)
+}
+
+func (c *Controller) delete(ctx context.Context, url string, msg sqstypes.Message, emitted time.Time) error {
+	if _, err := c.opts.SQS.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: msg.ReceiptHandle}); err != nil {
+		return fmt.Errorf("deleting message %s from queue %s: %w", aws.ToString(msg.MessageId), c.opts.QueueName, err)
+	}
+	deletedMessages.Inc()
+	if !emitted.IsZero() {
+		messageQueueDuration.Observe(time.Since(emitted).Seconds())
+	}
+	return nil
+}

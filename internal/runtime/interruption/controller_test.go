@@ -1,0 +1,270 @@
+package interruption_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/cache"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/interruption"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/policy"
+)
+
+// controllerKey is the access key the controller signs with, so its calls
+// can be told apart from the test's setup in the request log.
+const controllerKey = "AKIAJOISTCONTROLLER1"
+
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// makeQueue creates a queue and its five rules as joist_interruption_queue
+// does: retention, policy, rules and SQS targets.
+func makeQueue(t *testing.T, ctx context.Context, name string) string {
+	t.Helper()
+	q := sqs.NewFromConfig(sim.AWSConfig())
+	arn := sim.SQS.QueueARN(name)
+	out, err := q.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: map[string]string{
+		"MessageRetentionPeriod": strconv.Itoa(interruption.MessageRetentionSeconds),
+		"SqsManagedSseEnabled":   "true",
+		"Policy":                 interruption.QueuePolicy(arn),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eb := eventbridge.NewFromConfig(sim.AWSConfig())
+	for _, r := range interruption.Rules {
+		if _, err := eb.PutRule(ctx, &eventbridge.PutRuleInput{Name: aws.String(r.RuleName(name)), EventPattern: aws.String(r.Pattern())}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := eb.PutTargets(ctx, &eventbridge.PutTargetsInput{Rule: aws.String(r.RuleName(name)), Targets: []ebtypes.Target{{Id: aws.String("queue"), Arn: aws.String(arn)}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return aws.ToString(out.QueueUrl)
+}
+
+func launchSpot(t *testing.T, ctx context.Context) ec2types.Instance {
+	t.Helper()
+	e := ec2.NewFromConfig(sim.AWSConfig())
+	n := sim.EC2.Network()
+	img := sim.EC2.Images()[0]
+	out, err := e.RunInstances(ctx, &ec2.RunInstancesInput{
+		ImageId: aws.String(img.ImageID), InstanceType: ec2types.InstanceTypeM5Large, MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
+		SubnetId: aws.String(n.PrivateSubnetIDs[0]), InstanceMarketOptions: &ec2types.InstanceMarketOptionsRequest{MarketType: ec2types.MarketTypeSpot},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := aws.ToString(out.Instances[0].InstanceId)
+	// Wait until running, so later state-change events are the test's own.
+	for {
+		got, err := e.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Reservations[0].Instances[0].State.Name == ec2types.InstanceStateNameRunning {
+			return got.Reservations[0].Instances[0]
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("instance %s never ran", id)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// purge empties the queue of the launch's state-change events.
+func purge(t *testing.T, ctx context.Context, url string) {
+	t.Helper()
+	if _, err := sqs.NewFromConfig(sim.AWSConfig()).PurgeQueue(ctx, &sqs.PurgeQueueInput{QueueUrl: aws.String(url)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// claimFor records a NodeClaim for an instance, as the launch would.
+func claimFor(t *testing.T, ctx context.Context, in ec2types.Instance) *v1.NodeClaim {
+	t.Helper()
+	zone := aws.ToString(in.Placement.AvailabilityZone)
+	nc := &v1.NodeClaim{
+		ObjectMeta: metav1.ObjectMeta{
+			GenerateName: "default-",
+			Labels: map[string]string{
+				v1.NodePoolLabelKey: "default", corev1.LabelInstanceTypeStable: string(in.InstanceType),
+				corev1.LabelTopologyZone: zone, v1.CapacityTypeLabelKey: v1.CapacityTypeSpot,
+			},
+		},
+		Spec: v1.NodeClaimSpec{
+			NodeClassRef: &v1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"},
+			Requirements: v1.Requirements{},
+		},
+	}
+	if err := kube.Create(ctx, nc); err != nil {
+		t.Fatal(err)
+	}
+	nc.Status.ProviderID = "aws:///" + zone + "/" + aws.ToString(in.InstanceId)
+	if err := kube.Status().Update(ctx, nc); err != nil {
+		t.Fatal(err)
+	}
+	return nc
+}
+
+func newController(name string, unavailable *cache.UnavailableOfferings) *interruption.Controller {
+	cfg := sim.AWSConfig()
+	cfg.Credentials = credentials.NewStaticCredentialsProvider(controllerKey, "secret", "")
+	return interruption.NewController(interruption.Options{
+		Kube: kube, SQS: sqs.NewFromConfig(cfg), QueueName: name, Unavailable: unavailable, Logger: logr.Discard(),
+	})
+}
+
+func queueDepth(t *testing.T, ctx context.Context, url string) (visible, inFlight int) {
+	t.Helper()
+	out, err := sqs.NewFromConfig(sim.AWSConfig()).GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl: aws.String(url), AttributeNames: []sqstypes.QueueAttributeName{"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	visible, _ = strconv.Atoi(out.Attributes["ApproximateNumberOfMessages"])
+	inFlight, _ = strconv.Atoi(out.Attributes["ApproximateNumberOfMessagesNotVisible"])
+	return visible, inFlight
+}
+
+func gone(t *testing.T, ctx context.Context, nc *v1.NodeClaim) bool {
+	t.Helper()
+	err := kube.Get(ctx, client.ObjectKeyFromObject(nc), &v1.NodeClaim{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	return apierrors.IsNotFound(err)
+}
+
+func TestSpotInterruptionDeletesTheNodeClaim(t *testing.T) {
+	ctx := testContext(t)
+	url := makeQueue(t, ctx, "spot-demo")
+	spot, bystander := launchSpot(t, ctx), launchSpot(t, ctx)
+	nc, other := claimFor(t, ctx, spot), claimFor(t, ctx, bystander)
+	unavailable := cache.NewUnavailableOfferings()
+	c := newController("spot-demo", unavailable)
+	purge(t, ctx, url)
+
+	sim.Requests().Reset()
+	// EC2 warns; EventBridge routes the warning to the queue.
+	if err := sim.EC2.InterruptSpot(aws.ToString(spot.InstanceId), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := queueDepth(t, ctx, url); v != 1 {
+		t.Fatalf("queue holds %d messages after the warning, want 1 (EventBridge rule or queue policy broken)", v)
+	}
+	if err := c.Poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !gone(t, ctx, nc) {
+		t.Error("the interrupted instance's NodeClaim still exists")
+	}
+	if gone(t, ctx, other) {
+		t.Error("another instance's NodeClaim was deleted")
+	}
+	zone := aws.ToString(spot.Placement.AvailabilityZone)
+	if !unavailable.IsUnavailable(string(spot.InstanceType), zone, v1.CapacityTypeSpot) {
+		t.Errorf("%s spot in %s is not marked unavailable", spot.InstanceType, zone)
+	}
+	if v, f := queueDepth(t, ctx, url); v+f != 0 {
+		t.Errorf("queue holds %d visible and %d in-flight messages after handling, want none", v, f)
+	}
+	assertAllowedByPolicy(t, "spot-demo")
+}
+
+func TestRebalanceAndUnparsableMessages(t *testing.T) {
+	ctx := testContext(t)
+	url := makeQueue(t, ctx, "rebalance-demo")
+	in := launchSpot(t, ctx)
+	nc := claimFor(t, ctx, in)
+	c := newController("rebalance-demo", cache.NewUnavailableOfferings())
+	purge(t, ctx, url)
+	if err := sim.EC2.RecommendRebalance(aws.ToString(in.InstanceId)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sqs.NewFromConfig(sim.AWSConfig()).SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("not an event")}); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := queueDepth(t, ctx, url); v != 2 {
+		t.Fatalf("queue holds %d messages, want 2", v)
+	}
+	if err := c.Poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if gone(t, ctx, nc) {
+		t.Error("a rebalance recommendation deleted the NodeClaim")
+	}
+	if v, f := queueDepth(t, ctx, url); v+f != 0 {
+		t.Errorf("queue holds %d visible and %d in-flight messages, want none", v, f)
+	}
+}
+
+func TestStateChangeToShuttingDownDeletesTheNodeClaim(t *testing.T) {
+	ctx := testContext(t)
+	url := makeQueue(t, ctx, "stop-demo")
+	in := launchSpot(t, ctx)
+	nc := claimFor(t, ctx, in)
+	c := newController("stop-demo", cache.NewUnavailableOfferings())
+	purge(t, ctx, url)
+	if _, err := ec2.NewFromConfig(sim.AWSConfig()).TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{aws.ToString(in.InstanceId)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !gone(t, ctx, nc) {
+		t.Error("the NodeClaim of a terminating instance still exists")
+	}
+	if v, f := queueDepth(t, ctx, url); v+f != 0 {
+		t.Errorf("queue holds %d visible and %d in-flight messages, want none", v, f)
+	}
+}
+
+// assertAllowedByPolicy holds every call the controller made against the
+// controller policy rendered for this queue.
+func assertAllowedByPolicy(t *testing.T, queue string) {
+	t.Helper()
+	o := sim.Options()
+	doc, err := policy.Render(policy.Params{
+		Region: o.Region, AccountID: o.AccountID, ClusterName: o.ClusterName,
+		NodeRoleARN: "arn:aws:iam::" + o.AccountID + ":role/demo-node", QueueName: queue,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range sim.Requests().Requests("", "") {
+		if r.AccessKeyID != controllerKey {
+			continue
+		}
+		n++
+		req := policy.Request{Action: r.Service + ":" + r.Operation, Resource: sim.SQS.QueueARN(queue), Context: map[string][]string{"aws:RequestedRegion": {o.Region}}}
+		if ok, err := doc.Allows(req); err != nil || !ok {
+			t.Errorf("controller call %s:%s is not allowed by the controller policy (err %v)", r.Service, r.Operation, err)
+		}
+	}
+	if n < 3 {
+		t.Errorf("recorded %d controller calls, want GetQueueUrl, ReceiveMessage and DeleteMessage", n)
+	}
+}

@@ -1,0 +1,70 @@
+package interruption
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Rule is one EventBridge rule that routes events to the interruption queue.
+type Rule struct {
+	// Key is the rule's stable short name; rule names are "<queue>-<key>".
+	Key         string
+	Description string
+	Source      string
+	DetailType  string
+}
+
+// Rules are the five rules, in Karpenter's order.
+var Rules = []Rule{
+	{Key: "scheduled-change", Description: "AWS Health scheduled changes (instance retirement, maintenance)", Source: "aws.health", DetailType: "AWS Health Event"},
+	{Key: "spot-interruption", Description: "EC2 spot interruption warnings (two-minute notice)", Source: "aws.ec2", DetailType: detailSpotInterruption},
+	{Key: "rebalance", Description: "EC2 rebalance recommendations", Source: "aws.ec2", DetailType: detailRebalance},
+	{Key: "instance-state-change", Description: "EC2 instance state changes", Source: "aws.ec2", DetailType: detailStateChange},
+	{Key: "capacity-reservation-interruption", Description: "EC2 capacity reservation interruption warnings", Source: "aws.ec2", DetailType: detailCapacityReservation},
+}
+
+// Pattern is the rule's event pattern as EventBridge stores it.
+func (r Rule) Pattern() string {
+	b, _ := json.Marshal(map[string][]string{"source": {r.Source}, "detail-type": {r.DetailType}})
+	return string(b)
+}
+
+// RuleName is the rule's name for a queue, within EventBridge's 64
+// characters: the queue name is shortened, never the key.
+func (r Rule) RuleName(queue string) string {
+	const max = 64
+	if room := max - len(r.Key) - 1; len(queue) > room {
+		queue = queue[:room]
+	}
+	return queue + "-" + r.Key
+}
+
+// QueuePolicy lets EventBridge (and SQS itself) send to the queue and
+// refuses every request not made over TLS.
+func QueuePolicy(queueARN string) string {
+	doc := map[string]any{
+		"Version": "2012-10-17",
+		"Id":      "EC2InterruptionPolicy",
+		"Statement": []map[string]any{
+			{
+				"Sid": "AllowEventDelivery", "Effect": "Allow",
+				"Principal": map[string]any{"Service": []string{"events.amazonaws.com", "sqs.amazonaws.com"}},
+				"Action":    "sqs:SendMessage", "Resource": queueARN,
+			},
+			{
+				"Sid": "DenyHTTP", "Effect": "Deny", "Principal": "*",
+				"Action": "sqs:*", "Resource": queueARN,
+				"Condition": map[string]any{"Bool": map[string]any{"aws:SecureTransport": false}},
+			},
+		},
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		panic(fmt.Sprintf("queue policy: %v", err))
+	}
+	return string(b)
+}
+
+// MessageRetentionSeconds is how long events wait in the queue: an event
+// older than five minutes is about an instance that is already gone.
+const MessageRetentionSeconds = 300
