@@ -73,7 +73,7 @@ func (p Params) queueARN() string {
 func (p Params) requestTagsOwned(existsKey string) Condition {
 	return Condition{
 		"StringEquals": {
-			"aws:RequestTag/" + p.clusterTag():      {"owned"},
+			"aws:RequestTag/" + p.clusterTag():    {"owned"},
 			"aws:RequestTag/eks:eks-cluster-name": {p.ClusterName},
 		},
 		"StringLike": {"aws:RequestTag/" + existsKey: {"*"}},
@@ -85,7 +85,7 @@ func (p Params) requestTagsOwned(existsKey string) Condition {
 func (p Params) profileResourceTags() Condition {
 	return Condition{
 		"StringEquals": {
-			"aws:ResourceTag/" + p.clusterTag():              {"owned"},
+			"aws:ResourceTag/" + p.clusterTag():             {"owned"},
 			"aws:ResourceTag/topology.kubernetes.io/region": {p.Region},
 		},
 		"StringLike": {"aws:ResourceTag/karpenter.k8s.aws/ec2nodeclass": {"*"}},

@@ -67,7 +67,7 @@ var Rules = []Rule{
 	},
 	{
 		Sid: "AllowScopedEC2InstanceActionsWithTags", Group: NodeLifecycle,
-		Actions: append(append([]Action{}, launch...), Action{Name: "ec2:CreateLaunchTemplate", NeededBy: []string{"ec2:CreateLaunchTemplate"}}),
+		Actions:   append(append([]Action{}, launch...), Action{Name: "ec2:CreateLaunchTemplate", NeededBy: []string{"ec2:CreateLaunchTemplate"}}),
 		Resources: func(p Params) []string { return p.ec2ARNs(p.AccountID, createdResources) },
 		Condition: func(p Params) Condition { return p.requestTagsOwned("karpenter.sh/nodepool") },
 	},
@@ -87,10 +87,10 @@ var Rules = []Rule{
 		Resources: func(p Params) []string { return p.ec2ARNs(p.AccountID, []string{"instance"}) },
 		Condition: func(p Params) Condition {
 			return Condition{
-				"StringEquals":                  {"aws:ResourceTag/" + p.clusterTag(): {"owned"}},
-				"StringLike":                    {"aws:ResourceTag/karpenter.sh/nodepool": {"*"}},
-				"StringEqualsIfExists":          {"aws:RequestTag/eks:eks-cluster-name": {p.ClusterName}},
-				"ForAllValues:StringEquals":     {"aws:TagKeys": {"eks:eks-cluster-name", "karpenter.sh/nodeclaim", "Name"}},
+				"StringEquals":              {"aws:ResourceTag/" + p.clusterTag(): {"owned"}},
+				"StringLike":                {"aws:ResourceTag/karpenter.sh/nodepool": {"*"}},
+				"StringEqualsIfExists":      {"aws:RequestTag/eks:eks-cluster-name": {p.ClusterName}},
+				"ForAllValues:StringEquals": {"aws:TagKeys": {"eks:eks-cluster-name", "karpenter.sh/nodeclaim", "Name"}},
 			}
 		},
 	},
