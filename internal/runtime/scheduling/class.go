@@ -46,6 +46,10 @@ type class struct {
 	freshCap  int
 	poolTypes map[*poolState]bitset
 	promised  int // pods expected to fill claims sized with them in mind
+
+	actAff, actAnti, actSpread []*topoGroup
+	hostTopo                   bool // some active group is keyed by hostname
+	hostInverse                bool // some hostname anti-affinity group selects c
 }
 
 type hostPort struct {

@@ -63,12 +63,22 @@ func (s *solver) placeClass(c *class) int {
 	return before - len(c.pods)
 }
 
-// active returns the topology groups c must currently satisfy.
+// active returns the topology groups c must currently satisfy (computed by
+// prepareClass whenever the constraints change).
 func (c *class) active() (aff, anti, spread []*topoGroup) {
-	aff = append(append(aff, c.affinity...), c.prefAffinity...)
-	anti = append(append(anti, c.anti...), c.prefAnti...)
-	spread = append(append(spread, c.spreads...), c.softSpreads...)
-	return
+	return c.actAff, c.actAnti, c.actSpread
+}
+
+func (c *class) computeActive() {
+	c.actAff = append(append([]*topoGroup(nil), c.affinity...), c.prefAffinity...)
+	c.actAnti = append(append([]*topoGroup(nil), c.anti...), c.prefAnti...)
+	c.actSpread = append(append([]*topoGroup(nil), c.spreads...), c.softSpreads...)
+	c.hostTopo = false
+	for _, list := range [][]*topoGroup{c.actAff, c.actAnti, c.actSpread} {
+		for _, g := range list {
+			c.hostTopo = c.hostTopo || g.hostname
+		}
+	}
 }
 
 func (s *solver) perDomainGroups(c *class) []*topoGroup {
@@ -428,6 +438,9 @@ func (s *solver) minValuesFit(b *bin, types bitset, c *class, k int) int {
 // running a pod whose term selects c.
 func (s *solver) hostnameCap(c *class, b *bin) int {
 	limit := math.MaxInt
+	if !c.hostTopo && !c.hostInverse {
+		return limit
+	}
 	aff, anti, spread := c.active()
 	for _, g := range spread {
 		if !g.hostname {

@@ -224,6 +224,7 @@ func (s *solver) prepareClass(c *class) {
 	strict := c.strict()
 	c.strictID = s.table.intern(strict)
 	c.reqID = s.table.intern(c.withVolumes(strict))
+	c.computeActive()
 	c.poolTypes = nil
 	c.freshCap = math.MaxInt
 	if len(c.ports) > 0 {
@@ -457,6 +458,7 @@ func (s *solver) buildTopology(classes []*class) {
 			c.selectedBy = append(c.selectedBy, g)
 			if g.kind == kindAnti {
 				s.inverse[c] = append(s.inverse[c], g)
+				c.hostInverse = c.hostInverse || g.hostname
 			}
 		}
 	}

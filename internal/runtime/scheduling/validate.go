@@ -21,7 +21,7 @@ import (
 // checked. Topology spread counts every matching pod, so it assumes pods
 // selected by a spread constraint carry that constraint themselves.
 func Validate(in Input, plan *Plan) []error {
-	v := &validator{in: in, plan: plan}
+	v := &validator{in: in, plan: plan, requests: map[*corev1.Pod]corev1.ResourceList{}}
 	v.accounting()
 	if len(v.errs) > 0 {
 		return v.errs
@@ -40,8 +40,9 @@ type validator struct {
 	in    Input
 	plan  *Plan
 	errs  []error
-	hosts []*vhost
-	where map[types.UID]*vhost
+	hosts    []*vhost
+	where    map[types.UID]*vhost
+	requests map[*corev1.Pod]corev1.ResourceList
 }
 
 // vhost is a node or a claim; a claim has one realization per option and
@@ -308,7 +309,12 @@ func daemonRuns(d *corev1.Pod, taints []corev1.Taint, l map[string]string) bool 
 func checkFit(v *validator, where string, pods []*corev1.Pod, alloc corev1.ResourceList) {
 	sum := corev1.ResourceList{}
 	for _, p := range pods {
-		addList(sum, PodRequests(p))
+		r, ok := v.requests[p]
+		if !ok {
+			r = PodRequests(p)
+			v.requests[p] = r
+		}
+		addList(sum, r)
 	}
 	if n := int64(len(pods)); n > 0 {
 		podsAlloc := alloc[corev1.ResourcePods]
