@@ -37,9 +37,9 @@ func Validate(in Input, plan *Plan) []error {
 }
 
 type validator struct {
-	in    Input
-	plan  *Plan
-	errs  []error
+	in       Input
+	plan     *Plan
+	errs     []error
 	hosts    []*vhost
 	where    map[types.UID]*vhost
 	requests map[*corev1.Pod]corev1.ResourceList
