@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -12,8 +13,9 @@ import (
 // returns where the rule fails, relative to self: nil when it holds, a
 // single empty Path when self as a whole is at fault, or the list elements
 // and map entries at fault for rules of the form self.all(...) and
-// self.exists(...). The apiserver reports every failure at self; naming the
-// element is more useful and names a path inside the apiserver's.
+// self.exists(...), or the field a rule about an object is best fixed in.
+// The apiserver reports every failure at self; naming the element or field
+// is more useful and names a path inside the apiserver's.
 type rule func(self, oldSelf any) []Path
 
 // here is the failure of a rule about self as a whole.
@@ -86,10 +88,10 @@ var celRules = map[string]rule{
 	// EC2NodeClass spec.
 	`(has(self.role) && !has(self.instanceProfile)) || (!has(self.role) && has(self.instanceProfile))`: func(self, _ any) []Path {
 		s := obj(self)
-		return failIf(has(s, "role") == has(s, "instanceProfile"))
+		return failAt(has(s, "role") == has(s, "instanceProfile"), "role")
 	},
 	`!has(oldSelf.instanceProfile) || has(self.instanceProfile)`: func(self, old any) []Path {
-		return failIf(has(obj(old), "instanceProfile") && !has(obj(self), "instanceProfile"))
+		return failAt(has(obj(old), "instanceProfile") && !has(obj(self), "instanceProfile"), "instanceProfile")
 	},
 	`!has(self.amiFamily) || self.amiFamily == 'Custom' || !self.amiSelectorTerms.exists(x, has(x.alias)) || self.amiSelectorTerms.exists(x, has(x.alias) && x.alias.find('^[^@]+') == self.amiFamily.lowerAscii())`: func(self, _ any) []Path {
 		s := obj(self)
@@ -102,12 +104,12 @@ var celRules = map[string]rule{
 			return nil
 		}
 		aliasFamily, _, _ := strings.Cut(alias, "@")
-		return failIf(aliasFamily != strings.ToLower(family))
+		return failAt(aliasFamily != strings.ToLower(family), "amiFamily")
 	},
 	`self.amiSelectorTerms.exists(x, has(x.alias)) ? true : has(self.amiFamily)`: func(self, _ any) []Path {
 		s := obj(self)
 		_, hasAlias := aliasOf(s)
-		return failIf(!hasAlias && !has(s, "amiFamily"))
+		return failAt(!hasAlias && !has(s, "amiFamily"), "amiFamily")
 	},
 	`self.all(x, has(x.tags) || has(x.id) || has(x.name) || has(x.alias) || has(x.ssmParameter))`: eachItem(hasAny("tags", "id", "name", "alias", "ssmParameter")),
 	`!self.exists(x, has(x.id) && (has(x.alias) || has(x.tags) || has(x.name) || has(x.owner)))`:  eachItem(exclusive("id", "alias", "tags", "name", "owner")),
@@ -154,6 +156,30 @@ var celRules = map[string]rule{
 		s := obj(self)
 		return failIf(has(s, "volumeInitializationRate") && (!has(s, "snapshotID") || s["snapshotID"] == ""))
 	},
+	`self.size() == 0 || self.exists(x, x.networkCardIndex == 0 && x.deviceIndex == 0 && x.interfaceType == 'interface')`: func(self, _ any) []Path {
+		items := list(self)
+		for _, x := range items {
+			m := obj(x)
+			if intIs(m["networkCardIndex"], 0) && intIs(m["deviceIndex"], 0) && m["interfaceType"] == "interface" {
+				return nil
+			}
+		}
+		return failIf(len(items) != 0)
+	},
+	`self.all(x, self.filter(y, y.networkCardIndex == x.networkCardIndex && y.deviceIndex == x.deviceIndex).size() == 1)`: func(self, _ any) []Path {
+		return duplicatesBy(list(self), func(x map[string]any) (string, bool) {
+			return fmt.Sprint(x["networkCardIndex"], "/", x["deviceIndex"]), true
+		})
+	},
+	`self.all(x, x.interfaceType != 'efa-only' || self.filter(y, y.interfaceType == 'efa-only' && y.networkCardIndex == x.networkCardIndex).size() == 1)`: func(self, _ any) []Path {
+		return duplicatesBy(list(self), func(x map[string]any) (string, bool) {
+			return fmt.Sprint(x["networkCardIndex"]), x["interfaceType"] == "efa-only"
+		})
+	},
+	`has(self.name) != has(self.id)`: func(self, _ any) []Path {
+		s := obj(self)
+		return failIf(has(s, "name") == has(s, "id"))
+	},
 	`self.all(x, has(x.tags) || has(x.id) || has(x.instanceMatchCriteria))`:                         eachItem(hasAny("tags", "id", "instanceMatchCriteria")),
 	`!self.exists(x, has(x.id) && (has(x.tags) || has(x.ownerID) || has(x.instanceMatchCriteria)))`: eachItem(exclusive("id", "tags", "ownerID", "instanceMatchCriteria")),
 	`has(self.imageGCHighThresholdPercent) && has(self.imageGCLowThresholdPercent) ? self.imageGCHighThresholdPercent > self.imageGCLowThresholdPercent : true`: func(self, _ any) []Path {
@@ -197,6 +223,15 @@ var celRules = map[string]rule{
 
 // qualifiedName is the label-key syntax the CRD's key rules use.
 const qualifiedName = `^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(\/))?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$`
+
+// failAt is a failure of a rule on an object that one of its fields is
+// best fixed in.
+func failAt(bad bool, field string) []Path {
+	if bad {
+		return []Path{Path{}.Child(field)}
+	}
+	return nil
+}
 
 func failIf(bad bool) []Path {
 	if bad {
@@ -307,6 +342,29 @@ func aliasOf(spec map[string]any) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+func intIs(v any, want int64) bool {
+	i, ok := asInt(v)
+	return ok && i == want
+}
+
+// duplicatesBy fails at every element after the first that shares a key
+// with an earlier one, among the elements key selects.
+func duplicatesBy(items []any, key func(map[string]any) (string, bool)) []Path {
+	seen := map[string]bool{}
+	var bad []Path
+	for i, x := range items {
+		k, ok := key(obj(x))
+		if !ok {
+			continue
+		}
+		if seen[k] {
+			bad = append(bad, Path{}.Index(i))
+		}
+		seen[k] = true
+	}
+	return bad
 }
 
 // keysCovered fails at each key of spec[from] that spec[in] lacks.
