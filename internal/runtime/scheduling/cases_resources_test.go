@@ -58,6 +58,22 @@ func TestResourceCases(t *testing.T) {
 		{"GPU pod without GPU types is reported", func() Input {
 			return Input{NodePools: []*NodePool{mkPool("default", stdTypes()[:6])}, Pods: []*corev1.Pod{mkPod("a", "1", "1Gi", withRequest("nvidia.com/gpu", "1"))}}
 		}, func(t *testing.T, r *result) { r.failed(t, "a", "no instance type has room", "nvidia.com/gpu=1") }},
+		{"pod-eni request needs a trunking type", func() Input {
+			types := stdTypes()
+			withExtended(types[1], "vpc.amazonaws.com/pod-eni", 9)
+			return Input{NodePools: []*NodePool{mkPool("default", types)}, Pods: []*corev1.Pod{mkPod("a", "1", "1Gi", withRequest("vpc.amazonaws.com/pod-eni", "1"))}}
+		}, func(t *testing.T, r *result) {
+			if got := optionNames(r.claim(t, "a")); len(got) != 1 || got[0] != "medium.a" {
+				t.Errorf("options %v, want [medium.a]", got)
+			}
+		}},
+		{"allocatable without a pod count does not limit pods", func() Input {
+			types := stdTypes()
+			for _, it := range types {
+				delete(it.Allocatable, corev1.ResourcePods)
+			}
+			return Input{NodePools: []*NodePool{mkPool("default", types)}, Pods: []*corev1.Pod{mkPod("a", "1", "1Gi")}}
+		}, func(t *testing.T, r *result) { expectType(t, r.claim(t, "a"), "small.g") }},
 		{"pod capacity bounds pods per node", func() Input { return stdInput(pods(120, "p", "10m", "10Mi")...) },
 			func(t *testing.T, r *result) {
 				r.claims(t, 2)

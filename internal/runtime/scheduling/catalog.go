@@ -108,7 +108,7 @@ func (c *catalog) finishVectors(res *resources) {
 	c.alloc = make([][]int64, len(c.types))
 	c.capv = make([][]int64, len(c.types))
 	for i, it := range c.types {
-		c.alloc[i] = res.vec(it.Allocatable)
+		c.alloc[i] = res.allocatable(it.Allocatable)
 		capacity := it.Capacity
 		if capacity == nil {
 			capacity = it.Allocatable

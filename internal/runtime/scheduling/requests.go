@@ -1,6 +1,8 @@
 package scheduling
 
 import (
+	"math"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -117,6 +119,16 @@ func (r *resources) vec(l corev1.ResourceList) []int64 {
 			continue
 		}
 		v[i] = quantityValue(i, q)
+	}
+	return v
+}
+
+// allocatable is vec for an allocatable list; a missing pod count means
+// the pod count is not limited.
+func (r *resources) allocatable(l corev1.ResourceList) []int64 {
+	v := r.vec(l)
+	if _, ok := l[corev1.ResourcePods]; !ok {
+		v[resPods] = math.MaxInt32
 	}
 	return v
 }

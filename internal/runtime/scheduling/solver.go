@@ -400,7 +400,7 @@ func (s *solver) buildBins() {
 		return nodes[i].Name < nodes[j].Name
 	})
 	add := func(n *Node, kind TargetKind) {
-		b := &bin{kind: kind, name: n.Name, node: n, taints: n.Taints, free: s.res.vec(n.Allocatable), index: len(s.bins)}
+		b := &bin{kind: kind, name: n.Name, node: n, taints: n.Taints, free: s.res.allocatable(n.Allocatable), index: len(s.bins)}
 		for _, p := range n.Pods {
 			v := s.res.vec(PodRequests(p))
 			v[resPods]++
