@@ -1,0 +1,103 @@
+package aws_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	sdkaws "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ec2sim "github.com/joistdev/terraform-provider-joist/internal/awssim/ec2"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
+	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awstest"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclass"
+)
+
+const cluster = "joist"
+
+var (
+	sim  *awstest.Sim
+	kube *awstest.Kube
+	// prov is shared: discovering the catalog and prices takes seconds.
+	prov *awsprovider.Provider
+)
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	var err error
+	sim, err = awstest.Start(ec2sim.Options{ClusterName: cluster, PendingDuration: 50 * time.Millisecond, ShuttingDownDuration: 50 * time.Millisecond})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer sim.Close()
+	if _, err := iam.NewFromConfig(sim.Config).CreateRole(context.Background(), &iam.CreateRoleInput{
+		RoleName: sdkaws.String(awstest.NodeRole), AssumeRolePolicyDocument: sdkaws.String(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}`),
+	}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if kube, err = awstest.StartKube(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = kube.Stop() }()
+	if prov, err = awsprovider.New(sim.Config, kube.Client, settings()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := prov.Start(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func settings() awsprovider.Settings {
+	return awsprovider.Settings{
+		ClusterName: cluster, ClusterEndpoint: "https://joist.example:6443", ClusterCABundle: "Q0E=",
+		ClusterCIDR: "10.100.0.0/16", KubernetesVersion: "1.36",
+	}
+}
+
+// readyNodeClass creates the node class and resolves its status as the
+// node class controller does, failing unless it becomes Ready.
+func readyNodeClass(t *testing.T, p *awsprovider.Provider, nc *awsv1.EC2NodeClass) *awsv1.EC2NodeClass {
+	t.Helper()
+	ctx := testContext(t)
+	if err := kube.Client.Create(ctx, nc); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = kube.Client.Delete(context.Background(), nc) })
+	resolve(t, p, nc)
+	return nc
+}
+
+func resolve(t *testing.T, p *awsprovider.Provider, nc *awsv1.EC2NodeClass) {
+	t.Helper()
+	ctx := testContext(t)
+	if err := kube.Client.Get(ctx, client.ObjectKeyFromObject(nc), nc); err != nil {
+		t.Fatal(err)
+	}
+	nodeclass.Resolve(ctx, p, nc)
+	if err := kube.Client.Status().Update(ctx, nc); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range nc.Status.Conditions {
+		if c.Type == "Ready" && c.Status != "True" {
+			t.Fatalf("EC2NodeClass %s is not Ready: %s", nc.Name, c.Message)
+		}
+	}
+}
