@@ -1,6 +1,7 @@
 package requirements
 
 import (
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -99,7 +100,7 @@ func TestIntersection(t *testing.T) {
 			if got.Operator() != c.want {
 				t.Errorf("operator = %s, want %s (%s)", got.Operator(), c.want, got)
 			}
-			if c.values != nil && !equal(got.Values(), c.values) {
+			if c.values != nil && !slices.Equal(got.Values(), c.values) {
 				t.Errorf("values = %v, want %v", got.Values(), c.values)
 			}
 			for _, v := range c.allows {
@@ -171,16 +172,4 @@ func TestNodeSelectorRoundTrip(t *testing.T) {
 			t.Errorf("round trip of %s gave %s", r, back)
 		}
 	}
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

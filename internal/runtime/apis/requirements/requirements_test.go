@@ -1,6 +1,7 @@
 package requirements
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,17 +60,17 @@ func TestAddIntersectsAndIntersectDoesNotMutate(t *testing.T) {
 	a := reqs(New("k", in, "a", "b"))
 	b := reqs(New("k", in, "b", "c"), New("j", exist))
 	c := a.Intersect(b)
-	if got := c.Get("k").Values(); !equal(got, []string{"b"}) {
+	if got := c.Get("k").Values(); !slices.Equal(got, []string{"b"}) {
 		t.Fatalf("intersect k = %v", got)
 	}
 	if !c.Has("j") || a.Has("j") {
 		t.Fatal("Intersect must add j to the result only")
 	}
-	if got := a.Get("k").Values(); !equal(got, []string{"a", "b"}) {
+	if got := a.Get("k").Values(); !slices.Equal(got, []string{"a", "b"}) {
 		t.Fatalf("input mutated: %v", got)
 	}
 	a.Add(New("k", notIn, "a"))
-	if got := a.Get("k").Values(); !equal(got, []string{"b"}) {
+	if got := a.Get("k").Values(); !slices.Equal(got, []string{"b"}) {
 		t.Fatalf("Add k = %v", got)
 	}
 	if op := a.Get("missing").Operator(); op != exist {
@@ -142,17 +143,17 @@ func TestForPod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strict.Get("topology.kubernetes.io/zone").Values(); !equal(got, []string{"z1", "z2"}) {
+	if got := strict.Get("topology.kubernetes.io/zone").Values(); !slices.Equal(got, []string{"z1", "z2"}) {
 		t.Errorf("strict zone = %v (only the first required term applies)", got)
 	}
-	if got := strict.Get("team").Values(); !equal(got, []string{"a"}) {
+	if got := strict.Get("team").Values(); !slices.Equal(got, []string{"a"}) {
 		t.Errorf("strict team = %v", got)
 	}
 	full, err := ForPod(pod)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := full.Get("topology.kubernetes.io/zone").Values(); !equal(got, []string{"z2"}) {
+	if got := full.Get("topology.kubernetes.io/zone").Values(); !slices.Equal(got, []string{"z2"}) {
 		t.Errorf("zone with heaviest preference = %v, want [z2]", got)
 	}
 }
