@@ -1,0 +1,144 @@
+package scheduling
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
+)
+
+// buildTopology counts already-running pods into every group and registers
+// their required anti-affinity terms.
+func (s *solver) buildTopology(classes []*class) {
+	type podRef struct {
+		pod *corev1.Pod
+		b   *bin
+	}
+	var running []podRef
+	for _, b := range s.bins {
+		for _, p := range b.node.Pods {
+			running = append(running, podRef{p, b})
+			for _, g := range s.topo.existingAnti(p) {
+				s.countOwner(g, b, 1)
+			}
+		}
+	}
+	keys := map[string]bool{}
+	for _, g := range s.topo.list {
+		if g.kind == kindSpread && !g.hostname {
+			g.eligible = s.eligibleDomains(g)
+		}
+		if !g.hostname && g.kind != kindAnti {
+			keys[g.key] = true
+		}
+		for _, r := range running {
+			if g.selects(r.pod.Namespace, r.pod.Labels) && s.passesFilter(g, r.b) {
+				s.countSelected(g, r.b, 1)
+			}
+		}
+	}
+	s.topoKeys = sortedKeys(keys)
+	for _, c := range classes {
+		for _, g := range s.topo.list {
+			if !g.selects(c.ns, c.labels) {
+				continue
+			}
+			c.selectedBy = append(c.selectedBy, g)
+			if g.kind == kindAnti {
+				s.inverse[c] = append(s.inverse[c], g)
+				c.hostInverse = c.hostInverse || g.hostname
+			}
+		}
+	}
+}
+
+// passesFilter applies a spread group's nodeAffinityPolicy and
+// nodeTaintsPolicy to an existing node.
+func (s *solver) passesFilter(g *topoGroup, b *bin) bool {
+	if g.kind != kindSpread || b.node == nil {
+		return true
+	}
+	if g.filterReqs != nil && !g.filterReqs.MatchesLabels(b.node.Labels) {
+		return false
+	}
+	if g.filterTaint != nil && g.filterTaint.tolerates(onlyHard(b.taints)) != nil {
+		return false
+	}
+	return true
+}
+
+func onlyHard(taints []corev1.Taint) []corev1.Taint {
+	var out []corev1.Taint
+	for _, t := range taints {
+		if t.Effect != corev1.TaintEffectPreferNoSchedule {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// eligibleDomains are the values of a spread group's key that a pod could
+// land in: what NodePools (and their instance offerings) can provide plus
+// what existing nodes carry, filtered by the group's node policies.
+func (s *solver) eligibleDomains(g *topoGroup) []string {
+	set := map[string]bool{}
+	for _, ps := range s.pools {
+		if g.filterTaint != nil && g.filterTaint.tolerates(onlyHard(ps.pool.Taints)) != nil {
+			continue
+		}
+		reqs := ps.reqs
+		if g.filterReqs != nil {
+			if !reqs.IsCompatible(g.filterReqs, s.opts.WellKnownLabels) {
+				continue
+			}
+			reqs = reqs.Intersect(g.filterReqs)
+		}
+		for _, v := range s.poolDomains(ps, reqs, g.key) {
+			set[v] = true
+		}
+	}
+	for _, b := range s.bins {
+		if b.node == nil {
+			continue
+		}
+		if v, ok := b.node.Labels[g.key]; ok && s.passesFilter(g, b) {
+			set[v] = true
+		}
+	}
+	return sortedKeys(set)
+}
+
+func (s *solver) poolDomains(ps *poolState, reqs requirements.Requirements, key string) []string {
+	r := reqs.Get(key)
+	var out []string
+	switch key {
+	case labelZone, labelCapacityType:
+		id := s.table.intern(reqs)
+		cr := s.cat.compile(id, reqs)
+		types := cr.types.and(ps.types)
+		var slots uint64
+		types.each(func(i int) { slots |= s.cat.offer[i] & cr.slots })
+		for zi, z := range s.cat.zones {
+			for ci, ct := range s.cat.cts {
+				if slots&(1<<(zi*len(s.cat.cts)+ci)) == 0 {
+					continue
+				}
+				if key == labelZone {
+					out = append(out, z)
+				} else {
+					out = append(out, ct)
+				}
+			}
+		}
+	default:
+		if r.Operator() == corev1.NodeSelectorOpIn {
+			out = r.Values()
+		} else if li := s.cat.labels[key]; li != nil {
+			for v := range li.values {
+				if r.Has(v) {
+					out = append(out, v)
+				}
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,112 @@
+package scheduling
+
+import (
+	"errors"
+	"math"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
+)
+
+// poolState is a NodePool compiled against the catalog.
+type poolState struct {
+	pool        *NodePool
+	reqID       int
+	reqs        requirements.Requirements
+	reqErr      error
+	types       bitset
+	allocD      [][]int64 // allocatable minus daemonset overhead, by catalog index
+	daemon      [][]int64
+	daemonPorts []hostPort
+	limited     []int
+	remaining   []int64
+	nodesLeft   int
+	minValues   []*requirements.Requirement
+}
+
+func (s *solver) buildPools() {
+	pools := append([]*NodePool(nil), s.in.NodePools...)
+	sort.SliceStable(pools, func(i, j int) bool {
+		if pools[i].Weight != pools[j].Weight {
+			return pools[i].Weight > pools[j].Weight
+		}
+		return pools[i].Name > pools[j].Name
+	})
+	for _, p := range pools {
+		ps := &poolState{pool: p, nodesLeft: math.MaxInt}
+		reqs := requirements.FromLabels(p.Labels)
+		reqs.Add(requirements.New(labelNodePool, corev1.NodeSelectorOpIn, p.Name))
+		var errs []error
+		for _, r := range p.Requirements {
+			req, err := requirements.Parse(r.NodeSelectorRequirement, r.MinValues)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			reqs.Add(req)
+		}
+		ps.reqErr = errors.Join(errs...)
+		ps.reqs = reqs
+		ps.reqID = s.table.intern(reqs)
+		for _, k := range reqs.Keys() {
+			if reqs[k].MinValues != nil {
+				ps.minValues = append(ps.minValues, reqs[k])
+			}
+		}
+		for _, t := range p.Taints {
+			if t.Effect == corev1.TaintEffectPreferNoSchedule {
+				s.hasPNS = true
+			}
+		}
+		n := len(s.cat.types)
+		inPool := newBitset(n)
+		for _, it := range p.InstanceTypes {
+			inPool.set(s.cat.index[it])
+		}
+		ps.types = s.cat.compile(ps.reqID, reqs).types.and(inPool)
+		ps.allocD = make([][]int64, n)
+		ps.daemon = make([][]int64, n)
+		ps.types.each(func(i int) {
+			ps.allocD[i] = append([]int64(nil), s.cat.alloc[i]...)
+			ps.daemon[i] = make([]int64, len(s.res.names))
+		})
+		for _, d := range s.in.DaemonSets {
+			dc := &class{tolerations: d.Spec.Tolerations}
+			if dc.tolerates(p.Taints) != nil {
+				continue
+			}
+			dreqs, err := requirements.StrictForPod(d)
+			if err != nil || !reqs.IsCompatible(dreqs, s.opts.WellKnownLabels) {
+				continue
+			}
+			id := s.table.intern(reqs.Intersect(dreqs))
+			dtypes := s.cat.compile(id, s.table.sets[id]).types.and(ps.types)
+			dv := s.res.vec(PodRequests(d))
+			dv[resPods]++
+			dtypes.each(func(i int) {
+				for r, q := range dv {
+					ps.allocD[i][r] -= q
+					ps.daemon[i][r] += q
+				}
+			})
+			ps.daemonPorts = append(ps.daemonPorts, podHostPorts(d)...)
+		}
+		ps.remaining = make([]int64, len(s.res.names))
+		for name, lim := range p.Limits {
+			used := p.Usage[name]
+			if name == "nodes" {
+				ps.nodesLeft = int(lim.Value() - used.Value())
+				continue
+			}
+			i, ok := s.res.index[name]
+			if !ok {
+				continue
+			}
+			ps.limited = append(ps.limited, i)
+			ps.remaining[i] = quantityValue(i, lim) - quantityValue(i, used)
+		}
+		s.pools = append(s.pools, ps)
+	}
+}
