@@ -251,6 +251,10 @@ func TestClaimShapeCases(t *testing.T) {
 				t.Errorf("options %v, want [small.g small.a]", got)
 			}
 		}},
+		{"free offering is chosen first", func() Input {
+			types := append(stdTypes(), mkType("prepaid.a", "amd64", 4, 8, 0))
+			return Input{NodePools: []*NodePool{mkPool("default", types)}, Pods: []*corev1.Pod{mkPod("a", "1", "1Gi")}}
+		}, func(t *testing.T, r *result) { expectType(t, r.claim(t, "a"), "prepaid.a") }},
 		{"claim requirements name the NodePool and the options", func() Input { return stdInput(mkPod("a", "1", "1Gi", withNodeSelector(labelArch, "arm64"))) },
 			func(t *testing.T, r *result) {
 				c := r.claim(t, "a")

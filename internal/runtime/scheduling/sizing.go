@@ -36,9 +36,12 @@ func (s *solver) chooseTarget(c *class, ps *poolState, types bitset, slots uint6
 	cands := s.cands[:0]
 	types.each(func(t int) {
 		price := s.cat.cheapest(t, slots)
-		if math.IsInf(price, 1) || price <= 0 {
+		if math.IsInf(price, 1) {
 			return
 		}
+		// Free offerings (e.g. already-paid reservations) still need a
+		// finite score.
+		price = max(price, 1e-9)
 		cd := sizingCand{t, price, value(ps.allocD[t]) / price}
 		if len(cands) == sizingCandidates && !cd.better(cands[len(cands)-1]) {
 			return
@@ -54,7 +57,15 @@ func (s *solver) chooseTarget(c *class, ps *poolState, types bitset, slots uint6
 	})
 	s.cands = cands
 	if len(cands) == 0 {
-		return -1
+		// canOpen only passes types with an offering in slots, so this is
+		// unreachable; keep a valid choice anyway.
+		first := -1
+		types.each(func(t int) {
+			if first < 0 {
+				first = t
+			}
+		})
+		return first
 	}
 	free := s.scratch()
 	bestScore := 0.0
