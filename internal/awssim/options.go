@@ -6,7 +6,7 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
 
-	"github.com/joistdev/terraform-provider-joist/internal/awssim/catalog"
+	"github.com/joistdev/terraform-provider-joist/internal/awssim/ec2"
 )
 
 // Options configure a Server. Zero values take the defaults noted.
@@ -41,18 +41,9 @@ func (o Options) withDefaults() Options {
 	if o.Addr == "" {
 		o.Addr = "127.0.0.1:0"
 	}
-	if o.Region == "" {
-		o.Region = catalog.DefaultRegion
-	}
-	if o.AccountID == "" {
-		o.AccountID = "123456789012"
-	}
-	if o.ClusterName == "" {
-		o.ClusterName = "joist"
-	}
-	if o.KubernetesVersion == "" {
-		o.KubernetesVersion = "1.36"
-	}
+	// The world's identity defaults where EC2 defines it.
+	d := ec2.Options{Region: o.Region, AccountID: o.AccountID, ClusterName: o.ClusterName, KubernetesVersion: o.KubernetesVersion}.WithDefaults()
+	o.Region, o.AccountID, o.ClusterName, o.KubernetesVersion = d.Region, d.AccountID, d.ClusterName, d.KubernetesVersion
 	if o.AccessKeyID == "" {
 		o.AccessKeyID = "AKIAJOISTSANDBOX0001"
 	}

@@ -96,7 +96,7 @@ func deref[T any](p *T) T {
 
 func ptr[T any](v T) *T { return &v }
 
-// contains reports whether list is empty (no restriction) or holds v.
+// allowed reports whether list is empty (no restriction) or holds v.
 func allowed(list []string, v string) bool {
 	if len(list) == 0 {
 		return true

@@ -152,16 +152,11 @@ func (s *Service) candidate(base launchSpec, lt *ec2types.FleetLaunchTemplateSpe
 	if o.InstanceType != "" {
 		spec.instanceType = string(o.InstanceType)
 	}
-	if id := deref(o.ImageId); id != "" {
-		if spec.image = s.imageByID(id); spec.image == nil {
-			return nil, errorf("InvalidAMIID.NotFound", "The image id '[%s]' does not exist", id)
-		}
+	if err := s.setImage(&spec, deref(o.ImageId)); err != nil {
+		return nil, err
 	}
-	if spec.image == nil {
-		return nil, errorf("MissingParameter", "The request must contain the parameter ImageId: set it in the launch template or the override")
-	}
-	if spec.instanceType == "" {
-		return nil, errorf("MissingParameter", "The request must contain the parameter InstanceType: set it in the launch template or the override")
+	if err := checkComplete(spec); err != nil {
+		return nil, err
 	}
 	sn, err := s.subnetFor(deref(o.SubnetId), deref(o.AvailabilityZone), spec.subnet)
 	if err != nil {

@@ -11,10 +11,8 @@ import (
 // Caller holds s.mu.
 func (s *Service) specFromTemplate(d *ec2types.RequestLaunchTemplateData) (launchSpec, *protocol.Error) {
 	spec := launchSpec{capacityType: "on-demand", instanceType: string(d.InstanceType), userData: deref(d.UserData)}
-	if id := deref(d.ImageId); id != "" {
-		if spec.image = s.imageByID(id); spec.image == nil {
-			return spec, errorf("InvalidAMIID.NotFound", "The image id '[%s]' does not exist", id)
-		}
+	if err := s.setImage(&spec, deref(d.ImageId)); err != nil {
+		return spec, err
 	}
 	spec.groups = append(spec.groups, d.SecurityGroupIds...)
 	for _, name := range d.SecurityGroups {
@@ -44,7 +42,7 @@ func (s *Service) specFromTemplate(d *ec2types.RequestLaunchTemplateData) (launc
 			spec.profile = deref(p.Name)
 		}
 	}
-	spec.tags = tagsForLaunchTemplate(d.TagSpecifications, ec2types.ResourceTypeInstance)
+	spec.tags = tagsFor(launchTemplateTagSpecs(d.TagSpecifications), ec2types.ResourceTypeInstance)
 	spec.metadata = &ec2types.InstanceMetadataOptionsResponse{
 		State: ec2types.InstanceMetadataOptionsStateApplied, HttpTokens: ec2types.HttpTokensStateOptional,
 		HttpPutResponseHopLimit: ptr(int32(1)), HttpEndpoint: ec2types.InstanceMetadataEndpointStateEnabled,
@@ -78,6 +76,28 @@ func (s *Service) specFromTemplate(d *ec2types.RequestLaunchTemplateData) (launc
 		}
 	}
 	return spec, nil
+}
+
+// setImage sets the spec's image when id names one.
+func (s *Service) setImage(spec *launchSpec, id string) *protocol.Error {
+	if id == "" {
+		return nil
+	}
+	if spec.image = s.imageByID(id); spec.image == nil {
+		return errorf("InvalidAMIID.NotFound", "The image id '[%s]' does not exist", id)
+	}
+	return nil
+}
+
+// checkComplete reports what a launch still lacks after template and request.
+func checkComplete(spec launchSpec) *protocol.Error {
+	if spec.image == nil {
+		return errorf("MissingParameter", "The request must contain the parameter ImageId: set it in the launch template or the request")
+	}
+	if spec.instanceType == "" {
+		return errorf("MissingParameter", "The request must contain the parameter InstanceType: set it in the launch template or the request")
+	}
+	return nil
 }
 
 func (s *Service) checkGroups(ids []string) *protocol.Error {

@@ -176,12 +176,12 @@ func tagsFor(specs []ec2types.TagSpecification, rt ec2types.ResourceType) []ec2t
 	return out
 }
 
-func tagsForLaunchTemplate(specs []ec2types.LaunchTemplateTagSpecificationRequest, rt ec2types.ResourceType) []ec2types.Tag {
-	var out []ec2types.Tag
-	for _, spec := range specs {
-		if spec.ResourceType == rt {
-			out = mergeTags(out, spec.Tags)
-		}
+// launchTemplateTagSpecs converts a launch template's tag specifications
+// into a request's.
+func launchTemplateTagSpecs(specs []ec2types.LaunchTemplateTagSpecificationRequest) []ec2types.TagSpecification {
+	out := make([]ec2types.TagSpecification, len(specs))
+	for i, spec := range specs {
+		out[i] = ec2types.TagSpecification{ResourceType: spec.ResourceType, Tags: spec.Tags}
 	}
 	return out
 }

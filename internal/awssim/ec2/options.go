@@ -23,7 +23,8 @@ type Options struct {
 	Events EventSink
 }
 
-func (o Options) withDefaults() Options {
+// WithDefaults returns o with every zero value replaced by its default.
+func (o Options) WithDefaults() Options {
 	if o.Region == "" {
 		o.Region = catalog.DefaultRegion
 	}

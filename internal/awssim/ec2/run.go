@@ -32,16 +32,11 @@ func (s *Service) runInstances(in *ec2.RunInstancesInput, dryRun bool) (*ec2.Run
 	if in.InstanceType != "" {
 		spec.instanceType = string(in.InstanceType)
 	}
-	if id := deref(in.ImageId); id != "" {
-		if spec.image = s.imageByID(id); spec.image == nil {
-			return nil, errorf("InvalidAMIID.NotFound", "The image id '[%s]' does not exist", id)
-		}
+	if err := s.setImage(&spec, deref(in.ImageId)); err != nil {
+		return nil, err
 	}
-	if spec.image == nil {
-		return nil, errorf("MissingParameter", "The request must contain the parameter ImageId")
-	}
-	if spec.instanceType == "" {
-		spec.instanceType = "m1.small" // EC2's historical default
+	if err := checkComplete(spec); err != nil {
+		return nil, err
 	}
 	if in.UserData != nil {
 		spec.userData = *in.UserData

@@ -40,7 +40,7 @@ type Service struct {
 
 // New returns a seeded EC2 for the options' region and cluster.
 func New(opts Options) (*Service, error) {
-	opts = opts.withDefaults()
+	opts = opts.WithDefaults()
 	cat, err := catalog.Load()
 	if err != nil {
 		return nil, err

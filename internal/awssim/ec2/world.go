@@ -51,7 +51,6 @@ func seedWorld(s *Service) world {
 		return &ec2types.SecurityGroup{
 			GroupId: ptr("sg-" + s.ids.Hex(17)), GroupName: ptr(name), Description: ptr(description),
 			VpcId: w.vpc.VpcId, OwnerId: ptr(s.opts.AccountID), Tags: t,
-			SecurityGroupArn: ptr(""),
 		}
 	}
 	w.groups = []*ec2types.SecurityGroup{
