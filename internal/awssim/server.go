@@ -65,6 +65,10 @@ func New(opts Options) (*Server, error) {
 		PendingDuration: opts.PendingDuration, ShuttingDownDuration: opts.ShuttingDownDuration,
 		SpotInterruptionNotice: opts.SpotInterruptionNotice, DefaultPoolCapacity: opts.DefaultPoolCapacity,
 		Events: eventSink{s.EventBridge},
+		InstanceProfiles: func(nameOrARN string) (string, string, bool) {
+			p, ok := s.IAM.InstanceProfile(nameOrARN)
+			return p.ARN, p.ID, ok
+		},
 	})
 	if err != nil {
 		return nil, err

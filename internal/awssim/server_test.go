@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	awseks "github.com/aws/aws-sdk-go-v2/service/eks"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 	"github.com/aws/aws-sdk-go-v2/service/pricing"
@@ -296,5 +297,34 @@ func TestAdminEndpointsDriveFaultsCapacityAndAMIs(t *testing.T) {
 	}
 	if len(reqs) != 1 || reqs[0].ErrorCode != "RequestLimitExceeded" || !reqs[0].Injected {
 		t.Errorf("request log over HTTP: %+v", reqs)
+	}
+}
+
+func TestLaunchesNeedAnExistingInstanceProfile(t *testing.T) {
+	s := start(t, awssim.Options{})
+	cfg := s.AWSConfig()
+	client := ec2.NewFromConfig(cfg)
+	images, err := client.DescribeImages(ctx, &ec2.DescribeImagesInput{Filters: []ec2types.Filter{{Name: aws.String("name"), Values: []string{"amazon-eks-node-al2023-x86_64-standard-*"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	launch := func() (*ec2.RunInstancesOutput, error) {
+		return client.RunInstances(ctx, &ec2.RunInstancesInput{ImageId: images.Images[0].ImageId, InstanceType: "m5.large", MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
+			IamInstanceProfile: &ec2types.IamInstanceProfileSpecification{Name: aws.String("node-profile")}})
+	}
+	_, err = launch()
+	if code := apiCode(t, err); code != "InvalidParameterValue" {
+		t.Fatalf("launch with a missing profile: %s", code)
+	}
+	profile, err := iam.NewFromConfig(cfg).CreateInstanceProfile(ctx, &iam.CreateInstanceProfileInput{InstanceProfileName: aws.String("node-profile")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := launch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out.Instances[0].IamInstanceProfile; *got.Arn != *profile.InstanceProfile.Arn || *got.Id != *profile.InstanceProfile.InstanceProfileId {
+		t.Errorf("instance profile %s/%s, IAM has %s/%s", *got.Arn, *got.Id, *profile.InstanceProfile.Arn, *profile.InstanceProfile.InstanceProfileId)
 	}
 }

@@ -148,11 +148,7 @@ func (s *Service) launch(spec launchSpec, index int) *instance {
 		spec.reservation.AvailableInstanceCount = ptr(*spec.reservation.AvailableInstanceCount - 1)
 	}
 	if spec.profile != "" {
-		arn := spec.profile
-		if !strings.HasPrefix(arn, "arn:") {
-			arn = "arn:aws:iam::" + s.opts.AccountID + ":instance-profile/" + spec.profile
-		}
-		in.IamInstanceProfile = &ec2types.IamInstanceProfile{Arn: ptr(arn), Id: ptr(s.ids.Upper("AIPA", 21))}
+		in.IamInstanceProfile = s.instanceProfile(spec.profile)
 	}
 	s.used[in.pool]++
 	s.instances[id] = in
@@ -160,6 +156,21 @@ func (s *Service) launch(spec launchSpec, index int) *instance {
 	s.changed(in)
 	in.timer = time.AfterFunc(s.opts.PendingDuration, func() { s.transition(id, statePending, stateRunning) })
 	return in
+}
+
+// instanceProfile is how an instance shows its profile: IAM's ARN and ID
+// when IAM is wired in, else ones derived from the name.
+func (s *Service) instanceProfile(nameOrARN string) *ec2types.IamInstanceProfile {
+	if s.opts.InstanceProfiles != nil {
+		if arn, id, ok := s.opts.InstanceProfiles(nameOrARN); ok {
+			return &ec2types.IamInstanceProfile{Arn: ptr(arn), Id: ptr(id)}
+		}
+	}
+	arn := nameOrARN
+	if !strings.HasPrefix(arn, "arn:") {
+		arn = "arn:aws:iam::" + s.opts.AccountID + ":instance-profile/" + nameOrARN
+	}
+	return &ec2types.IamInstanceProfile{Arn: ptr(arn), Id: ptr(s.ids.Upper("AIPA", 21))}
 }
 
 // transition moves an instance from one state to the next, if it is still in

@@ -147,6 +147,11 @@ func (s *Service) launchable(spec launchSpec) *protocol.Error {
 	if spec.capacityType == "spot" && !supportsUsage(info, ec2types.UsageClassTypeSpot) {
 		return errorf("Unsupported", "The requested configuration is currently not supported. Please check the documentation for supported configurations.")
 	}
+	if spec.profile != "" && s.opts.InstanceProfiles != nil {
+		if _, _, ok := s.opts.InstanceProfiles(spec.profile); !ok {
+			return errorf("InvalidParameterValue", "Value (%s) for parameter iamInstanceProfile.name is invalid. Invalid IAM Instance Profile name", spec.profile)
+		}
+	}
 	archOK := false
 	for _, a := range info.ProcessorInfo.SupportedArchitectures {
 		if string(a) == string(spec.image.Architecture) {

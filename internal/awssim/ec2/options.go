@@ -21,6 +21,11 @@ type Options struct {
 
 	// Events receives every lifecycle event; nil drops them.
 	Events EventSink
+
+	// InstanceProfiles looks up an IAM instance profile by name or ARN. When
+	// set, launches naming an unknown profile fail as in EC2 and instances
+	// carry the profile's real ARN and ID; when nil, any profile is accepted.
+	InstanceProfiles func(nameOrARN string) (arn, id string, ok bool)
 }
 
 // WithDefaults returns o with every zero value replaced by its default.
