@@ -173,7 +173,7 @@ func TestThrottlingSurfacesAsTheSDKsThrottleError(t *testing.T) {
 }
 
 func TestInstanceEventsReachAnSQSQueueThroughEventBridge(t *testing.T) {
-	s := start(t, awssim.Options{SpotInterruptionNotice: 50 * time.Millisecond})
+	s := start(t, awssim.Options{})
 	cfg := s.AWSConfig()
 	arn := s.SQS.QueueARN("interruptions")
 	// EventBridge may deliver only where the queue policy lets it, as in AWS.
@@ -203,9 +203,11 @@ func TestInstanceEventsReachAnSQSQueueThroughEventBridge(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := *run.Instances[0].InstanceId
-	if err := s.EC2.InterruptSpot(id, 0); err != nil {
-		t.Fatal(err)
+	resp, err := http.Post(s.URL()+"/_awssim/ec2/instances/"+id+"/spot-interruption", "application/json", strings.NewReader(`{"noticeSeconds":0.05}`))
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("spot interruption through the admin endpoint: %v %v", resp, err)
 	}
+	resp.Body.Close()
 	kinds := map[string]int{}
 	deadline := time.Now().Add(10 * time.Second)
 	for kinds["terminated"] == 0 && time.Now().Before(deadline) {
