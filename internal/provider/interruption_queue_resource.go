@@ -1,0 +1,475 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/interruption"
+)
+
+var (
+	_ resource.ResourceWithConfigure   = (*InterruptionQueueResource)(nil)
+	_ resource.ResourceWithModifyPlan  = (*InterruptionQueueResource)(nil)
+	_ resource.ResourceWithImportState = (*InterruptionQueueResource)(nil)
+)
+
+// InterruptionQueueResource is joist_interruption_queue: the SQS queue the
+// controller reads interruption events from, and the EventBridge rules
+// that fill it.
+type InterruptionQueueResource struct{ awsBase }
+
+// NewInterruptionQueueResource returns the joist_interruption_queue resource.
+func NewInterruptionQueueResource() resource.Resource { return &InterruptionQueueResource{} }
+
+type interruptionQueueModel struct {
+	ID                      types.String `tfsdk:"id"`
+	Name                    types.String `tfsdk:"name"`
+	KMSMasterKeyID          types.String `tfsdk:"kms_master_key_id"`
+	MessageRetentionSeconds types.Int64  `tfsdk:"message_retention_seconds"`
+	Tags                    types.Map    `tfsdk:"tags"`
+	URL                     types.String `tfsdk:"url"`
+	ARN                     types.String `tfsdk:"arn"`
+	SQSManagedSSEEnabled    types.Bool   `tfsdk:"sqs_managed_sse_enabled"`
+	Policy                  types.String `tfsdk:"policy"`
+	Rules                   types.Map    `tfsdk:"rules"`
+	RuleARNs                types.Map    `tfsdk:"rule_arns"`
+}
+
+// queueRule is one EventBridge rule as read back.
+type queueRule struct {
+	Name         string
+	ARN          string
+	EventPattern string
+	State        string
+	Targets      []string
+}
+
+var queueRuleType = types.ObjectType{AttrTypes: map[string]attr.Type{
+	"name": types.StringType, "arn": types.StringType, "event_pattern": types.StringType,
+	"state": types.StringType, "target_arns": types.ListType{ElemType: types.StringType},
+}}
+
+func (r queueRule) value() attr.Value {
+	return types.ObjectValueMust(queueRuleType.AttrTypes, map[string]attr.Value{
+		"name": types.StringValue(r.Name), "arn": types.StringValue(r.ARN), "event_pattern": types.StringValue(r.EventPattern),
+		"state": types.StringValue(r.State), "target_arns": stringList(r.Targets),
+	})
+}
+
+func (r *InterruptionQueueResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_interruption_queue"
+}
+
+func (r *InterruptionQueueResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	var keys []string
+	for _, rule := range interruption.Rules {
+		keys = append(keys, "`"+rule.Key+"`")
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "The SQS queue the Joist controller reads interruption events from, and the five " +
+			"EventBridge rules that send it AWS Health scheduled changes, spot interruption warnings, rebalance " +
+			"recommendations, instance state changes and capacity reservation interruption warnings. Messages " +
+			"are kept five minutes; the queue policy lets only EventBridge and SQS send and refuses requests " +
+			"not made over TLS. Pass `name` to `joist_controller`'s `interruption_queue`. Changes made outside " +
+			"Terraform to the queue's policy, encryption, retention, tags, or to the rules and their targets, " +
+			"show in the next plan and are put back on apply. Import with the queue name.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed: true, MarkdownDescription: "The queue name.",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"name": schema.StringAttribute{
+				Required: true, MarkdownDescription: "Queue name; usually the cluster name. Changing it replaces the queue and rules.",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators:    []validator.String{queueNameValidator{}},
+			},
+			"kms_master_key_id": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "KMS key (ID, ARN or alias) to encrypt messages with. Without it the queue uses " +
+					"SQS-managed encryption (SSE-SQS). The key policy must let `events.amazonaws.com` use it.",
+			},
+			"message_retention_seconds": schema.Int64Attribute{
+				Optional: true, Computed: true, Default: int64default.StaticInt64(interruption.MessageRetentionSeconds),
+				MarkdownDescription: "How long an event waits to be read, 60 to 1209600 seconds. Defaults to 300: older events are about instances already gone.",
+				Validators:          []validator.Int64{int64validator.Between(60, 1209600)},
+			},
+			"tags": schema.MapAttribute{Optional: true, ElementType: types.StringType, MarkdownDescription: "Tags of the queue and the rules."},
+			"url":  schema.StringAttribute{Computed: true, MarkdownDescription: "Queue URL.", PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
+			"arn":  schema.StringAttribute{Computed: true, MarkdownDescription: "Queue ARN.", PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
+			"sqs_managed_sse_enabled": schema.BoolAttribute{
+				Computed: true, MarkdownDescription: "Whether SQS-managed encryption is on (true unless `kms_master_key_id` is set).",
+			},
+			"policy": schema.StringAttribute{Computed: true, MarkdownDescription: "The queue policy (JSON)."},
+			"rules": schema.MapAttribute{
+				Computed: true, ElementType: queueRuleType,
+				MarkdownDescription: "The EventBridge rules by key (" + strings.Join(keys, ", ") + "): name, ARN, event pattern, state and target ARNs.",
+			},
+			"rule_arns": schema.MapAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "ARNs of the rules by key."},
+		},
+	}
+}
+
+// queueNameValidator enforces SQS's queue-name rules at plan time.
+type queueNameValidator struct{}
+
+func (queueNameValidator) Description(context.Context) string {
+	return "1-80 letters, digits, hyphens and underscores"
+}
+func (v queueNameValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+func (queueNameValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	s := req.ConfigValue.ValueString()
+	ok := len(s) >= 1 && len(s) <= 80
+	for _, c := range s {
+		if !(c == '-' || c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			ok = false
+		}
+	}
+	if !ok {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid queue name",
+			fmt.Sprintf("%q: a queue name is 1 to 80 letters, digits, hyphens and underscores (FIFO queues are not supported)", s))
+	}
+}
+
+// desiredRules are the rules of a queue whose ARN is known.
+func desiredRules(name, queueARN string) map[string]queueRule {
+	out := map[string]queueRule{}
+	for _, rule := range interruption.Rules {
+		rn := rule.RuleName(name)
+		out[rule.Key] = queueRule{
+			Name: rn, ARN: ruleARN(queueARN, rn), EventPattern: rule.Pattern(), State: "ENABLED", Targets: []string{queueARN},
+		}
+	}
+	return out
+}
+
+// ruleARN derives a default-bus rule's ARN from the queue's (same
+// partition, region and account).
+func ruleARN(queueARN, rule string) string {
+	parts := strings.SplitN(queueARN, ":", 6)
+	if len(parts) != 6 {
+		return ""
+	}
+	return fmt.Sprintf("arn:%s:events:%s:%s:rule/%s", parts[1], parts[3], parts[4], rule)
+}
+
+func rulesValues(rules map[string]queueRule) (types.Map, types.Map) {
+	objs, arns := map[string]attr.Value{}, map[string]attr.Value{}
+	for k, r := range rules {
+		objs[k] = r.value()
+		arns[k] = types.StringValue(r.ARN)
+	}
+	return types.MapValueMust(queueRuleType, objs), types.MapValueMust(types.StringType, arns)
+}
+
+// ModifyPlan plans the derived attributes (policy, encryption, rules) from
+// the configuration, so an out-of-band change to them shows as a diff.
+func (r *InterruptionQueueResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	var plan interruptionQueueModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !plan.KMSMasterKeyID.IsUnknown() {
+		plan.SQSManagedSSEEnabled = types.BoolValue(plan.KMSMasterKeyID.IsNull())
+	}
+	if !req.State.Raw.IsNull() && !plan.ARN.IsUnknown() && !plan.Name.IsUnknown() {
+		plan.Policy = types.StringValue(interruption.QueuePolicy(plan.ARN.ValueString()))
+		plan.Rules, plan.RuleARNs = rulesValues(desiredRules(plan.Name.ValueString(), plan.ARN.ValueString()))
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+func (r *InterruptionQueueResource) clients2(ctx context.Context, diags *diag.Diagnostics) (*sqs.Client, *eventbridge.Client, bool) {
+	cfg, ok := r.awsConfig(ctx, diags)
+	if !ok {
+		return nil, nil, false
+	}
+	return sqs.NewFromConfig(cfg), eventbridge.NewFromConfig(cfg), true
+}
+
+func (r *InterruptionQueueResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan interruptionQueueModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	q, eb, ok := r.clients2(ctx, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() || !ok {
+		return
+	}
+	name := plan.Name.ValueString()
+	tags := stringMap(ctx, plan.Tags, &resp.Diagnostics)
+	out, err := q.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Tags: tags})
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("name"), "Creating the interruption queue", fmt.Sprintf("sqs:CreateQueue %s: %v", name, err))
+		return
+	}
+	url := aws.ToString(out.QueueUrl)
+	attrs, err := q.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn}})
+	if err != nil {
+		resp.Diagnostics.AddError("Reading the interruption queue", fmt.Sprintf("sqs:GetQueueAttributes %s: %v", name, err))
+		return
+	}
+	plan.URL, plan.ARN, plan.ID = types.StringValue(url), types.StringValue(attrs.Attributes["QueueArn"]), types.StringValue(name)
+	// Save the queue before the rules, so a failure below leaves it in state.
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	if err := r.apply(ctx, q, eb, &plan, nil, tags); err != nil {
+		resp.Diagnostics.AddError("Configuring the interruption queue", err.Error())
+		return
+	}
+	r.read(ctx, q, eb, &plan, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// apply brings the queue's attributes and tags, and the rules, to the plan.
+func (r *InterruptionQueueResource) apply(ctx context.Context, q *sqs.Client, eb *eventbridge.Client, plan *interruptionQueueModel, oldTags, tags map[string]string) error {
+	name, url, arn := plan.Name.ValueString(), plan.URL.ValueString(), plan.ARN.ValueString()
+	attrs := map[string]string{
+		"MessageRetentionPeriod": strconv.FormatInt(plan.MessageRetentionSeconds.ValueInt64(), 10),
+		"Policy":                 interruption.QueuePolicy(arn),
+	}
+	if k := plan.KMSMasterKeyID.ValueString(); k != "" {
+		attrs["SqsManagedSseEnabled"], attrs["KmsMasterKeyId"] = "false", k
+	} else {
+		attrs["KmsMasterKeyId"], attrs["SqsManagedSseEnabled"] = "", "true"
+	}
+	if _, err := q.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(url), Attributes: attrs}); err != nil {
+		return fmt.Errorf("sqs:SetQueueAttributes %s: %w", name, err)
+	}
+	var remove []string
+	for k := range oldTags {
+		if _, keep := tags[k]; !keep {
+			remove = append(remove, k)
+		}
+	}
+	if len(remove) > 0 {
+		if _, err := q.UntagQueue(ctx, &sqs.UntagQueueInput{QueueUrl: aws.String(url), TagKeys: remove}); err != nil {
+			return fmt.Errorf("sqs:UntagQueue %s: %w", name, err)
+		}
+	}
+	if len(tags) > 0 {
+		if _, err := q.TagQueue(ctx, &sqs.TagQueueInput{QueueUrl: aws.String(url), Tags: tags}); err != nil {
+			return fmt.Errorf("sqs:TagQueue %s: %w", name, err)
+		}
+	}
+	var ebTags []ebtypes.Tag
+	for k, v := range tags {
+		ebTags = append(ebTags, ebtypes.Tag{Key: aws.String(k), Value: aws.String(v)})
+	}
+	for _, rule := range interruption.Rules {
+		rn := rule.RuleName(name)
+		put, err := eb.PutRule(ctx, &eventbridge.PutRuleInput{
+			Name: aws.String(rn), EventPattern: aws.String(rule.Pattern()), State: ebtypes.RuleStateEnabled,
+			Description: aws.String(rule.Description + " for the Joist interruption queue " + name), Tags: ebTags,
+		})
+		if err != nil {
+			return fmt.Errorf("events:PutRule %s: %w", rn, err)
+		}
+		if len(remove) > 0 {
+			if _, err := eb.UntagResource(ctx, &eventbridge.UntagResourceInput{ResourceARN: put.RuleArn, TagKeys: remove}); err != nil {
+				return fmt.Errorf("events:UntagResource %s: %w", rn, err)
+			}
+		}
+		targets, err := eb.ListTargetsByRule(ctx, &eventbridge.ListTargetsByRuleInput{Rule: aws.String(rn)})
+		if err != nil {
+			return fmt.Errorf("events:ListTargetsByRule %s: %w", rn, err)
+		}
+		var stray []string
+		for _, t := range targets.Targets {
+			if aws.ToString(t.Id) != queueTargetID {
+				stray = append(stray, aws.ToString(t.Id))
+			}
+		}
+		if len(stray) > 0 {
+			if _, err := eb.RemoveTargets(ctx, &eventbridge.RemoveTargetsInput{Rule: aws.String(rn), Ids: stray}); err != nil {
+				return fmt.Errorf("events:RemoveTargets %s: %w", rn, err)
+			}
+		}
+		if _, err := eb.PutTargets(ctx, &eventbridge.PutTargetsInput{Rule: aws.String(rn), Targets: []ebtypes.Target{{Id: aws.String(queueTargetID), Arn: aws.String(arn)}}}); err != nil {
+			return fmt.Errorf("events:PutTargets %s: %w", rn, err)
+		}
+	}
+	return nil
+}
+
+// queueTargetID is the ID of each rule's one target.
+const queueTargetID = "joist-interruption-queue"
+
+// read fills m from AWS; found is false when the queue is gone.
+func (r *InterruptionQueueResource) read(ctx context.Context, q *sqs.Client, eb *eventbridge.Client, m *interruptionQueueModel, diags *diag.Diagnostics) (found bool) {
+	name := m.Name.ValueString()
+	u, err := q.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(name)})
+	if isAWSCode(err, "AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist") {
+		return false
+	}
+	if err != nil {
+		diags.AddError("Reading the interruption queue", fmt.Sprintf("sqs:GetQueueUrl %s: %v", name, err))
+		return true
+	}
+	url := aws.ToString(u.QueueUrl)
+	out, err := q.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameAll}})
+	if err != nil {
+		diags.AddError("Reading the interruption queue", fmt.Sprintf("sqs:GetQueueAttributes %s: %v", name, err))
+		return true
+	}
+	a := out.Attributes
+	m.ID, m.URL, m.ARN = types.StringValue(name), types.StringValue(url), types.StringValue(a["QueueArn"])
+	retention, _ := strconv.ParseInt(a["MessageRetentionPeriod"], 10, 64)
+	m.MessageRetentionSeconds = types.Int64Value(retention)
+	m.KMSMasterKeyID = types.StringNull()
+	if k := a["KmsMasterKeyId"]; k != "" {
+		m.KMSMasterKeyID = types.StringValue(k)
+	}
+	m.SQSManagedSSEEnabled = types.BoolValue(a["SqsManagedSseEnabled"] == "true")
+	// Keep the canonical text when the stored policy means the same.
+	m.Policy = types.StringValue(a["Policy"])
+	if want := interruption.QueuePolicy(a["QueueArn"]); sameJSON(a["Policy"], want) {
+		m.Policy = types.StringValue(want)
+	}
+	tags, err := q.ListQueueTags(ctx, &sqs.ListQueueTagsInput{QueueUrl: aws.String(url)})
+	if err != nil {
+		diags.AddError("Reading the interruption queue", fmt.Sprintf("sqs:ListQueueTags %s: %v", name, err))
+		return true
+	}
+	m.Tags = tagsValue(m.Tags, tags.Tags)
+	rules := map[string]queueRule{}
+	for _, rule := range interruption.Rules {
+		rn := rule.RuleName(name)
+		d, err := eb.DescribeRule(ctx, &eventbridge.DescribeRuleInput{Name: aws.String(rn)})
+		if isAWSCode(err, "ResourceNotFoundException") {
+			continue
+		}
+		if err != nil {
+			diags.AddError("Reading the interruption queue's rules", fmt.Sprintf("events:DescribeRule %s: %v", rn, err))
+			return true
+		}
+		got := queueRule{Name: rn, ARN: aws.ToString(d.Arn), EventPattern: aws.ToString(d.EventPattern), State: string(d.State), Targets: []string{}}
+		if sameJSON(got.EventPattern, rule.Pattern()) {
+			got.EventPattern = rule.Pattern()
+		}
+		targets, err := eb.ListTargetsByRule(ctx, &eventbridge.ListTargetsByRuleInput{Rule: aws.String(rn)})
+		if err != nil {
+			diags.AddError("Reading the interruption queue's rules", fmt.Sprintf("events:ListTargetsByRule %s: %v", rn, err))
+			return true
+		}
+		for _, t := range targets.Targets {
+			got.Targets = append(got.Targets, aws.ToString(t.Arn))
+		}
+		sort.Strings(got.Targets)
+		rules[rule.Key] = got
+	}
+	m.Rules, m.RuleARNs = rulesValues(rules)
+	return true
+}
+
+// sameJSON reports whether two JSON texts hold the same value.
+func sameJSON(a, b string) bool {
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+func (r *InterruptionQueueResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state interruptionQueueModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	q, eb, ok := r.clients2(ctx, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() || !ok {
+		return
+	}
+	if !r.read(ctx, q, eb, &state, &resp.Diagnostics) {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *InterruptionQueueResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state interruptionQueueModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	q, eb, ok := r.clients2(ctx, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() || !ok {
+		return
+	}
+	plan.URL, plan.ARN, plan.ID = state.URL, state.ARN, state.ID
+	oldTags := stringMap(ctx, state.Tags, &resp.Diagnostics)
+	if err := r.apply(ctx, q, eb, &plan, oldTags, stringMap(ctx, plan.Tags, &resp.Diagnostics)); err != nil {
+		resp.Diagnostics.AddError("Updating the interruption queue", err.Error())
+		return
+	}
+	r.read(ctx, q, eb, &plan, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *InterruptionQueueResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state interruptionQueueModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	q, eb, ok := r.clients2(ctx, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() || !ok {
+		return
+	}
+	name := state.Name.ValueString()
+	for _, rule := range interruption.Rules {
+		rn := rule.RuleName(name)
+		targets, err := eb.ListTargetsByRule(ctx, &eventbridge.ListTargetsByRuleInput{Rule: aws.String(rn)})
+		if isAWSCode(err, "ResourceNotFoundException") {
+			continue
+		}
+		if err != nil {
+			resp.Diagnostics.AddError("Deleting the interruption queue's rules", fmt.Sprintf("events:ListTargetsByRule %s: %v", rn, err))
+			return
+		}
+		var ids []string
+		for _, t := range targets.Targets {
+			ids = append(ids, aws.ToString(t.Id))
+		}
+		if len(ids) > 0 {
+			if _, err := eb.RemoveTargets(ctx, &eventbridge.RemoveTargetsInput{Rule: aws.String(rn), Ids: ids}); err != nil {
+				resp.Diagnostics.AddError("Deleting the interruption queue's rules", fmt.Sprintf("events:RemoveTargets %s: %v", rn, err))
+				return
+			}
+		}
+		if _, err := eb.DeleteRule(ctx, &eventbridge.DeleteRuleInput{Name: aws.String(rn)}); err != nil && !isAWSCode(err, "ResourceNotFoundException") {
+			resp.Diagnostics.AddError("Deleting the interruption queue's rules", fmt.Sprintf("events:DeleteRule %s: %v", rn, err))
+			return
+		}
+	}
+	if _, err := q.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(state.URL.ValueString())}); err != nil &&
+		!isAWSCode(err, "AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist") {
+		resp.Diagnostics.AddError("Deleting the interruption queue", fmt.Sprintf("sqs:DeleteQueue %s: %v", name, err))
+	}
+}
+
+func (r *InterruptionQueueResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+}
