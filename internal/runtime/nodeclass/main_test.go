@@ -1,0 +1,96 @@
+package nodeclass_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	sdkaws "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	ec2sim "github.com/joistdev/terraform-provider-joist/internal/awssim/ec2"
+	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awstest"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclass"
+)
+
+const cluster = "joist"
+
+var (
+	sim  *awstest.Sim
+	kube *awstest.Kube
+	prov *awsprovider.Provider
+)
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var err error
+	if sim, err = awstest.Start(ec2sim.Options{ClusterName: cluster, ShuttingDownDuration: 50 * time.Millisecond}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer sim.Close()
+	if _, err := iam.NewFromConfig(sim.Config).CreateRole(ctx, &iam.CreateRoleInput{
+		RoleName: sdkaws.String(awstest.NodeRole), AssumeRolePolicyDocument: sdkaws.String(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}`),
+	}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if kube, err = awstest.StartKube(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = kube.Stop() }()
+	if prov, err = awsprovider.New(sim.Config, kube.Client, awsprovider.Settings{
+		ClusterName: cluster, ClusterEndpoint: "https://joist.example:6443", ClusterCABundle: "Q0E=",
+		ClusterCIDR: "10.100.0.0/16", KubernetesVersion: "1.36",
+	}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	mgr, err := manager.New(kube.Config, manager.Options{Scheme: kube.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := nodeclass.NewController(mgr.GetClient(), prov, events.NewRecorder(mgr.GetEventRecorder("karpenter"))).Register(mgr); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "manager:", err)
+		}
+	}()
+	return m.Run()
+}
+
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// eventually polls cond until it returns nil or the context ends.
+func eventually(t *testing.T, ctx context.Context, what string, cond func() error) {
+	t.Helper()
+	var err error
+	for {
+		if err = cond(); err == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s: %v", what, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
