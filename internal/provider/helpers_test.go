@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"strconv"
 	"strings"
 
@@ -28,3 +29,5 @@ func fieldAt(obj map[string]any, path string) any {
 	}
 	return cur
 }
+
+func pathOf(name string) path.Path { return path.Root(name) }
