@@ -33,6 +33,8 @@ const (
 	readyFile = "ready"
 	envFile   = "env"
 	logFile   = "sandbox.log"
+	// controllersFile lists the joist controller processes the sandbox runs.
+	controllersFile = "controllers"
 )
 
 // Command runs the `sandbox` CLI mode with the arguments after "sandbox".
@@ -177,7 +179,10 @@ func serve(ctx context.Context, dir, cluster string, stdout io.Writer) error {
 		return err
 	}
 	defer os.Remove(filepath.Join(dir, pidFile))
-	sb, err := Start(ctx, Options{Dir: dir, Progress: stdout, AWS: &awssim.Options{ClusterName: cluster}})
+	sb, err := Start(ctx, Options{
+		Dir: dir, Progress: stdout, AWS: &awssim.Options{ClusterName: cluster},
+		RunControllers: true, SystemNodes: 2,
+	})
 	if err != nil {
 		fmt.Fprintln(stdout, "sandbox:", err)
 		return err
@@ -200,7 +205,15 @@ func serve(ctx context.Context, dir, cluster string, stdout io.Writer) error {
 		_ = sb.Stop()
 		return err
 	}
-	<-ctx.Done()
+	// `status` runs in another process: publish what the runner runs.
+	for done := false; !done; {
+		_ = os.WriteFile(filepath.Join(dir, controllersFile), []byte(strings.Join(sb.Controllers(), "\n")), 0o644)
+		select {
+		case <-ctx.Done():
+			done = true
+		case <-time.After(2 * time.Second):
+		}
+	}
 	fmt.Fprintln(stdout, "sandbox: shutting down")
 	os.Remove(filepath.Join(dir, readyFile))
 	return sb.Stop()
@@ -238,5 +251,10 @@ func status(dir string, stdout io.Writer) error {
 		return nil
 	}
 	fmt.Fprintf(stdout, "sandbox: running (pid %d); logs in %s\n", pid, filepath.Join(dir, "logs"))
+	if b, _ := os.ReadFile(filepath.Join(dir, controllersFile)); len(b) > 0 {
+		fmt.Fprintf(stdout, "joist controller:\n%s", indent(string(b)))
+	} else {
+		fmt.Fprintln(stdout, "joist controller: none running (apply a joist_controller resource)")
+	}
 	return printEnv(dir, stdout)
 }

@@ -26,6 +26,12 @@ type component struct {
 }
 
 func startComponent(name, binary string, args []string, logDir string) (*component, error) {
+	return startComponentEnv(name, binary, args, nil, logDir)
+}
+
+// startComponentEnv starts a component with exactly env as its environment
+// (nil inherits this process's).
+func startComponentEnv(name, binary string, args, env []string, logDir string) (*component, error) {
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, fmt.Errorf("%s: creating log dir: %w", name, err)
 	}
@@ -35,6 +41,7 @@ func startComponent(name, binary string, args []string, logDir string) (*compone
 		return nil, fmt.Errorf("%s: opening log file: %w", name, err)
 	}
 	cmd := exec.Command(binary, args...)
+	cmd.Env = env
 	cmd.Stdout = f
 	cmd.Stderr = f
 	// Pdeathsig: a crashed parent (a killed test) must not leave components behind.

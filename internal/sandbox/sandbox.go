@@ -43,6 +43,15 @@ type Options struct {
 	// AWS, when set, starts awssim beside the control plane; its instances
 	// join this cluster through the kubelet stand-in (RESTConfig is filled in).
 	AWS *awssim.Options
+	// RunControllers makes the sandbox run the joist controller process for
+	// every Deployment of it (see controller.go), with ControllerBinary
+	// (default: BinDir/terraform-provider-joist).
+	RunControllers   bool
+	ControllerBinary string
+	// SystemNodes kwok-managed Nodes stand in for the cluster's managed node
+	// group, where the controller's own pods run. They carry the taint
+	// CriticalAddonsOnly=true:NoSchedule so workloads do not land there.
+	SystemNodes int
 }
 
 // Sandbox is a running local control plane.
@@ -55,6 +64,7 @@ type Sandbox struct {
 	AWS *awssim.Server
 
 	env        *envtest.Environment
+	runner     *controllerRunner
 	components []*component
 	progress   io.Writer
 	ownsDir    bool
@@ -125,6 +135,18 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, retErr error) {
 			return nil, err
 		}
 	}
+	if err := s.createSystemNodes(ctx, opts.SystemNodes); err != nil {
+		return nil, err
+	}
+	if opts.RunControllers {
+		binary := opts.ControllerBinary
+		if binary == "" {
+			binary = filepath.Join(bin, "terraform-provider-joist")
+		}
+		if err := s.startControllerRunner(ctx, binary); err != nil {
+			return nil, err
+		}
+	}
 	s.step("sandbox ready; kubeconfig %s", s.Kubeconfig)
 	return s, nil
 }
@@ -149,6 +171,11 @@ func (s *Sandbox) PIDs() []int {
 // more than once.
 func (s *Sandbox) Stop() error {
 	var errs []error
+	if s.runner != nil {
+		s.step("stopping the joist controller processes")
+		s.runner.shutdown()
+		s.runner = nil
+	}
 	if s.AWS != nil {
 		s.step("stopping awssim")
 		s.AWS.Close()
@@ -185,6 +212,14 @@ func (s *Sandbox) startAWS(ctx context.Context, opts awssim.Options) error {
 	s.AWS = srv
 	s.step("awssim ready at %s (region %s, cluster %s)", srv.URL(), srv.Options().Region, srv.Options().ClusterName)
 	return nil
+}
+
+// Controllers describes the joist controller processes the sandbox runs.
+func (s *Sandbox) Controllers() []string {
+	if s.runner == nil {
+		return nil
+	}
+	return s.runner.running()
 }
 
 // Env is what a process needs to use the sandbox: KUBECONFIG and, with
