@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -141,4 +142,13 @@ func stringList(values []string) types.List {
 		vals[i] = types.StringValue(v)
 	}
 	return types.ListValueMust(types.StringType, vals)
+}
+
+// mustJSON marshals values built from maps, slices and strings.
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }

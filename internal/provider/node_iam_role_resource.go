@@ -1,0 +1,435 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+var (
+	_ resource.ResourceWithConfigure   = (*NodeIAMRoleResource)(nil)
+	_ resource.ResourceWithModifyPlan  = (*NodeIAMRoleResource)(nil)
+	_ resource.ResourceWithImportState = (*NodeIAMRoleResource)(nil)
+)
+
+// NodeIAMRoleResource is joist_node_iam_role: the role Joist-launched nodes
+// run with, its policies and its EKS access entry.
+type NodeIAMRoleResource struct{ awsBase }
+
+// NewNodeIAMRoleResource returns the joist_node_iam_role resource.
+func NewNodeIAMRoleResource() resource.Resource { return &NodeIAMRoleResource{} }
+
+type nodeIAMRoleModel struct {
+	ID                   types.String `tfsdk:"id"`
+	Name                 types.String `tfsdk:"name"`
+	ClusterName          types.String `tfsdk:"cluster_name"`
+	CreateRole           types.Bool   `tfsdk:"create_role"`
+	Path                 types.String `tfsdk:"path"`
+	Description          types.String `tfsdk:"description"`
+	PermissionsBoundary  types.String `tfsdk:"permissions_boundary"`
+	Tags                 types.Map    `tfsdk:"tags"`
+	AttachCNIPolicy      types.Bool   `tfsdk:"attach_cni_policy"`
+	AttachSSMPolicy      types.Bool   `tfsdk:"attach_ssm_policy"`
+	AdditionalPolicyARNs types.Set    `tfsdk:"additional_policy_arns"`
+	AccessEntryType      types.String `tfsdk:"access_entry_type"`
+	ARN                  types.String `tfsdk:"arn"`
+	AssumeRolePolicy     types.String `tfsdk:"assume_role_policy"`
+	PolicyARNs           types.Set    `tfsdk:"policy_arns"`
+	AccessEntryARN       types.String `tfsdk:"access_entry_arn"`
+}
+
+func (r *NodeIAMRoleResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_node_iam_role"
+}
+
+func (r *NodeIAMRoleResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "The IAM role Joist-launched nodes run with (EC2NodeClass `role`), trusted by " +
+			"`ec2.amazonaws.com`, with `AmazonEKSWorkerNodePolicy` and `AmazonEC2ContainerRegistryPullOnly` " +
+			"(plus, by default, `AmazonEKS_CNI_Policy` and `AmazonSSMManagedInstanceCore`) attached, and an EKS " +
+			"access entry so nodes can join the cluster. With `create_role = false` an existing role named " +
+			"`name` is used as is: only the access entry is managed. The role's attached policies are exactly " +
+			"the ones configured: policies attached outside Terraform show in the plan and are detached on " +
+			"apply. Import with the role name.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{Computed: true, MarkdownDescription: "The role name.", PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
+			"name": schema.StringAttribute{
+				Optional: true, Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace(), stringplanmodifier.UseStateForUnknown()},
+				MarkdownDescription: "Role name. Defaults to `JoistNodeRole-<cluster_name>`; required with `create_role = false`.",
+				Validators:          []validator.String{stringvalidator.LengthBetween(1, 64)},
+			},
+			"cluster_name": schema.StringAttribute{
+				Optional: true, MarkdownDescription: "EKS cluster the nodes join; defaults to the provider's `cluster_name`.",
+				PlanModifiers: replace,
+			},
+			"create_role": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+				MarkdownDescription: "Create the role (default). `false` uses the existing role `name` (bring your own role) and manages only the access entry.",
+				PlanModifiers:       []planmodifier.Bool{boolplanmodifier.RequiresReplace()},
+			},
+			"path": schema.StringAttribute{
+				Optional: true, Computed: true, Default: stringdefault.StaticString("/"), PlanModifiers: replace,
+				MarkdownDescription: "IAM path of the role. Defaults to `/`.",
+			},
+			"description":          schema.StringAttribute{Optional: true, MarkdownDescription: "Role description."},
+			"permissions_boundary": schema.StringAttribute{Optional: true, MarkdownDescription: "ARN of a managed policy used as the role's permissions boundary."},
+			"tags":                 schema.MapAttribute{Optional: true, ElementType: types.StringType, MarkdownDescription: "Tags of the role."},
+			"attach_cni_policy": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+				MarkdownDescription: "Attach `AmazonEKS_CNI_Policy` (leave on unless the VPC CNI uses its own role through IRSA or Pod Identity).",
+			},
+			"attach_ssm_policy": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+				MarkdownDescription: "Attach `AmazonSSMManagedInstanceCore`, for Session Manager access to nodes.",
+			},
+			"additional_policy_arns": schema.SetAttribute{Optional: true, ElementType: types.StringType, MarkdownDescription: "More managed policies to attach."},
+			"access_entry_type": schema.StringAttribute{
+				Optional: true, Computed: true, Default: stringdefault.StaticString("EC2_LINUX"),
+				MarkdownDescription: "Type of the EKS access entry that lets nodes join: `EC2_LINUX` (default), `EC2_WINDOWS`, or `NONE` when nodes are mapped another way (the `aws-auth` ConfigMap).",
+				Validators:          []validator.String{stringvalidator.OneOf("EC2_LINUX", "EC2_WINDOWS", "NONE")},
+			},
+			"arn":                schema.StringAttribute{Computed: true, MarkdownDescription: "Role ARN.", PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
+			"assume_role_policy": schema.StringAttribute{Computed: true, MarkdownDescription: "The role's trust policy."},
+			"policy_arns":        schema.SetAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "Managed policies attached to the role."},
+			"access_entry_arn":   schema.StringAttribute{Computed: true, MarkdownDescription: "ARN of the access entry; empty when `access_entry_type` is `NONE`."},
+		},
+	}
+}
+
+func (r *NodeIAMRoleResource) partition(ctx context.Context, diags *diag.Diagnostics) string {
+	cfg, ok := r.awsConfig(ctx, diags)
+	if !ok {
+		return "aws"
+	}
+	return partitionOf(cfg.Region)
+}
+
+// nodeTrustPolicy lets EC2 instances assume the role.
+func nodeTrustPolicy(partition string) string {
+	return trustPolicy(map[string]any{
+		"Principal": map[string]any{"Service": "ec2." + dnsSuffixOf(partition)},
+		"Action":    "sts:AssumeRole",
+	})
+}
+
+// wantPolicies are the managed policies the configuration attaches.
+func (m *nodeIAMRoleModel) wantPolicies(ctx context.Context, partition string, diags *diag.Diagnostics) []string {
+	aws := func(name string) string { return "arn:" + partition + ":iam::aws:policy/" + name }
+	want := []string{aws("AmazonEKSWorkerNodePolicy"), aws("AmazonEC2ContainerRegistryPullOnly")}
+	if m.AttachCNIPolicy.ValueBool() {
+		want = append(want, aws("AmazonEKS_CNI_Policy"))
+	}
+	if m.AttachSSMPolicy.ValueBool() {
+		want = append(want, aws("AmazonSSMManagedInstanceCore"))
+	}
+	if !m.AdditionalPolicyARNs.IsNull() && !m.AdditionalPolicyARNs.IsUnknown() {
+		var extra []string
+		diags.Append(m.AdditionalPolicyARNs.ElementsAs(ctx, &extra, false)...)
+		want = append(want, extra...)
+	}
+	sort.Strings(want)
+	return dedupe(want)
+}
+
+func dedupe(sorted []string) []string {
+	out := sorted[:0]
+	for i, s := range sorted {
+		if i == 0 || s != sorted[i-1] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (r *NodeIAMRoleResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	var plan nodeIAMRoleModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	cluster := r.clusterName(plan.ClusterName)
+	if plan.Name.IsUnknown() {
+		if !plan.CreateRole.ValueBool() {
+			resp.Diagnostics.AddAttributeError(path.Root("name"), "Missing role name", "create_role = false uses an existing role: set name to it")
+			return
+		}
+		if cluster == "" {
+			if plan.ClusterName.IsUnknown() {
+				return
+			}
+			resp.Diagnostics.AddAttributeError(path.Root("cluster_name"), "Missing cluster name",
+				"set cluster_name here or in the provider block, or set name")
+			return
+		}
+		plan.Name = types.StringValue("JoistNodeRole-" + cluster)
+	}
+	if plan.AccessEntryType.ValueString() != "NONE" && cluster == "" && !plan.ClusterName.IsUnknown() {
+		resp.Diagnostics.AddAttributeError(path.Root("cluster_name"), "Missing cluster name",
+			"the access entry needs the EKS cluster: set cluster_name here or in the provider block, or access_entry_type = \"NONE\"")
+		return
+	}
+	if plan.CreateRole.ValueBool() && !plan.AdditionalPolicyARNs.IsUnknown() {
+		partition := r.partition(ctx, &resp.Diagnostics)
+		plan.AssumeRolePolicy = types.StringValue(nodeTrustPolicy(partition))
+		plan.PolicyARNs = stringSet(plan.wantPolicies(ctx, partition, &resp.Diagnostics))
+	}
+	if plan.AccessEntryType.ValueString() == "NONE" {
+		plan.AccessEntryARN = types.StringValue("")
+	} else if !req.State.Raw.IsNull() {
+		var state nodeIAMRoleModel
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+		if state.AccessEntryType.Equal(plan.AccessEntryType) && state.AccessEntryARN.ValueString() != "" {
+			plan.AccessEntryARN = state.AccessEntryARN
+		}
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+func (m *nodeIAMRoleModel) spec(ctx context.Context, partition string, diags *diag.Diagnostics) roleSpec {
+	return roleSpec{
+		Name: m.Name.ValueString(), Path: m.Path.ValueString(), Description: m.Description.ValueString(),
+		Boundary: m.PermissionsBoundary.ValueString(), Trust: nodeTrustPolicy(partition), Tags: stringMap(ctx, m.Tags, diags),
+	}
+}
+
+func (r *NodeIAMRoleResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan nodeIAMRoleModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	cfg, ok := r.awsConfig(ctx, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() || !ok {
+		return
+	}
+	c := iam.NewFromConfig(cfg)
+	partition := partitionOf(cfg.Region)
+	name := plan.Name.ValueString()
+	if plan.CreateRole.ValueBool() {
+		if _, err := createRole(ctx, c, plan.spec(ctx, partition, &resp.Diagnostics)); err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("name"), "Creating the node role", err.Error())
+			return
+		}
+		plan.ID = types.StringValue(name)
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		if err := syncAttachments(ctx, c, name, nil, plan.wantPolicies(ctx, partition, &resp.Diagnostics)); err != nil {
+			resp.Diagnostics.AddError("Attaching the node role's policies", err.Error())
+			return
+		}
+	}
+	live, err := readRole(ctx, c, name)
+	if err == nil && live == nil {
+		err = fmt.Errorf("role %s does not exist; create it or leave create_role at true", name)
+	}
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("name"), "Reading the node role", err.Error())
+		return
+	}
+	plan.ID = types.StringValue(name)
+	if t := plan.AccessEntryType.ValueString(); t != "NONE" {
+		if err := r.createAccessEntry(ctx, eks.NewFromConfig(cfg), r.clusterName(plan.ClusterName), live.ARN, t); err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("access_entry_type"), "Creating the node access entry", err.Error())
+		}
+	}
+	r.fill(ctx, cfg, &plan, live, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *NodeIAMRoleResource) createAccessEntry(ctx context.Context, c *eks.Client, cluster, principal, entryType string) error {
+	_, err := c.CreateAccessEntry(ctx, &eks.CreateAccessEntryInput{ClusterName: aws.String(cluster), PrincipalArn: aws.String(principal), Type: aws.String(entryType)})
+	if err != nil {
+		return fmt.Errorf("eks:CreateAccessEntry %s in cluster %s: %w", principal, cluster, err)
+	}
+	return nil
+}
+
+// fill sets the computed attributes from the live role and access entry.
+func (r *NodeIAMRoleResource) fill(ctx context.Context, cfg aws.Config, m *nodeIAMRoleModel, live *liveRole, diags *diag.Diagnostics) {
+	m.ARN, m.Name, m.ID = types.StringValue(live.ARN), types.StringValue(live.Name), types.StringValue(live.Name)
+	m.PolicyARNs = stringSet(live.Attached)
+	m.AssumeRolePolicy = types.StringValue(live.Trust)
+	if want := nodeTrustPolicy(partitionOf(cfg.Region)); sameJSON(live.Trust, want) {
+		m.AssumeRolePolicy = types.StringValue(want)
+	}
+	if m.CreateRole.ValueBool() {
+		m.Path = types.StringValue(live.Path)
+		m.Description = optionalString(m.Description, live.Description)
+		m.PermissionsBoundary = optionalString(m.PermissionsBoundary, live.Boundary)
+		m.Tags = tagsValue(m.Tags, live.Tags)
+	}
+	m.AccessEntryARN = types.StringValue("")
+	cluster := r.clusterName(m.ClusterName)
+	if m.AccessEntryType.ValueString() == "NONE" || cluster == "" {
+		return
+	}
+	out, err := eks.NewFromConfig(cfg).DescribeAccessEntry(ctx, &eks.DescribeAccessEntryInput{ClusterName: aws.String(cluster), PrincipalArn: aws.String(live.ARN)})
+	switch {
+	case isAWSCode(err, "ResourceNotFoundException"):
+		// Gone: plan shows it as a change back to the configured type.
+		m.AccessEntryType = types.StringValue("NONE")
+	case err != nil:
+		diags.AddError("Reading the node access entry", fmt.Sprintf("eks:DescribeAccessEntry %s: %v", live.ARN, err))
+	default:
+		m.AccessEntryType = types.StringValue(aws.ToString(out.AccessEntry.Type))
+		m.AccessEntryARN = types.StringValue(aws.ToString(out.AccessEntry.AccessEntryArn))
+	}
+}
+
+// optionalString is an optional attribute read back: null stays null when
+// AWS holds the empty value.
+func optionalString(prior types.String, live string) types.String {
+	if live == "" && prior.IsNull() {
+		return types.StringNull()
+	}
+	return types.StringValue(live)
+}
+
+func (r *NodeIAMRoleResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state nodeIAMRoleModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	cfg, ok := r.awsConfig(ctx, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() || !ok {
+		return
+	}
+	live, err := readRole(ctx, iam.NewFromConfig(cfg), state.Name.ValueString())
+	if err != nil {
+		resp.Diagnostics.AddError("Reading the node role", err.Error())
+		return
+	}
+	if live == nil {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if state.AttachCNIPolicy.IsNull() {
+		state.importPolicies(partitionOf(cfg.Region), live.Attached)
+	}
+	r.fill(ctx, cfg, &state, live, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// importPolicies derives the policy attributes of an imported role from
+// what is attached to it.
+func (m *nodeIAMRoleModel) importPolicies(partition string, attached []string) {
+	prefix := "arn:" + partition + ":iam::aws:policy/"
+	known := map[string]bool{prefix + "AmazonEKSWorkerNodePolicy": true, prefix + "AmazonEC2ContainerRegistryPullOnly": true}
+	cni, ssm := prefix+"AmazonEKS_CNI_Policy", prefix+"AmazonSSMManagedInstanceCore"
+	m.AttachCNIPolicy, m.AttachSSMPolicy = types.BoolValue(false), types.BoolValue(false)
+	var extra []string
+	for _, a := range attached {
+		switch {
+		case a == cni:
+			m.AttachCNIPolicy = types.BoolValue(true)
+		case a == ssm:
+			m.AttachSSMPolicy = types.BoolValue(true)
+		case !known[a]:
+			extra = append(extra, a)
+		}
+	}
+	m.AdditionalPolicyARNs = types.SetNull(types.StringType)
+	if len(extra) > 0 {
+		m.AdditionalPolicyARNs = stringSet(extra)
+	}
+}
+
+func (r *NodeIAMRoleResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state nodeIAMRoleModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	cfg, ok := r.awsConfig(ctx, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() || !ok {
+		return
+	}
+	c := iam.NewFromConfig(cfg)
+	name := state.Name.ValueString()
+	live, err := readRole(ctx, c, name)
+	if err == nil && live == nil {
+		err = fmt.Errorf("role %s no longer exists", name)
+	}
+	if err != nil {
+		resp.Diagnostics.AddError("Reading the node role", err.Error())
+		return
+	}
+	if plan.CreateRole.ValueBool() {
+		partition := partitionOf(cfg.Region)
+		if err := updateRole(ctx, c, live, plan.spec(ctx, partition, &resp.Diagnostics)); err != nil {
+			resp.Diagnostics.AddError("Updating the node role", err.Error())
+			return
+		}
+		if err := syncAttachments(ctx, c, name, live.Attached, plan.wantPolicies(ctx, partition, &resp.Diagnostics)); err != nil {
+			resp.Diagnostics.AddError("Updating the node role's policies", err.Error())
+			return
+		}
+	}
+	ec := eks.NewFromConfig(cfg)
+	cluster := r.clusterName(plan.ClusterName)
+	if old, want := state.AccessEntryType.ValueString(), plan.AccessEntryType.ValueString(); old != want {
+		// The type of an access entry is immutable: replace the entry.
+		if old != "NONE" {
+			if _, err := ec.DeleteAccessEntry(ctx, &eks.DeleteAccessEntryInput{ClusterName: aws.String(cluster), PrincipalArn: aws.String(live.ARN)}); err != nil && !isAWSCode(err, "ResourceNotFoundException") {
+				resp.Diagnostics.AddError("Replacing the node access entry", fmt.Sprintf("eks:DeleteAccessEntry: %v", err))
+				return
+			}
+		}
+		if want != "NONE" {
+			if err := r.createAccessEntry(ctx, ec, cluster, live.ARN, want); err != nil {
+				resp.Diagnostics.AddAttributeError(path.Root("access_entry_type"), "Creating the node access entry", err.Error())
+				return
+			}
+		}
+	}
+	if live, err = readRole(ctx, c, name); err != nil || live == nil {
+		resp.Diagnostics.AddError("Reading the node role", fmt.Sprint(err))
+		return
+	}
+	r.fill(ctx, cfg, &plan, live, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *NodeIAMRoleResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state nodeIAMRoleModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	cfg, ok := r.awsConfig(ctx, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() || !ok {
+		return
+	}
+	if state.AccessEntryType.ValueString() != "NONE" && state.AccessEntryARN.ValueString() != "" {
+		_, err := eks.NewFromConfig(cfg).DeleteAccessEntry(ctx, &eks.DeleteAccessEntryInput{
+			ClusterName: aws.String(r.clusterName(state.ClusterName)), PrincipalArn: aws.String(state.ARN.ValueString()),
+		})
+		if err != nil && !isAWSCode(err, "ResourceNotFoundException") {
+			resp.Diagnostics.AddError("Deleting the node access entry", fmt.Sprintf("eks:DeleteAccessEntry: %v", err))
+			return
+		}
+	}
+	if !state.CreateRole.ValueBool() {
+		return
+	}
+	if err := deleteRole(ctx, iam.NewFromConfig(cfg), state.Name.ValueString()); err != nil {
+		resp.Diagnostics.AddError("Deleting the node role", err.Error())
+	}
+}
+
+func (r *NodeIAMRoleResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("create_role"), true)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("path"), "/")...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("access_entry_type"), "EC2_LINUX")...)
+}
