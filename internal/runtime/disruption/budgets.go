@@ -1,0 +1,64 @@
+package disruption
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
+)
+
+// Budgets is how many more nodes each NodePool may start disrupting for
+// one reason.
+type Budgets map[string]int
+
+// BuildBudgets computes, per NodePool, its budget for reason at now less
+// the nodes already disrupting. A pool's nodes are its managed, initialized
+// nodes not yet terminating their instance; disrupting are those among them
+// being deleted, tainted for disruption, or not Ready, for any reason.
+// Budgets that cannot be evaluated count as 0 (errs lists them).
+func BuildBudgets(nodes []*state.StateNode, pools []*v1.NodePool, reason v1.DisruptionReason, now time.Time) (Budgets, []error) {
+	total := map[string]int{}
+	disrupting := map[string]int{}
+	for _, n := range nodes {
+		if n.NodeClaim == nil || n.Node == nil || !n.Initialized() {
+			continue
+		}
+		if meta.IsStatusConditionTrue(n.NodeClaim.Status.Conditions, v1.ConditionTypeInstanceTerminating) {
+			continue
+		}
+		pool := n.NodePool()
+		total[pool]++
+		if n.Deleting() || !nodeReady(n) {
+			disrupting[pool]++
+		}
+	}
+	out := Budgets{}
+	var errs []error
+	for _, p := range pools {
+		allowed, err := p.AllowedDisruptionsByReason(now, total[p.Name], reason)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		out[p.Name] = max(0, allowed-disrupting[p.Name])
+	}
+	return out, errs
+}
+
+// take consumes one disruption of pool's budget if any is left.
+func (b Budgets) take(pool string) bool {
+	if b[pool] <= 0 {
+		return false
+	}
+	b[pool]--
+	return true
+}
+
+func (b Budgets) clone() Budgets {
+	out := make(Budgets, len(b))
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}

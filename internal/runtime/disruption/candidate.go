@@ -1,0 +1,151 @@
+package disruption
+
+import (
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/provisioning"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/termination"
+)
+
+// Candidate is a node that may be disrupted.
+type Candidate struct {
+	*state.StateNode
+	Pool         *v1.NodePool
+	InstanceType *scheduling.InstanceType
+	Zone         string
+	CapacityType string
+	// Price is the hourly price of the node's offering.
+	Price float64
+	// Reschedulable are the pods that need a new home if the node goes.
+	Reschedulable  []*corev1.Pod
+	DisruptionCost float64
+}
+
+// Blocked is a node that is not a candidate, and why, for users to see.
+type Blocked struct {
+	*state.StateNode
+	Reason string
+}
+
+// Candidates are the nodes that reason may disrupt, sorted by disruption
+// cost (cheapest first), plus the managed nodes blocked from it and why.
+// Nodes that are not managed, not initialized, or already being disrupted
+// are neither.
+func Candidates(env *Env, reason v1.DisruptionReason) ([]*Candidate, []Blocked) {
+	var out []*Candidate
+	var blocked []Blocked
+	for _, n := range env.Snapshot.Nodes {
+		if n.NodeClaim == nil || n.Node == nil || !n.Initialized() || n.Deleting() || env.Queued[n.Node.Name] {
+			continue
+		}
+		c, why := newCandidate(env, n, reason)
+		if why != "" {
+			blocked = append(blocked, Blocked{StateNode: n, Reason: why})
+			continue
+		}
+		out = append(out, c)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].DisruptionCost < out[j].DisruptionCost })
+	return out, blocked
+}
+
+func newCandidate(env *Env, n *state.StateNode, reason v1.DisruptionReason) (*Candidate, string) {
+	if len(n.Nominated) > 0 {
+		return nil, "node is nominated for pending pods"
+	}
+	if n.Node.Annotations[v1.DoNotDisruptAnnotationKey] == "true" {
+		return nil, fmt.Sprintf("node has the %s annotation", v1.DoNotDisruptAnnotationKey)
+	}
+	poolName := n.NodePool()
+	pool := env.pool(poolName)
+	if pool == nil {
+		return nil, fmt.Sprintf("nodepool %q not found", poolName)
+	}
+	labels := n.Labels()
+	typeName := labels[corev1.LabelInstanceTypeStable]
+	zone := labels[corev1.LabelTopologyZone]
+	capacityType := labels[v1.CapacityTypeLabelKey]
+	it := findType(env.InstanceTypes[poolName], typeName)
+	if it == nil {
+		return nil, fmt.Sprintf("instance type %q is not offered by nodepool %q", typeName, poolName)
+	}
+	price, ok := offeringPrice(it, zone, capacityType)
+	if !ok {
+		return nil, fmt.Sprintf("no %s offering of %s in zone %q", capacityType, typeName, zone)
+	}
+	// Drift of a claim with a terminationGracePeriod may go ahead despite
+	// blocking pods: the grace period bounds how long they can hold it.
+	forceable := reason == v1.DisruptionReasonDrifted && n.NodeClaim.Spec.TerminationGracePeriod != nil
+	var resched []*corev1.Pod
+	for _, pod := range n.Pods {
+		if termination.IsTerminal(pod) {
+			continue
+		}
+		if !forceable {
+			if termination.DoNotDisrupt(pod, env.Now) {
+				return nil, fmt.Sprintf("pod %s/%s has the %s annotation", pod.Namespace, pod.Name, v1.DoNotDisruptAnnotationKey)
+			}
+			if pod.DeletionTimestamp == nil && termination.IsDrainable(pod, env.Now) {
+				if why := env.PDBs.Blocking(pod); why != "" {
+					return nil, why
+				}
+			}
+		}
+		if provisioning.IsReschedulable(pod) {
+			resched = append(resched, pod)
+		}
+	}
+	return &Candidate{
+		StateNode: n, Pool: pool, InstanceType: it, Zone: zone, CapacityType: capacityType, Price: price,
+		Reschedulable: resched, DisruptionCost: DisruptionCost(n.NodeClaim, resched, env.Now),
+	}, ""
+}
+
+func findType(types []*scheduling.InstanceType, name string) *scheduling.InstanceType {
+	for _, it := range types {
+		if it.Name == name {
+			return it
+		}
+	}
+	return nil
+}
+
+// offeringPrice is the price of the type's offering in zone for the capacity
+// type, available or not (the node already runs on it).
+func offeringPrice(it *scheduling.InstanceType, zone, capacityType string) (float64, bool) {
+	for _, o := range it.Offerings {
+		if o.Zone == zone && o.CapacityType == capacityType {
+			return o.Price, true
+		}
+	}
+	return 0, false
+}
+
+// Empty is true when no pod on the node needs a new home.
+func (c *Candidate) Empty() bool { return len(c.Reschedulable) == 0 }
+
+// Consolidatable is true when the claim has been quiet for consolidateAfter.
+func (c *Candidate) Consolidatable() bool {
+	return meta.IsStatusConditionTrue(c.NodeClaim.Status.Conditions, v1.ConditionTypeConsolidatable)
+}
+
+// Drifted is true when the claim's Drifted condition is True.
+func (c *Candidate) Drifted() bool {
+	return meta.IsStatusConditionTrue(c.NodeClaim.Status.Conditions, v1.ConditionTypeDrifted)
+}
+
+func nodeReady(n *state.StateNode) bool {
+	for _, c := range n.Node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

@@ -1,0 +1,188 @@
+package disruption
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+)
+
+// Limits of the consolidation searches.
+const (
+	MultiNodeMaxCandidates = 100
+	MultiNodeTimeout       = time.Minute
+	SingleNodeTimeout      = 3 * time.Minute
+)
+
+// Outcome of one method: a command, or nothing with the reasons candidates
+// were passed over (for Unconsolidatable events).
+type Outcome struct {
+	Command *Command
+	// Rejected maps candidates to why they could not be consolidated.
+	Rejected map[*Candidate]string
+	// Eligible is how many candidates the method considered.
+	Eligible int
+}
+
+// Emptiness deletes every empty, consolidatable candidate within budget,
+// in one command.
+func Emptiness(env *Env, candidates []*Candidate, budgets Budgets) Outcome {
+	var out Outcome
+	cmd := &Command{Method: MethodEmptiness, Reason: v1.DisruptionReasonEmpty}
+	for _, c := range candidates {
+		if !c.Empty() || !c.Consolidatable() || c.Pool.Spec.Disruption.ConsolidateAfter.Duration == nil {
+			continue
+		}
+		out.Eligible++
+		if budgets.take(c.Pool.Name) {
+			cmd.Candidates = append(cmd.Candidates, c)
+		}
+	}
+	if len(cmd.Candidates) > 0 {
+		out.Command = cmd
+	}
+	return out
+}
+
+// Drift replaces the first drifted candidate within budget whose pods can
+// be rescheduled: empty ones first, then by how long they have drifted.
+func Drift(env *Env, candidates []*Candidate, budgets Budgets) Outcome {
+	out := Outcome{Rejected: map[*Candidate]string{}}
+	var drifted []*Candidate
+	for _, c := range candidates {
+		if c.Drifted() {
+			drifted = append(drifted, c)
+		}
+	}
+	out.Eligible = len(drifted)
+	sort.SliceStable(drifted, func(i, j int) bool {
+		if drifted[i].Empty() != drifted[j].Empty() {
+			return drifted[i].Empty()
+		}
+		return driftedSince(drifted[i]).Before(driftedSince(drifted[j]))
+	})
+	for _, c := range drifted {
+		if budgets[c.Pool.Name] <= 0 {
+			continue
+		}
+		sim, err := Simulate(env, []*Candidate{c})
+		if err != nil {
+			out.Rejected[c] = err.Error()
+			continue
+		}
+		if len(sim.Unplaced) > 0 {
+			out.Rejected[c] = "not all pods would schedule: " + sim.Unplaced[0].Err.Error()
+			continue
+		}
+		budgets.take(c.Pool.Name)
+		out.Command = &Command{Method: MethodDrift, Reason: v1.DisruptionReasonDrifted, Candidates: []*Candidate{c}, Replacements: sim.Plan.NewClaims}
+		return out
+	}
+	return out
+}
+
+func driftedSince(c *Candidate) time.Time {
+	if cond := meta.FindStatusCondition(c.NodeClaim.Status.Conditions, v1.ConditionTypeDrifted); cond != nil {
+		return cond.LastTransitionTime.Time
+	}
+	return time.Time{}
+}
+
+// underutilized are the consolidatable candidates of pools that consolidate
+// underutilized nodes.
+func underutilized(candidates []*Candidate) []*Candidate {
+	var out []*Candidate
+	for _, c := range candidates {
+		d := c.Pool.Spec.Disruption
+		if c.Consolidatable() && d.ConsolidateAfter.Duration != nil && d.ConsolidationPolicy != v1.ConsolidationPolicyWhenEmpty {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// MultiNode finds the longest prefix (at least two) of the cheapest-to-
+// disrupt candidates that can go with at most one cheaper replacement, by
+// binary search over the prefix length; on timeout it keeps the best so far.
+func MultiNode(ctx context.Context, env *Env, candidates []*Candidate, budgets Budgets) Outcome {
+	eligible := underutilized(candidates)
+	out := Outcome{Eligible: len(eligible)}
+	var within []*Candidate
+	b := budgets.clone()
+	for _, c := range eligible {
+		if len(within) == MultiNodeMaxCandidates {
+			break
+		}
+		if b.take(c.Pool.Name) {
+			within = append(within, c)
+		}
+	}
+	if len(within) < 2 {
+		return out
+	}
+	ctx, cancel := context.WithTimeout(ctx, MultiNodeTimeout)
+	defer cancel()
+	lo, hi := 1, len(within)-1
+	for lo <= hi && ctx.Err() == nil {
+		mid := (lo + hi) / 2
+		cmd, err := Consolidate(env, MethodMultiNode, within[:mid+1])
+		if err == nil {
+			out.Command = cmd
+			lo = mid + 1
+		} else {
+			hi = mid - 1
+		}
+	}
+	return out
+}
+
+// SingleNode consolidates the first candidate, in disruption-cost order,
+// that can be deleted or replaced by one cheaper node. Candidates of all
+// pools are interleaved so one large pool cannot starve the others.
+func SingleNode(ctx context.Context, env *Env, candidates []*Candidate, budgets Budgets) Outcome {
+	eligible := interleave(underutilized(candidates))
+	out := Outcome{Eligible: len(eligible), Rejected: map[*Candidate]string{}}
+	ctx, cancel := context.WithTimeout(ctx, SingleNodeTimeout)
+	defer cancel()
+	for _, c := range eligible {
+		if ctx.Err() != nil {
+			break
+		}
+		if budgets[c.Pool.Name] <= 0 {
+			continue
+		}
+		cmd, err := Consolidate(env, MethodSingleNode, []*Candidate{c})
+		if err != nil {
+			out.Rejected[c] = err.Error()
+			continue
+		}
+		out.Command = cmd
+		return out
+	}
+	return out
+}
+
+// interleave takes candidates round-robin across pools, keeping each
+// pool's order.
+func interleave(candidates []*Candidate) []*Candidate {
+	byPool := map[string][]*Candidate{}
+	var pools []string
+	for _, c := range candidates {
+		if _, ok := byPool[c.Pool.Name]; !ok {
+			pools = append(pools, c.Pool.Name)
+		}
+		byPool[c.Pool.Name] = append(byPool[c.Pool.Name], c)
+	}
+	out := make([]*Candidate, 0, len(candidates))
+	for i := 0; len(out) < len(candidates); i++ {
+		for _, p := range pools {
+			if i < len(byPool[p]) {
+				out = append(out, byPool[p][i])
+			}
+		}
+	}
+	return out
+}

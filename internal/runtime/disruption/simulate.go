@@ -1,0 +1,78 @@
+package disruption
+
+import (
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/provisioning"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
+)
+
+// Simulation is where the candidates' pods would go if they were removed.
+type Simulation struct {
+	Plan *scheduling.Plan
+	// Unplaced are candidate pods the solver could not place.
+	Unplaced []scheduling.PodError
+}
+
+// errNoPools means no NodePool could take the pods.
+var errNoPools = errors.New("no ready NodePool with instance types")
+
+// Simulate runs the solver as if the candidates were gone: their pods, and
+// those of nodes already being disrupted, are placed on the remaining
+// nodes, in-flight claims or new claims.
+func Simulate(env *Env, candidates []*Candidate) (*Simulation, error) {
+	removed := map[string]bool{}
+	ours := map[types.UID]bool{}
+	var pods []*corev1.Pod
+	for _, c := range candidates {
+		removed[c.Name()] = true
+		for _, p := range c.Reschedulable {
+			ours[p.UID] = true
+			pods = append(pods, p)
+		}
+	}
+	in := &scheduling.Input{
+		DaemonSets: provisioning.DaemonSetPods(env.Snapshot.DaemonSets),
+		Options:    env.Options,
+	}
+	for _, n := range env.Snapshot.Nodes {
+		switch {
+		case removed[n.Name()]:
+		case n.Deleting():
+			for _, p := range n.Pods {
+				if provisioning.IsReschedulable(p) {
+					pods = append(pods, p)
+				}
+			}
+		case n.InFlight():
+			in.InFlight = append(in.InFlight, provisioning.SolverNode(n))
+		default:
+			in.Nodes = append(in.Nodes, provisioning.SolverNode(n))
+		}
+	}
+	in.Pods = pods
+	usage := provisioning.Usage(env.Snapshot.Nodes, env.InstanceTypes)
+	for _, pool := range provisioning.SchedulablePools(env.Snapshot.NodePools) {
+		if its := env.InstanceTypes[pool.Name]; len(its) > 0 {
+			in.NodePools = append(in.NodePools, provisioning.SolverPool(pool, its, usage[pool.Name]))
+		}
+	}
+	if len(in.NodePools) == 0 && len(pods) > 0 {
+		return nil, errNoPools
+	}
+	plan, err := scheduling.Solve(*in)
+	if err != nil {
+		return nil, fmt.Errorf("simulating the removal of %d nodes: %w", len(candidates), err)
+	}
+	sim := &Simulation{Plan: plan}
+	for _, pe := range plan.Errors {
+		if ours[pe.Pod.UID] {
+			sim.Unplaced = append(sim.Unplaced, pe)
+		}
+	}
+	return sim, nil
+}
