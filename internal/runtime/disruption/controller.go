@@ -1,0 +1,319 @@
+package disruption
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/termination"
+)
+
+// Loop timers.
+const (
+	PollPeriod = 10 * time.Second
+	// ValidationDelay is how long a consolidation or emptiness decision
+	// waits before it is re-checked and carried out.
+	ValidationDelay = 15 * time.Second
+	// eventRepeat spaces repeated identical candidate events.
+	eventRepeat = 10 * time.Minute
+)
+
+// Options tune the controller.
+type Options struct {
+	// SpotToSpot is the SpotToSpotConsolidation feature gate.
+	SpotToSpot       bool
+	PreferencePolicy string
+	MinValuesPolicy  string
+	// PollPeriod and ValidationDelay default to the constants above.
+	PollPeriod      time.Duration
+	ValidationDelay time.Duration
+}
+
+// Controller is the disruption loop, a leader-elected manager runnable.
+type Controller struct {
+	kube     client.Client
+	cluster  *state.Cluster
+	cloud    cloud.Provider
+	recorder *events.Recorder
+	clock    clock.Clock
+	queue    *Queue
+	opts     Options
+
+	mu         sync.Mutex
+	lastEvents map[string]eventMemo
+}
+
+type eventMemo struct {
+	message string
+	at      time.Time
+}
+
+// NewController wires the disruption loop.
+func NewController(kube client.Client, cluster *state.Cluster, provider cloud.Provider, rec *events.Recorder, clk clock.Clock, opts Options) *Controller {
+	if opts.PollPeriod == 0 {
+		opts.PollPeriod = PollPeriod
+	}
+	if opts.ValidationDelay == 0 {
+		opts.ValidationDelay = ValidationDelay
+	}
+	return &Controller{
+		kube: kube, cluster: cluster, cloud: provider, recorder: rec, clock: clk, opts: opts,
+		queue: NewQueue(kube, cluster, rec, clk), lastEvents: map[string]eventMemo{},
+	}
+}
+
+// NeedLeaderElection keeps the loop on the leader.
+func (c *Controller) NeedLeaderElection() bool { return true }
+
+// Start polls until ctx ends, going again at once after a command.
+func (c *Controller) Start(ctx context.Context) error {
+	logger := log.FromContext(ctx).WithName("disruption")
+	ctx = log.IntoContext(ctx, logger)
+	for ctx.Err() == nil {
+		acted, err := c.Pass(ctx)
+		if err != nil && ctx.Err() == nil {
+			logger.Error(err, "disruption pass failed")
+		}
+		if acted {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+		case <-c.clock.After(c.opts.PollPeriod):
+		}
+	}
+	return nil
+}
+
+// method is one disruption method with the reason its budgets use.
+type method struct {
+	name   string
+	reason v1.DisruptionReason
+	run    func(context.Context, *Env, []*Candidate, Budgets) Outcome
+}
+
+var methods = []method{
+	{MethodEmptiness, v1.DisruptionReasonEmpty, func(_ context.Context, e *Env, c []*Candidate, b Budgets) Outcome { return Emptiness(e, c, b) }},
+	{MethodDrift, v1.DisruptionReasonDrifted, func(_ context.Context, e *Env, c []*Candidate, b Budgets) Outcome { return Drift(e, c, b) }},
+	{MethodMultiNode, v1.DisruptionReasonUnderutilized, MultiNode},
+	{MethodSingleNode, v1.DisruptionReasonUnderutilized, SingleNode},
+}
+
+// Pass runs the methods in order and starts the first command found; it
+// reports whether it started one.
+func (c *Controller) Pass(ctx context.Context) (bool, error) {
+	env, err := c.Env(ctx)
+	if err != nil {
+		return false, err
+	}
+	c.removeStaleTaints(ctx, env)
+	blockedReported := false
+	for _, m := range methods {
+		start := c.clock.Now()
+		candidates, blocked := Candidates(env, m.reason)
+		if !blockedReported {
+			c.reportBlocked(blocked)
+			blockedReported = true
+		}
+		budgets, errs := BuildBudgets(env.Snapshot.Nodes, env.Snapshot.NodePools, m.reason, env.Now)
+		for _, err := range errs {
+			log.FromContext(ctx).Error(err, "evaluating disruption budgets")
+		}
+		for pool, n := range budgets {
+			allowedDisruptions.WithLabelValues(pool, string(m.reason)).Set(float64(n))
+		}
+		out := m.run(ctx, env, candidates, budgets)
+		evaluationDuration.WithLabelValues(m.name).Observe(c.clock.Since(start).Seconds())
+		eligibleNodes.WithLabelValues(string(m.reason)).Set(float64(out.Eligible))
+		c.reportRejected(out.Rejected)
+		if out.Command == nil {
+			c.reportBudgetBlocked(env, candidates, budgets, m)
+			continue
+		}
+		cmd := out.Command
+		if cmd.NeedsValidation() {
+			if cmd, err = c.validate(ctx, cmd); err != nil {
+				failedValidations.WithLabelValues(m.name).Inc()
+				log.FromContext(ctx).Info("disruption command no longer valid", "method", m.name, "reason", err.Error())
+				return false, nil
+			}
+		}
+		if err := c.queue.Execute(ctx, cmd, env.Snapshot.NodePools); err != nil {
+			return false, fmt.Errorf("starting %s: %w", cmd, err)
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// Env reads the cluster into a decision environment.
+func (c *Controller) Env(ctx context.Context) (*Env, error) {
+	snap, err := c.cluster.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	env := &Env{
+		Now: c.clock.Now(), Snapshot: snap, InstanceTypes: map[string][]*scheduling.InstanceType{},
+		Queued: c.queue.Held(), SpotToSpot: c.opts.SpotToSpot,
+		Options: scheduling.Options{PreferencePolicy: c.opts.PreferencePolicy, MinValuesPolicy: c.opts.MinValuesPolicy},
+	}
+	for _, pool := range snap.NodePools {
+		if pool.DeletionTimestamp != nil {
+			continue
+		}
+		its, err := c.cloud.GetInstanceTypes(ctx, pool)
+		if err != nil {
+			log.FromContext(ctx).Error(err, "instance types unavailable; its nodes are not disrupted this pass", "nodepool", pool.Name)
+			continue
+		}
+		env.InstanceTypes[pool.Name] = its
+	}
+	pdbs := &policyv1.PodDisruptionBudgetList{}
+	if err := c.kube.List(ctx, pdbs); err != nil {
+		return nil, fmt.Errorf("listing poddisruptionbudgets: %w", err)
+	}
+	env.PDBs = NewPDBLimits(pdbs.Items)
+	return env, nil
+}
+
+// validate waits, then re-checks that the command's candidates are still
+// candidates within budget and, for consolidation, that the same decision
+// at no higher price still holds. It returns the refreshed command.
+func (c *Controller) validate(ctx context.Context, cmd *Command) (*Command, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.clock.After(c.opts.ValidationDelay):
+	}
+	env, err := c.Env(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return Revalidate(ctx, env, cmd)
+}
+
+// Revalidate re-derives cmd in env (see validate).
+func Revalidate(ctx context.Context, env *Env, cmd *Command) (*Command, error) {
+	current, _ := Candidates(env, cmd.Reason)
+	byName := map[string]*Candidate{}
+	for _, cand := range current {
+		byName[cand.Name()] = cand
+	}
+	budgets, _ := BuildBudgets(env.Snapshot.Nodes, env.Snapshot.NodePools, cmd.Reason, env.Now)
+	var fresh []*Candidate
+	for _, old := range cmd.Candidates {
+		cand, ok := byName[old.Name()]
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("node %s is no longer a disruption candidate", old.Name())
+		case !cand.Consolidatable():
+			return nil, fmt.Errorf("node %s had pods scheduled or removed", old.Name())
+		case cmd.Method == MethodEmptiness && !cand.Empty():
+			return nil, fmt.Errorf("node %s is no longer empty", old.Name())
+		case !budgets.take(cand.Pool.Name):
+			return nil, fmt.Errorf("nodepool %s has no disruption budget left for node %s", cand.Pool.Name, old.Name())
+		}
+		fresh = append(fresh, cand)
+	}
+	if cmd.Method == MethodEmptiness {
+		return &Command{Method: cmd.Method, Reason: cmd.Reason, Candidates: fresh}, nil
+	}
+	again, err := Consolidate(env, cmd.Method, fresh)
+	if err != nil {
+		return nil, err
+	}
+	if again.Decision() != cmd.Decision() || again.ReplacementPrice() > cmd.ReplacementPrice() {
+		return nil, fmt.Errorf("the decision changed from %s to %s", cmd, again)
+	}
+	return again, nil
+}
+
+// removeStaleTaints untaints nodes left tainted by a command this process
+// no longer runs (a restart, a lost leader lease).
+func (c *Controller) removeStaleTaints(ctx context.Context, env *Env) {
+	for _, n := range env.Snapshot.Nodes {
+		if n.Node == nil || n.NodeClaim == nil || env.Queued[n.Node.Name] || !termination.HasDisruptedTaint(n.Node) {
+			continue
+		}
+		if n.Node.DeletionTimestamp != nil || n.NodeClaim.DeletionTimestamp != nil {
+			continue
+		}
+		if err := Untaint(ctx, c.kube, n.Node.Name, n.NodeClaim.Name); err != nil {
+			log.FromContext(ctx).Error(err, "removing a stale disruption taint", "node", n.Node.Name)
+		}
+	}
+}
+
+// reportBlocked tells users why consolidatable or drifted nodes are not
+// disrupted.
+func (c *Controller) reportBlocked(blocked []Blocked) {
+	for _, b := range blocked {
+		cand := &Candidate{StateNode: b.StateNode}
+		if !cand.Consolidatable() && !cand.Drifted() {
+			continue
+		}
+		c.emitOnce(b.Node.Name+"/blocked", b.Reason, func() {
+			c.recorder.Normal(b.Node, reasonDisruptionBlocked, actionDisrupt, "Cannot disrupt Node: %s", b.Reason)
+			c.recorder.Normal(b.NodeClaim, reasonDisruptionBlocked, actionDisrupt, "Cannot disrupt NodeClaim: %s", b.Reason)
+		})
+	}
+}
+
+func (c *Controller) reportRejected(rejected map[*Candidate]string) {
+	for cand, why := range rejected {
+		c.emitOnce(cand.Node.Name+"/unconsolidatable", why, func() {
+			c.recorder.Normal(cand.Node, reasonUnconsolidatable, actionDisrupt, "%s", why)
+			c.recorder.Normal(cand.NodeClaim, reasonUnconsolidatable, actionDisrupt, "%s", why)
+		})
+	}
+}
+
+// reportBudgetBlocked tells a NodePool when its budget for the method's
+// reason is what holds eligible nodes back.
+func (c *Controller) reportBudgetBlocked(env *Env, candidates []*Candidate, budgets Budgets, m method) {
+	seen := map[string]bool{}
+	for _, cand := range candidates {
+		pool := cand.Pool.Name
+		if seen[pool] || budgets[pool] > 0 {
+			continue
+		}
+		if (m.reason == v1.DisruptionReasonDrifted && cand.Drifted()) || (m.reason != v1.DisruptionReasonDrifted && cand.Consolidatable()) {
+			seen[pool] = true
+			msg := fmt.Sprintf("No allowed disruptions for disruption reason %s due to blocking budget", m.reason)
+			c.emitOnce(pool+"/budget/"+string(m.reason), msg, func() {
+				c.recorder.Normal(cand.Pool, reasonDisruptionBlocked, actionDisrupt, "%s", msg)
+			})
+		}
+	}
+}
+
+// emitOnce calls emit unless the same message was emitted for key recently.
+func (c *Controller) emitOnce(key, message string, emit func()) {
+	c.mu.Lock()
+	last, ok := c.lastEvents[key]
+	now := c.clock.Now()
+	if ok && last.message == message && now.Sub(last.at) < eventRepeat {
+		c.mu.Unlock()
+		return
+	}
+	c.lastEvents[key] = eventMemo{message: message, at: now}
+	c.mu.Unlock()
+	emit()
+}
+
+// Register adds the disruption loop to mgr.
+func Register(mgr manager.Manager, cluster *state.Cluster, provider cloud.Provider, rec *events.Recorder, clk clock.Clock, opts Options) error {
+	return mgr.Add(NewController(mgr.GetClient(), cluster, provider, rec, clk, opts))
+}

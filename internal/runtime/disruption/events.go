@@ -1,0 +1,11 @@
+package disruption
+
+// Event reasons (Karpenter's names).
+const (
+	reasonDisruptionBlocked          = "DisruptionBlocked"
+	reasonUnconsolidatable           = "Unconsolidatable"
+	reasonDisruptionLaunching        = "DisruptionLaunching"
+	reasonDisruptionWaitingReadiness = "DisruptionWaitingReadiness"
+	reasonDisruptionTerminating      = "DisruptionTerminating"
+	actionDisrupt                    = "Disrupting"
+)

@@ -1,0 +1,275 @@
+package disruption
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/metrics"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/provisioning"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/termination"
+)
+
+// Orchestration timers.
+const (
+	// CommandTimeout bounds the wait for replacements to initialize.
+	CommandTimeout = 10 * time.Minute
+	replacementPoll = 2 * time.Second
+	// releaseGrace keeps a finished command's nodes held until the cache
+	// shows their claims deleting, so they are not mistaken for stale taints.
+	releaseGrace = time.Minute
+)
+
+// Queue executes commands: taint the candidates, create the replacements,
+// wait for them to initialize, then delete the candidates; on failure it
+// rolls the candidates back (untaints them).
+type Queue struct {
+	kube     client.Client
+	cluster  *state.Cluster
+	recorder *events.Recorder
+	clock    clock.Clock
+
+	mu   sync.Mutex
+	held map[string]time.Time // node name -> held until (zero: while executing)
+}
+
+// NewQueue builds the orchestration queue.
+func NewQueue(kube client.Client, cluster *state.Cluster, rec *events.Recorder, clk clock.Clock) *Queue {
+	return &Queue{kube: kube, cluster: cluster, recorder: rec, clock: clk, held: map[string]time.Time{}}
+}
+
+// Held names the Nodes of executing commands.
+func (q *Queue) Held() map[string]bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := q.clock.Now()
+	out := map[string]bool{}
+	for name, until := range q.held {
+		if !until.IsZero() && now.After(until) {
+			delete(q.held, name)
+			continue
+		}
+		out[name] = true
+	}
+	return out
+}
+
+func (q *Queue) hold(cmd *Command) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, c := range cmd.Candidates {
+		q.held[c.Node.Name] = time.Time{}
+	}
+}
+
+func (q *Queue) release(cmd *Command, after time.Duration) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	until := q.clock.Now().Add(after)
+	for _, c := range cmd.Candidates {
+		if after == 0 {
+			delete(q.held, c.Node.Name)
+		} else {
+			q.held[c.Node.Name] = until
+		}
+	}
+}
+
+// Execute starts cmd: it taints the candidates and creates the
+// replacements now, and finishes in the background (bounded by ctx).
+func (q *Queue) Execute(ctx context.Context, cmd *Command, pools []*v1.NodePool) error {
+	logger := log.FromContext(ctx).WithValues("command", cmd.String())
+	q.hold(cmd)
+	if err := q.markCandidates(ctx, cmd); err != nil {
+		q.rollback(ctx, cmd)
+		return err
+	}
+	created, err := q.createReplacements(ctx, cmd, pools)
+	if err != nil {
+		q.rollback(ctx, cmd)
+		return err
+	}
+	logger.Info("disrupting nodes")
+	go q.finish(ctx, cmd, created)
+	return nil
+}
+
+func (q *Queue) markCandidates(ctx context.Context, cmd *Command) error {
+	for _, c := range cmd.Candidates {
+		node := c.Node.DeepCopy()
+		stored := node.DeepCopy()
+		if termination.ApplyDisruptedTaint(node) {
+			if err := q.kube.Patch(ctx, node, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
+				return fmt.Errorf("tainting node %s for disruption: %w", node.Name, err)
+			}
+		}
+		claim := c.NodeClaim.DeepCopy()
+		storedClaim := claim.DeepCopy()
+		nodeclaim.Set(claim, v1.ConditionTypeDisruptionReason, metav1.ConditionTrue, string(cmd.Reason), "")
+		if err := q.kube.Status().Patch(ctx, claim, client.MergeFrom(storedClaim)); err != nil {
+			return fmt.Errorf("marking nodeclaim %s disrupted: %w", claim.Name, err)
+		}
+	}
+	return nil
+}
+
+func (q *Queue) createReplacements(ctx context.Context, cmd *Command, pools []*v1.NodePool) ([]*v1.NodeClaim, error) {
+	var created []*v1.NodeClaim
+	for _, r := range cmd.Replacements {
+		var pool *v1.NodePool
+		for _, p := range pools {
+			if p.Name == r.NodePool {
+				pool = p
+			}
+		}
+		if pool == nil {
+			return created, fmt.Errorf("nodepool %s of the replacement is gone", r.NodePool)
+		}
+		claim := provisioning.NewNodeClaim(pool, r)
+		if err := q.kube.Create(ctx, claim); err != nil {
+			return created, fmt.Errorf("creating a replacement nodeclaim in nodepool %s: %w", pool.Name, err)
+		}
+		q.cluster.ClaimCreated(claim)
+		metrics.NodeClaimsCreated.WithLabelValues(string(cmd.Reason), pool.Name).Inc()
+		created = append(created, claim)
+		for _, c := range cmd.Candidates {
+			q.recorder.Normal(c.Node, reasonDisruptionLaunching, actionDisrupt, "Launching NodeClaim: %s", string(cmd.Reason))
+		}
+	}
+	return created, nil
+}
+
+// finish waits for the replacements and deletes the candidates, or rolls
+// back when a replacement fails or the command times out.
+func (q *Queue) finish(ctx context.Context, cmd *Command, replacements []*v1.NodeClaim) {
+	logger := log.FromContext(ctx).WithValues("command", cmd.String())
+	if err := q.awaitInitialized(ctx, cmd, replacements); err != nil {
+		logger.Error(err, "abandoning disruption command")
+		queueFailures.WithLabelValues(cmd.Method).Inc()
+		q.rollback(context.WithoutCancel(ctx), cmd)
+		return
+	}
+	var errs []error
+	for _, c := range cmd.Candidates {
+		if err := q.kube.Delete(ctx, c.NodeClaim); client.IgnoreNotFound(err) != nil {
+			errs = append(errs, err)
+			continue
+		}
+		q.recorder.Normal(c.Node, reasonDisruptionTerminating, actionDisrupt, "Disrupting Node: %s", cmd.Reason)
+		q.recorder.Normal(c.NodeClaim, reasonDisruptionTerminating, actionDisrupt, "Disrupting NodeClaim: %s", cmd.Reason)
+		NodeClaimsDisrupted(string(cmd.Reason), c.Pool.Name, c.CapacityType)
+		podsDisruptionInitiated.WithLabelValues(string(cmd.Reason)).Add(float64(len(c.Reschedulable)))
+	}
+	decisions.WithLabelValues(cmd.Decision(), string(cmd.Reason), consolidationType(cmd)).Inc()
+	if err := errors.Join(errs...); err != nil {
+		logger.Error(err, "deleting disrupted nodeclaims")
+	}
+	q.release(cmd, releaseGrace)
+}
+
+func (q *Queue) awaitInitialized(ctx context.Context, cmd *Command, replacements []*v1.NodeClaim) error {
+	deadline := q.clock.Now().Add(CommandTimeout)
+	waiting := len(replacements) > 0
+	for waiting {
+		waiting = false
+		for _, r := range replacements {
+			claim := &v1.NodeClaim{}
+			if err := q.kube.Get(ctx, client.ObjectKeyFromObject(r), claim); err != nil {
+				if client.IgnoreNotFound(err) == nil {
+					return fmt.Errorf("replacement nodeclaim %s was deleted before it initialized", r.Name)
+				}
+				waiting = true
+				continue
+			}
+			if claim.DeletionTimestamp != nil {
+				return fmt.Errorf("replacement nodeclaim %s is being deleted before it initialized", r.Name)
+			}
+			if !meta.IsStatusConditionTrue(claim.Status.Conditions, v1.ConditionTypeInitialized) {
+				waiting = true
+			}
+		}
+		if !waiting {
+			break
+		}
+		if q.clock.Now().After(deadline) {
+			return fmt.Errorf("replacements did not initialize within %s", CommandTimeout)
+		}
+		for _, c := range cmd.Candidates {
+			q.recorder.Normal(c.Node, reasonDisruptionWaitingReadiness, actionDisrupt, "Waiting on readiness to continue disruption")
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-q.clock.After(replacementPoll):
+		}
+	}
+	return nil
+}
+
+// rollback untaints the candidates and clears their DisruptionReason.
+func (q *Queue) rollback(ctx context.Context, cmd *Command) {
+	for _, c := range cmd.Candidates {
+		if err := Untaint(ctx, q.kube, c.Node.Name, c.NodeClaim.Name); err != nil {
+			log.FromContext(ctx).Error(err, "rolling back disruption", "node", c.Node.Name)
+		}
+	}
+	q.release(cmd, 0)
+}
+
+// Untaint removes the disrupted taint from a Node that is not being deleted
+// and the DisruptionReason condition from its claim.
+func Untaint(ctx context.Context, kube client.Client, nodeName, claimName string) error {
+	node := &corev1.Node{}
+	if err := kube.Get(ctx, client.ObjectKey{Name: nodeName}, node); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if node.DeletionTimestamp == nil && termination.HasDisruptedTaint(node) {
+		stored := node.DeepCopy()
+		var taints []corev1.Taint
+		for _, t := range node.Spec.Taints {
+			if t.Key != v1.DisruptedTaintKey {
+				taints = append(taints, t)
+			}
+		}
+		node.Spec.Taints = taints
+		if node.Labels[v1.NodeExcludeFromExternalLoadBalancersLabelKey] == v1.NodeExcludeFromExternalLoadBalancersLabelValue {
+			delete(node.Labels, v1.NodeExcludeFromExternalLoadBalancersLabelKey)
+		}
+		if err := kube.Patch(ctx, node, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
+			return fmt.Errorf("untainting node %s: %w", nodeName, err)
+		}
+	}
+	claim := &v1.NodeClaim{}
+	if err := kube.Get(ctx, client.ObjectKey{Name: claimName}, claim); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if claim.DeletionTimestamp != nil || meta.FindStatusCondition(claim.Status.Conditions, v1.ConditionTypeDisruptionReason) == nil {
+		return nil
+	}
+	stored := claim.DeepCopy()
+	meta.RemoveStatusCondition(&claim.Status.Conditions, v1.ConditionTypeDisruptionReason)
+	return client.IgnoreNotFound(kube.Status().Patch(ctx, claim, client.MergeFrom(stored)))
+}
+
+func consolidationType(cmd *Command) string {
+	switch cmd.Method {
+	case MethodEmptiness:
+		return "empty"
+	case MethodMultiNode, MethodSingleNode:
+		return cmd.Method
+	}
+	return ""
+}
