@@ -26,7 +26,7 @@ import (
 // Orchestration timers.
 const (
 	// CommandTimeout bounds the wait for replacements to initialize.
-	CommandTimeout = 10 * time.Minute
+	CommandTimeout  = 10 * time.Minute
 	replacementPoll = 2 * time.Second
 	// releaseGrace keeps a finished command's nodes held until the cache
 	// shows their claims deleting, so they are not mistaken for stale taints.
