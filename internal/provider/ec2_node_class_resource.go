@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8stypes "k8s.io/apimachinery/pkg/types"
@@ -105,7 +106,7 @@ func (r *EC2NodeClassResource) Update(ctx context.Context, req resource.UpdateRe
 
 // Delete deletes the node class and waits for the controller to release
 // it. With no controller running it fails at once, or with force_destroy
-// removes the finalizer itself.
+// removes the finalizers itself.
 func (r *EC2NodeClassResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	state, diags := attrsOf(ctx, req.State.Schema.Type(), req.State.Raw)
 	resp.Diagnostics.Append(diags...)
@@ -114,13 +115,24 @@ func (r *EC2NodeClassResource) Delete(ctx context.Context, req resource.DeleteRe
 	}
 	name := state["name"].(basetypes.StringValue).ValueString()
 	force := state["force_destroy"].(basetypes.BoolValue).ValueBool()
-	err := r.deleteObject(ctx, name, ec2NodeClassDeleteTimeout, func(ctx context.Context, live *unstructured.Unstructured, waited time.Duration) error {
-		tflog.Info(ctx, "waiting for the EC2NodeClass to be released", map[string]any{
-			"name": name, "waited": waited.Round(time.Second).String(), "finalizers": live.GetFinalizers(),
-		})
-		kube, err := r.clients.Kubernetes(ctx)
-		if err != nil {
-			return err
+	if err := r.destroy(ctx, name, force); err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("Deleting EC2NodeClass %s", name), err.Error())
+	}
+}
+
+// destroy checks before deleting that someone can release the node class:
+// a finalizer with no controller to remove it would leave the object stuck
+// terminating, so that fails at once (or, with force, the finalizers go first).
+func (r *EC2NodeClassResource) destroy(ctx context.Context, name string, force bool) error {
+	kube, err := r.clients.Kubernetes(ctx)
+	if err != nil {
+		return err
+	}
+	// release removes the finalizers when no controller is running; it
+	// reports whether the deletion may go on.
+	release := func(ctx context.Context, live *unstructured.Unstructured) error {
+		if len(live.GetFinalizers()) == 0 {
+			return nil
 		}
 		running, why, err := controllerRunning(ctx, kube, time.Now())
 		if err != nil || running {
@@ -131,13 +143,27 @@ func (r *EC2NodeClassResource) Delete(ctx context.Context, req resource.DeleteRe
 				"Start the controller (joist_controller), or set force_destroy = true to remove the finalizers "+
 				"(its launch templates and instance profile are then left in AWS)", name, live.GetFinalizers(), why)
 		}
+		tflog.Warn(ctx, "no controller running; removing the EC2NodeClass's finalizers", map[string]any{"name": name, "reason": why})
 		patch := []byte(`{"metadata":{"finalizers":null}}`)
 		_, err = kube.Resource(r.kind.gvr()).Patch(ctx, name, k8stypes.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
 		return err
-	})
-	if err != nil {
-		resp.Diagnostics.AddError(fmt.Sprintf("Deleting EC2NodeClass %s", name), err.Error())
 	}
+	live, err := r.get(ctx, name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := release(ctx, live); err != nil {
+		return err
+	}
+	return r.deleteObject(ctx, name, ec2NodeClassDeleteTimeout, func(ctx context.Context, live *unstructured.Unstructured, waited time.Duration) error {
+		tflog.Info(ctx, "waiting for the EC2NodeClass to be released", map[string]any{
+			"name": name, "waited": waited.Round(time.Second).String(), "finalizers": live.GetFinalizers(),
+		})
+		return release(ctx, live)
+	})
 }
 
 func (r *EC2NodeClassResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -111,4 +112,56 @@ func TestAccEC2NodeClassLifecycle(t *testing.T) {
 			},
 		},
 	})
+}
+
+func TestAccEC2NodeClassDestroyWithoutController(t *testing.T) {
+	const name = "class-doomed"
+	config := func(force bool) string {
+		return providerBlock() + fmt.Sprintf(`
+resource "joist_ec2_node_class" "test" {
+  name                          = %q
+  force_destroy                 = %t
+  instance_profile              = "KarpenterNodeInstanceProfile"
+  ami_family                    = "AL2023"
+  ami_selector_terms            = [{ ssm_parameter = "/aws/service/eks/optimized-ami/1.36/amazon-linux-2023/x86_64/standard/recommended/image_id" }]
+  subnet_selector_terms         = [{ id = "subnet-0abc" }]
+  security_group_selector_terms = [{ id = "sg-0abc" }]
+}
+`, name, force)
+	}
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             checkGone(ec2NodeClassGVR, name),
+		Steps: []resource.TestStep{
+			{Config: config(false)},
+			{
+				// The controller's finalizer and no controller to remove it.
+				PreConfig: func() {
+					patchLive(t, ec2NodeClassGVR, name, `{"metadata":{"finalizers":["karpenter.k8s.aws/termination"]}}`)
+				},
+				Config:      config(false),
+				Destroy:     true,
+				ExpectError: regexp.MustCompile(`EC2NodeClass class-doomed is held by finalizers[\s\S]*no\s+controller\s+is\s+running[\s\S]*force_destroy\s+=\s+true`),
+			},
+			{
+				// The failed destroy left the object as it was.
+				PreConfig: func() { checkNotDeleting(t, ec2NodeClassGVR, name) },
+				Config:    config(true),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(nodeClassAddr, plancheck.ResourceActionUpdate),
+				}},
+			},
+		},
+	})
+}
+
+func checkNotDeleting(t *testing.T, gvr groupVersionResource, name string) {
+	t.Helper()
+	obj, err := testCluster.kube.Resource(gvr).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if obj.GetDeletionTimestamp() != nil {
+		t.Errorf("%s %s is being deleted after a destroy that failed", gvr.Resource, name)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/joistdev/terraform-provider-joist/internal/awssim"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/crds"
 	"github.com/joistdev/terraform-provider-joist/internal/sandbox"
 )
@@ -20,6 +21,7 @@ import (
 var testCluster struct {
 	kubeconfig string
 	kube       dynamic.Interface
+	aws        *awssim.Server
 }
 
 func TestMain(m *testing.M) { os.Exit(runTests(m)) }
@@ -28,7 +30,7 @@ func runTests(m *testing.M) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var progress strings.Builder
-	sb, err := sandbox.Start(ctx, sandbox.Options{Progress: &progress})
+	sb, err := sandbox.Start(ctx, sandbox.Options{Progress: &progress, AWS: &awssim.Options{}})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "starting the sandbox (run `make tools` if bin/ is missing): %v\n%s", err, progress.String())
 		return 1
@@ -48,6 +50,12 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	testCluster.kubeconfig = sb.Kubeconfig
+	testCluster.aws = sb.AWS
+	// The provider finds awssim as it finds AWS: through the SDK's standard
+	// environment (AWS_ENDPOINT_URL, AWS_REGION, credentials).
+	for k, v := range sb.AWS.Env() {
+		os.Setenv(k, v)
+	}
 	if testCluster.kube, err = dynamic.NewForConfig(sb.Config); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
