@@ -393,7 +393,11 @@ func (s *solver) grow(b *bin, st admitState, c *class, n, k int) (int, int) {
 func (s *solver) claimFit(b *bin, t int, c *class, scratch []int64) int {
 	a := b.pool.allocD[t]
 	for i := range scratch {
-		scratch[i] = a[i] - b.used[i]
+		// A type that cannot hold what the claim already has (say, fewer
+		// GPUs) is no option, whatever the new pods request.
+		if scratch[i] = a[i] - b.used[i]; scratch[i] < 0 {
+			return 0
+		}
 	}
 	return fitCount(scratch, c.req)
 }

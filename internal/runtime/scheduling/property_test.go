@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // randomInput builds a bounded random cluster from the fixture catalog:
@@ -69,7 +70,22 @@ func randomInput(r *rand.Rand, catalog []*InstanceType) Input {
 	for a := 0; a < napps; a++ {
 		app := fmt.Sprintf("app-%d", a)
 		opts := []podOpt{withLabels("app", app), withOwner(app)}
-		switch r.Intn(11) {
+		var vols [][]corev1.NodeSelectorRequirement
+		switch r.Intn(17) {
+		case 11:
+			opts = append(opts, withSpread(labelZone, 1, corev1.DoNotSchedule, "app", app), withSpread(labelHostname, 2, corev1.DoNotSchedule, "app", app))
+		case 12:
+			opts = append(opts, withSpread(labelZone, 1, corev1.ScheduleAnyway, "app", app))
+		case 13:
+			opts = append(opts, withPreferredAntiAffinity(50, term(labelHostname, "app", app)))
+		case 14:
+			for _, z := range r.Perm(3)[:1+r.Intn(2)] {
+				vols = append(vols, []corev1.NodeSelectorRequirement{expr(labelZone, corev1.NodeSelectorOpIn, zones[z])})
+			}
+		case 15:
+			opts = append(opts, withRequest("nvidia.com/gpu", "1"))
+		case 16:
+			opts = append(opts, withSpreadC(corev1.TopologySpreadConstraint{TopologyKey: labelZone, MaxSkew: 1, WhenUnsatisfiable: corev1.DoNotSchedule, MatchLabelKeys: []string{"rev"}}, "app", app), withLabels("rev", fmt.Sprint(r.Intn(2))))
 		case 1:
 			opts = append(opts, withSpread(labelZone, int32(1+r.Intn(2)), corev1.DoNotSchedule, "app", app))
 		case 2:
@@ -95,7 +111,19 @@ func randomInput(r *rand.Rand, catalog []*InstanceType) Input {
 		}
 		cpu := []string{"100m", "250m", "500m", "1", "1.5", "3"}[r.Intn(6)]
 		mem := []string{"100Mi", "512Mi", "1Gi", "2Gi", "6Gi"}[r.Intn(5)]
-		in.Pods = append(in.Pods, pods(1+r.Intn(40), app, cpu, mem, opts...)...)
+		batch := pods(1+r.Intn(40), app, cpu, mem, opts...)
+		if vols != nil {
+			if in.VolumeTopology == nil {
+				in.VolumeTopology = map[types.UID][][]corev1.NodeSelectorRequirement{}
+			}
+			for _, p := range batch {
+				in.VolumeTopology[p.UID] = vols
+			}
+		}
+		in.Pods = append(in.Pods, batch...)
+	}
+	if r.Intn(3) == 0 {
+		in.InFlight = []*Node{mkNode("inflight-0", 4, 8, map[string]string{labelZone: zones[r.Intn(3)], labelArch: "arm64", labelCapacityType: CapacityTypeSpot})}
 	}
 	return in
 }
@@ -150,7 +178,7 @@ func TestRandomGenericAlwaysPlaced(t *testing.T) {
 }
 
 func FuzzSolve(f *testing.F) {
-	for _, seed := range []int64{1, 2, 3, 42, 1000} {
+	for _, seed := range []int64{1, 2, 3, 42, 1000, 1724} {
 		f.Add(seed)
 	}
 	catalog := catalogFixture(f)
