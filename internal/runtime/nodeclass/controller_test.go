@@ -1,6 +1,7 @@
 package nodeclass_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -30,15 +31,7 @@ func TestNodeClassBecomesReadyWithResolvedStatus(t *testing.T) {
 	if err := kube.Client.Create(ctx, nc); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, ctx, "EC2NodeClass Ready", func() error {
-		if err := kube.Client.Get(ctx, client.ObjectKeyFromObject(nc), nc); err != nil {
-			return err
-		}
-		if !meta.IsStatusConditionTrue(nc.Status.Conditions, v1.ConditionTypeReady) {
-			return fmt.Errorf("conditions %+v", nc.Status.Conditions)
-		}
-		return nil
-	})
+	waitReady(t, ctx, nc)
 	for _, c := range []string{v1.ConditionTypeSubnetsReady, v1.ConditionTypeSecurityGroupsReady, v1.ConditionTypeAMIsReady, v1.ConditionTypeInstanceProfileReady, v1.ConditionTypeValidationSucceeded} {
 		if !meta.IsStatusConditionTrue(nc.Status.Conditions, c) {
 			t.Errorf("condition %s is not True", c)
@@ -127,15 +120,7 @@ func TestDeletionWaitsForNodeClaimsThenCleansUp(t *testing.T) {
 	if err := kube.Client.Create(ctx, nc); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, ctx, "EC2NodeClass Ready", func() error {
-		if err := kube.Client.Get(ctx, client.ObjectKeyFromObject(nc), nc); err != nil {
-			return err
-		}
-		if !meta.IsStatusConditionTrue(nc.Status.Conditions, v1.ConditionTypeReady) {
-			return fmt.Errorf("conditions %+v", nc.Status.Conditions)
-		}
-		return nil
-	})
+	waitReady(t, ctx, nc)
 	// A launch makes a launch template for the node class.
 	claim := awstest.NodeClaim("deleted-claim", "general", nc.Name,
 		awstest.In(corev1.LabelInstanceTypeStable, "m5.large"), awstest.In(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand))
@@ -203,4 +188,18 @@ func TestDeletionWaitsForNodeClaimsThenCleansUp(t *testing.T) {
 	if !errors.As(err, &nf) {
 		t.Errorf("instance profile %s after deletion: %v, want NoSuchEntity", profile, err)
 	}
+}
+
+// waitReady waits for the controller to make nc Ready and refreshes it.
+func waitReady(t *testing.T, ctx context.Context, nc *awsv1.EC2NodeClass) {
+	t.Helper()
+	eventually(t, ctx, "EC2NodeClass Ready", func() error {
+		if err := kube.Client.Get(ctx, client.ObjectKeyFromObject(nc), nc); err != nil {
+			return err
+		}
+		if !meta.IsStatusConditionTrue(nc.Status.Conditions, v1.ConditionTypeReady) {
+			return fmt.Errorf("conditions %+v", nc.Status.Conditions)
+		}
+		return nil
+	})
 }

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	sdkaws "github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -38,9 +36,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer sim.Close()
-	if _, err := iam.NewFromConfig(sim.Config).CreateRole(ctx, &iam.CreateRoleInput{
-		RoleName: sdkaws.String(awstest.NodeRole), AssumeRolePolicyDocument: sdkaws.String(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}`),
-	}); err != nil {
+	if err := sim.CreateNodeRole(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -48,7 +44,8 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer func() { _ = kube.Stop() }()
+	// Stop the manager before the apiserver, or the apiserver waits on its watches.
+	defer func() { cancel(); _ = kube.Stop() }()
 	if prov, err = awsprovider.New(sim.Config, kube.Client, awsprovider.Settings{
 		ClusterName: cluster, ClusterEndpoint: "https://joist.example:6443", ClusterCABundle: "Q0E=",
 		ClusterCIDR: "10.100.0.0/16", KubernetesVersion: "1.36",

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	sdkaws "github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ec2sim "github.com/joistdev/terraform-provider-joist/internal/awssim/ec2"
@@ -37,9 +35,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer sim.Close()
-	if _, err := iam.NewFromConfig(sim.Config).CreateRole(context.Background(), &iam.CreateRoleInput{
-		RoleName: sdkaws.String(awstest.NodeRole), AssumeRolePolicyDocument: sdkaws.String(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}`),
-	}); err != nil {
+	if err := sim.CreateNodeRole(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -1,6 +1,10 @@
 package awstest
 
 import (
+	"context"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -40,4 +44,13 @@ func NodeClaim(name, pool, nodeClass string, reqs ...v1.NodeSelectorRequirementW
 // In is a requirement key In values.
 func In(key string, values ...string) v1.NodeSelectorRequirementWithMinValues {
 	return v1.NodeSelectorRequirementWithMinValues{Key: key, Operator: corev1.NodeSelectorOpIn, Values: values}
+}
+
+// CreateNodeRole creates NodeRole in the simulated IAM, trusted by EC2.
+func (s *Sim) CreateNodeRole(ctx context.Context) error {
+	_, err := iam.NewFromConfig(s.Config).CreateRole(ctx, &iam.CreateRoleInput{
+		RoleName:                 aws.String(NodeRole),
+		AssumeRolePolicyDocument: aws.String(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}`),
+	})
+	return err
 }

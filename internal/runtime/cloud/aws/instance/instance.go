@@ -204,15 +204,7 @@ func countOverrides(req Request) int {
 }
 
 func tagSpecs(tags map[string]string, capacityType string) []ec2types.TagSpecification {
-	keys := make([]string, 0, len(tags))
-	for k := range tags {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	list := make([]ec2types.Tag, 0, len(keys))
-	for _, k := range keys {
-		list = append(list, ec2types.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
-	}
+	list := selector.Tags(tags)
 	types := []ec2types.ResourceType{ec2types.ResourceTypeInstance, ec2types.ResourceTypeVolume, ec2types.ResourceTypeNetworkInterface, ec2types.ResourceTypeFleet}
 	if capacityType == v1.CapacityTypeSpot {
 		types = append(types, ec2types.ResourceTypeSpotInstancesRequest)
@@ -282,11 +274,7 @@ func (p *Provider) Terminate(ctx context.Context, id string) error {
 
 // Tag adds tags to an instance.
 func (p *Provider) Tag(ctx context.Context, id string, tags map[string]string) error {
-	var list []ec2types.Tag
-	for k, v := range tags {
-		list = append(list, ec2types.Tag{Key: aws.String(k), Value: aws.String(v)})
-	}
-	if _, err := p.ec2.CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{id}, Tags: list}); err != nil {
+	if _, err := p.ec2.CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{id}, Tags: selector.Tags(tags)}); err != nil {
 		return fmt.Errorf("tagging instance %s: %w", id, err)
 	}
 	return nil

@@ -79,7 +79,7 @@ func (p *Provider) Ensure(ctx context.Context, cfg Config) (string, error) {
 		LaunchTemplateName: aws.String(name),
 		LaunchTemplateData: data(cfg),
 		TagSpecifications: []ec2types.TagSpecification{{
-			ResourceType: ec2types.ResourceTypeLaunchTemplate, Tags: ec2Tags(cfg.Tags),
+			ResourceType: ec2types.ResourceTypeLaunchTemplate, Tags: selector.Tags(cfg.Tags),
 		}},
 	})
 	if err != nil {
@@ -235,15 +235,3 @@ func DefaultBlockDeviceMappings(family string) []*awsv1.BlockDeviceMapping {
 	return nil
 }
 
-func ec2Tags(m map[string]string) []ec2types.Tag {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	out := make([]ec2types.Tag, 0, len(keys))
-	for _, k := range keys {
-		out = append(out, ec2types.Tag{Key: aws.String(k), Value: aws.String(m[k])})
-	}
-	return out
-}

@@ -42,3 +42,18 @@ func TagMap(tags []ec2types.Tag) map[string]string {
 	}
 	return out
 }
+
+// Tags turns a map into EC2 tags sorted by key, so equal maps give equal
+// requests.
+func Tags(m map[string]string) []ec2types.Tag {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]ec2types.Tag, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, ec2types.Tag{Key: aws.String(k), Value: aws.String(m[k])})
+	}
+	return out
+}
