@@ -234,4 +234,3 @@ func DefaultBlockDeviceMappings(family string) []*awsv1.BlockDeviceMapping {
 	}
 	return nil
 }
-
