@@ -14,6 +14,8 @@ import (
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/conditions"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/hash"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
@@ -313,7 +315,21 @@ func (c *Controller) emitOnce(key, message string, emit func()) {
 	emit()
 }
 
-// Register adds the disruption loop to mgr.
+// Register adds to mgr the disruption loop and the controllers it depends
+// on: NodeClaim conditions (Consolidatable, Drifted) and pod events, the
+// NodePool hash, and expiration.
 func Register(mgr manager.Manager, cluster *state.Cluster, provider cloud.Provider, rec *events.Recorder, clk clock.Clock, opts Options) error {
-	return mgr.Add(NewController(mgr.GetClient(), cluster, provider, rec, clk, opts))
+	kube := mgr.GetClient()
+	for _, step := range []func() error{
+		func() error { return conditions.NewController(kube, provider, clk).Register(mgr) },
+		func() error { return conditions.NewPodEvents(kube, clk).Register(mgr) },
+		func() error { return hash.NewController(kube).Register(mgr) },
+		func() error { return NewExpirationController(kube, rec, clk).Register(mgr) },
+		func() error { return mgr.Add(NewController(kube, cluster, provider, rec, clk, opts)) },
+	} {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,0 +1,135 @@
+package conditions
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/drift"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim"
+)
+
+// DriftRecheck is how often drift is evaluated again without a trigger.
+const DriftRecheck = 5 * time.Minute
+
+// Controller sets Consolidatable and Drifted on NodeClaims.
+type Controller struct {
+	kube  client.Client
+	cloud cloud.Provider
+	clock clock.Clock
+}
+
+// NewController wires the controller.
+func NewController(kube client.Client, provider cloud.Provider, clk clock.Clock) *Controller {
+	return &Controller{kube: kube, cloud: provider, clock: clk}
+}
+
+// Reconcile updates one claim's disruption conditions.
+func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	claim := &v1.NodeClaim{}
+	if err := c.kube.Get(ctx, req.NamespacedName, claim); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if claim.DeletionTimestamp != nil {
+		return reconcile.Result{}, nil
+	}
+	pool := &v1.NodePool{}
+	if err := c.kube.Get(ctx, client.ObjectKey{Name: claim.Labels[v1.NodePoolLabelKey]}, pool); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	stored := claim.DeepCopy()
+	ok, wait := Consolidatable(claim, pool, c.clock.Now())
+	if ok {
+		nodeclaim.Set(claim, v1.ConditionTypeConsolidatable, metav1.ConditionTrue, v1.ConditionTypeConsolidatable, "")
+	} else {
+		meta.RemoveStatusCondition(&claim.Status.Conditions, v1.ConditionTypeConsolidatable)
+	}
+	result := reconcile.Result{RequeueAfter: DriftRecheck}
+	if wait > 0 && wait < result.RequeueAfter {
+		result.RequeueAfter = wait
+	}
+	reason, err := c.drifted(ctx, claim, pool)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	switch {
+	case reason != "":
+		nodeclaim.Set(claim, v1.ConditionTypeDrifted, metav1.ConditionTrue, reason, "")
+	case nodeclaim.IsTrue(claim, v1.ConditionTypeLaunched):
+		meta.RemoveStatusCondition(&claim.Status.Conditions, v1.ConditionTypeDrifted)
+	}
+	if !equality.Semantic.DeepEqual(stored.Status, claim.Status) {
+		if err := c.kube.Status().Patch(ctx, claim, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
+			if client.IgnoreNotFound(err) == nil {
+				return reconcile.Result{}, nil
+			}
+			return reconcile.Result{}, fmt.Errorf("updating disruption conditions of nodeclaim %s: %w", claim.Name, err)
+		}
+	}
+	return result, nil
+}
+
+// drifted is the drift reason of a launched claim, "" if it matches.
+func (c *Controller) drifted(ctx context.Context, claim *v1.NodeClaim, pool *v1.NodePool) (string, error) {
+	if !nodeclaim.IsTrue(claim, v1.ConditionTypeLaunched) {
+		return "", nil
+	}
+	if r := drift.Static(claim, pool); r != "" {
+		return r, nil
+	}
+	if r := drift.Requirements(claim, pool); r != "" {
+		return r, nil
+	}
+	r, err := c.cloud.IsDrifted(ctx, claim)
+	if err != nil {
+		return "", fmt.Errorf("checking nodeclaim %s for node class drift: %w", claim.Name, err)
+	}
+	return string(r), nil
+}
+
+// Register adds the controller: changes of a NodePool or EC2NodeClass
+// wake the claims that use it.
+func (c *Controller) Register(mgr manager.Manager) error {
+	return builder.ControllerManagedBy(mgr).
+		Named("nodeclaim.disruption").
+		For(&v1.NodeClaim{}).
+		Watches(&v1.NodePool{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+			return c.claims(ctx, func(cl *v1.NodeClaim) bool { return cl.Labels[v1.NodePoolLabelKey] == o.GetName() })
+		})).
+		Watches(&awsv1.EC2NodeClass{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+			return c.claims(ctx, func(cl *v1.NodeClaim) bool {
+				return cl.Spec.NodeClassRef != nil && cl.Spec.NodeClassRef.Name == o.GetName()
+			})
+		})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 10}).
+		Complete(c)
+}
+
+func (c *Controller) claims(ctx context.Context, match func(*v1.NodeClaim) bool) []reconcile.Request {
+	list := &v1.NodeClaimList{}
+	if err := c.kube.List(ctx, list); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		if match(&list.Items[i]) {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: list.Items[i].Name}})
+		}
+	}
+	return out
+}
