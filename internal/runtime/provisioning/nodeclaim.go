@@ -59,7 +59,7 @@ func NewNodeClaim(pool *v1.NodePool, nc *scheduling.NewClaim) *v1.NodeClaim {
 		Spec: v1.NodeClaimSpec{
 			Taints:                 append([]corev1.Taint(nil), tmpl.Spec.Taints...),
 			StartupTaints:          append([]corev1.Taint(nil), tmpl.Spec.StartupTaints...),
-			Requirements:           claimRequirements(nc.Requirements),
+			Requirements:           claimRequirements(nc),
 			Resources:              v1.ResourceRequirements{Requests: nc.Requests.DeepCopy()},
 			NodeClassRef:           tmpl.Spec.NodeClassRef.DeepCopy(),
 			TerminationGracePeriod: tmpl.Spec.TerminationGracePeriod.DeepCopy(),
@@ -87,8 +87,10 @@ func singleValue(r *requirements.Requirement) (string, bool) {
 
 // claimRequirements renders the solver's requirements in API form, sorted
 // by key, without the keys a NodeClaim may not carry (the hostname
-// placeholder and other restricted labels).
-func claimRequirements(reqs requirements.Requirements) v1.Requirements {
+// placeholder and other restricted labels). The instance types keep the
+// solver's cheapest-first order.
+func claimRequirements(nc *scheduling.NewClaim) v1.Requirements {
+	reqs := nc.Requirements
 	keys := reqs.Keys()
 	sort.Strings(keys)
 	var out v1.Requirements
@@ -97,10 +99,28 @@ func claimRequirements(reqs requirements.Requirements) v1.Requirements {
 			continue
 		}
 		r := reqs[key]
+		if key == corev1.LabelInstanceTypeStable && r.Operator() == corev1.NodeSelectorOpIn {
+			out = append(out, v1.NodeSelectorRequirementWithMinValues{
+				Key: key, Operator: corev1.NodeSelectorOpIn, Values: cheapestFirst(nc, r), MinValues: r.MinValues,
+			})
+			continue
+		}
 		for _, nsr := range r.NodeSelectorRequirements() {
 			out = append(out, v1.NodeSelectorRequirementWithMinValues{
 				Key: nsr.Key, Operator: nsr.Operator, Values: nsr.Values, MinValues: r.MinValues,
 			})
+		}
+	}
+	return out
+}
+
+// cheapestFirst lists the claim's instance types in the solver's price
+// order, keeping only those the requirement allows.
+func cheapestFirst(nc *scheduling.NewClaim, r *requirements.Requirement) []string {
+	out := make([]string, 0, len(nc.InstanceTypes))
+	for _, o := range nc.InstanceTypes {
+		if r.Has(o.Type.Name) {
+			out = append(out, o.Type.Name)
 		}
 	}
 	return out

@@ -1,0 +1,214 @@
+package provisioning
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/crds"
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
+	"github.com/joistdev/terraform-provider-joist/internal/sandbox"
+)
+
+func instanceType(name string, cpu, memGi int64, spot, od float64) *scheduling.InstanceType {
+	res := corev1.ResourceList{
+		corev1.ResourceCPU:    *resource.NewQuantity(cpu, resource.DecimalSI),
+		corev1.ResourceMemory: *resource.NewQuantity(memGi<<30, resource.BinarySI),
+		corev1.ResourcePods:   resource.MustParse("110"),
+	}
+	alloc := res.DeepCopy()
+	alloc[corev1.ResourceCPU] = *resource.NewMilliQuantity(cpu*1000-100, resource.DecimalSI)
+	var offs []scheduling.Offering
+	for _, z := range []string{"us-west-2a", "us-west-2b"} {
+		offs = append(offs,
+			scheduling.Offering{Zone: z, CapacityType: v1.CapacityTypeSpot, Price: spot, Available: true},
+			scheduling.Offering{Zone: z, CapacityType: v1.CapacityTypeOnDemand, Price: od, Available: true})
+	}
+	return &scheduling.InstanceType{
+		Name: name,
+		Labels: map[string]string{
+			corev1.LabelInstanceTypeStable: name, corev1.LabelArchStable: "amd64", corev1.LabelOSStable: "linux",
+			v1.LabelInstanceCategory: name[:1], v1.LabelInstanceFamily: name[:2],
+		},
+		Capacity: res, Allocatable: alloc, Offerings: offs,
+	}
+}
+
+func testPool() *v1.NodePool {
+	three := 2
+	return &v1.NodePool{
+		ObjectMeta: metav1.ObjectMeta{Name: "general", UID: "pool-uid"},
+		Spec: v1.NodePoolSpec{
+			Template: v1.NodeClaimTemplate{
+				ObjectMeta: v1.ObjectMeta{Labels: map[string]string{"team": "checkout"}, Annotations: map[string]string{"note": "x"}},
+				Spec: v1.NodeClaimTemplateSpec{
+					NodeClassRef:  &v1.NodeClassReference{Group: v1.AWSGroup, Kind: "EC2NodeClass", Name: "default"},
+					Taints:        []corev1.Taint{{Key: "dedicated", Value: "checkout", Effect: corev1.TaintEffectNoSchedule}},
+					StartupTaints: []corev1.Taint{{Key: "cni", Effect: corev1.TaintEffectNoSchedule}},
+					Requirements: v1.Requirements{
+						{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{"spot", "on-demand"}},
+						{Key: v1.LabelInstanceCategory, Operator: corev1.NodeSelectorOpIn, Values: []string{"c", "m"}, MinValues: &three},
+					},
+					ExpireAfter:            v1.MustParseNillableDuration("720h"),
+					TerminationGracePeriod: &metav1.Duration{Duration: time.Hour},
+				},
+			},
+			Limits: v1.Limits{corev1.ResourceCPU: resource.MustParse("1000")},
+		},
+	}
+}
+
+func solve(t *testing.T, pool *v1.NodePool, pods ...*corev1.Pod) *scheduling.Plan {
+	t.Helper()
+	types := []*scheduling.InstanceType{
+		instanceType("c5.xlarge", 4, 8, 0.06, 0.17), instanceType("m5.xlarge", 4, 16, 0.07, 0.19),
+		instanceType("c5.2xlarge", 8, 16, 0.12, 0.34), instanceType("r5.xlarge", 4, 32, 0.08, 0.25),
+	}
+	plan, err := scheduling.Solve(scheduling.Input{NodePools: []*scheduling.NodePool{SolverPool(pool, types, nil)}, Pods: pods})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan
+}
+
+func tolerantPod(name, cpu string) *corev1.Pod {
+	p := unschedulablePod(func(p *corev1.Pod) {
+		p.Name, p.UID = name, types.UID("uid-"+name)
+		p.Spec.Containers = []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("1Gi")}}}}
+		p.Spec.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists}}
+		p.Spec.NodeSelector = map[string]string{"example.com/tier": "web"}
+	})
+	return p
+}
+
+func TestNewNodeClaimMetadataAndSpec(t *testing.T) {
+	pool := testPool()
+	pool.Spec.Template.Spec.Requirements = append(pool.Spec.Template.Spec.Requirements,
+		v1.NodeSelectorRequirementWithMinValues{Key: "example.com/tier", Operator: corev1.NodeSelectorOpIn, Values: []string{"web", "batch"}})
+	plan := solve(t, pool, tolerantPod("a", "1"), tolerantPod("b", "1"))
+	if len(plan.NewClaims) != 1 || len(plan.Errors) != 0 {
+		t.Fatalf("plan: %d claims, errors %v", len(plan.NewClaims), plan.Errors)
+	}
+	claim := NewNodeClaim(pool, plan.NewClaims[0])
+	if claim.GenerateName != "general-" || claim.Name != "" {
+		t.Errorf("name %q generateName %q", claim.Name, claim.GenerateName)
+	}
+	if !slices.Equal(claim.Finalizers, []string{v1.TerminationFinalizer}) {
+		t.Errorf("finalizers %v", claim.Finalizers)
+	}
+	if o := claim.OwnerReferences; len(o) != 1 || o[0].Kind != "NodePool" || o[0].Name != "general" || o[0].UID != "pool-uid" ||
+		o[0].APIVersion != "karpenter.sh/v1" || o[0].BlockOwnerDeletion == nil || !*o[0].BlockOwnerDeletion {
+		t.Errorf("owner references %+v", o)
+	}
+	for k, want := range map[string]string{
+		"team": "checkout", v1.NodePoolLabelKey: "general", v1.LabelNodeClass: "default",
+		// A custom requirement the pod narrowed to one value becomes a label.
+		"example.com/tier": "web",
+	} {
+		if claim.Labels[k] != want {
+			t.Errorf("label %s=%q, want %q (labels %v)", k, claim.Labels[k], want, claim.Labels)
+		}
+	}
+	if _, ok := claim.Labels[v1.CapacityTypeLabelKey]; ok {
+		t.Error("a well-known multi-valued key became a label before launch")
+	}
+	for k, want := range map[string]string{
+		"note": "x", v1.NodePoolHashAnnotationKey: pool.Hash(), v1.NodePoolHashVersionAnnotationKey: v1.NodePoolHashVersion,
+		v1.NodeClaimMinValuesRelaxedAnnotationKey: "false",
+	} {
+		if claim.Annotations[k] != want {
+			t.Errorf("annotation %s=%q, want %q", k, claim.Annotations[k], want)
+		}
+	}
+	byKey := map[string]v1.NodeSelectorRequirementWithMinValues{}
+	for _, r := range claim.Spec.Requirements {
+		byKey[r.Key] = r
+	}
+	it := byKey[corev1.LabelInstanceTypeStable]
+	var want []string
+	for _, o := range plan.NewClaims[0].InstanceTypes {
+		want = append(want, o.Type.Name)
+	}
+	if it.Operator != corev1.NodeSelectorOpIn || !slices.Equal(it.Values, want) || slices.Contains(it.Values, "r5.xlarge") {
+		t.Errorf("instance-type requirement %+v, want In %v cheapest first (r5 is outside the pool's categories)", it, want)
+	}
+	if want[0] != "c5.xlarge" {
+		t.Errorf("cheapest option %s, want c5.xlarge", want[0])
+	}
+	if cat := byKey[v1.LabelInstanceCategory]; cat.MinValues == nil || *cat.MinValues != 2 {
+		t.Errorf("category requirement lost minValues: %+v", cat)
+	}
+	if ct := byKey[v1.CapacityTypeLabelKey]; len(ct.Values) != 2 {
+		t.Errorf("capacity-type requirement %+v", ct)
+	}
+	cpu := claim.Spec.Resources.Requests[corev1.ResourceCPU]
+	if cpu.Cmp(resource.MustParse("2")) != 0 {
+		t.Errorf("requests cpu %s, want the two pods' 2", cpu.String())
+	}
+	if len(claim.Spec.Taints) != 1 || len(claim.Spec.StartupTaints) != 1 || claim.Spec.NodeClassRef.Name != "default" ||
+		claim.Spec.ExpireAfter.String() != "720h" || claim.Spec.TerminationGracePeriod.Duration != time.Hour {
+		t.Errorf("spec %+v", claim.Spec)
+	}
+}
+
+func TestNewNodeClaimPassesAPIValidation(t *testing.T) {
+	bin, err := sandbox.FindBinDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs, err := crds.CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &envtest.Environment{BinaryAssetsDirectory: bin, CRDs: defs, ControlPlaneStartTimeout: 2 * time.Minute}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatalf("starting the apiserver from %s: %v", bin, err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = v1.AddToScheme(scheme)
+	kube, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := testPool()
+	// Pods with hostname anti-affinity make the solver use hostname
+	// placeholders, which must not reach the claim.
+	var pods []*corev1.Pod
+	for _, n := range []string{"a", "b"} {
+		p := tolerantPod(n, "3")
+		p.Spec.NodeSelector = nil
+		p.Labels = map[string]string{"app": "x"}
+		p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+			TopologyKey: corev1.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}},
+		}}}}
+		pods = append(pods, p)
+	}
+	plan := solve(t, pool, pods...)
+	if len(plan.NewClaims) != 2 {
+		t.Fatalf("plan: %d claims, errors %v", len(plan.NewClaims), plan.Errors)
+	}
+	for _, nc := range plan.NewClaims {
+		claim := NewNodeClaim(pool, nc)
+		if err := kube.Create(context.Background(), claim); err != nil {
+			t.Fatalf("the apiserver rejected the nodeclaim: %v\n%+v", err, claim.Spec.Requirements)
+		}
+		if claim.Name == "" || claim.Name[:len("general-")] != "general-" {
+			t.Errorf("created name %q", claim.Name)
+		}
+	}
+}
