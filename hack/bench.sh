@@ -17,11 +17,14 @@ awk '
 	delete m
 	for (i = 3; i < NF; i += 2) m[$(i + 1)] = $i
 	xlp = ("xLP" in m) ? sprintf("%.3f", m["xLP"]) : "-"
-	rows[++n] = sprintf("%-28s %10.1f %10.0f %7d %10.2f %7s %8d %9.1f %10d",
-		name, m["ns/op"] / 1e6, m["pods/s"], m["nodes"], m["$/h"], xlp, m["unplaced"], m["B/op"] / 1048576, m["allocs/op"])
+	fit = ("xLPfit" in m) ? sprintf("%.3f", m["xLPfit"]) : "-"
+	rows[++n] = sprintf("%-24s %9.1f %9.1f %9.0f %7d %9.2f %7s %7s %8d %8.1f %10d",
+		name, m["ns/op"] / 1e6, m["cpu-ms/op"], m["pods/s"], m["nodes"], m["$/h"], xlp, fit, m["unplaced"], m["B/op"] / 1048576, m["allocs/op"])
 }
 END {
 	if (n == 0) { print "no benchmark results" > "/dev/stderr"; exit 1 }
-	printf "\n%-28s %10s %10s %7s %10s %7s %8s %9s %10s\n", "benchmark", "ms/op", "pods/s", "nodes", "$/h", "xLP", "unplaced", "MiB/op", "allocs/op"
+	printf "\n%-24s %9s %9s %9s %7s %9s %7s %7s %8s %8s %10s\n", "benchmark", "ms/op", "cpu-ms/op", "pods/s", "nodes", "$/h", "xLP", "xLPfit", "unplaced", "MiB/op", "allocs/op"
 	for (i = 1; i <= n; i++) print rows[i]
+	print "\nms/op and pods/s are wall time; cpu-ms/op is process CPU (GC included), steadier on a shared machine."
+	print "xLP: cost / LP lower bound; xLPfit: cost / the bound with per-type capacities limited to what the pods can use."
 }' "$out"
