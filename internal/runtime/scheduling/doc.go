@@ -2,12 +2,50 @@
 // NodePools, existing nodes, in-flight NodeClaims, daemonsets and pending
 // pods as plain values and returns a Plan placing each pod on an existing
 // node, an in-flight claim or a new NodeClaim, or explaining why it cannot
-// be placed. It has no clients, clocks or goroutines.
+// be placed. It has no clients, clocks or goroutines; Solve is a pure
+// function of its Input.
+//
+// # Algorithm
 //
 // Pods are grouped into equivalence classes (same namespace, labels,
-// requests, constraints and owner) and each class is placed in bulk.
-// Instance-type compatibility is a bitset over the catalog so intersecting
-// requirements costs a few machine words. New claims are sized by choosing
-// the instance type with the lowest price per share of the demand still to
-// be placed, then filled first-fit-decreasing.
+// requests, scheduling constraints, volume topology and owner) and classes
+// are queued first-fit-decreasing (CPU, then memory). Each class is placed in
+// bulk: bins are scanned in order — existing nodes (initialized first), then
+// in-flight claims, then claims opened in this pass — with a cursor, since a
+// bin that cannot take more pods of a class never can later. What is left
+// opens new claims in the first NodePool (weight order) that can host it.
+// Classes whose zone-like topology decides a domain per pod (spread on a
+// non-hostname key, zonal self anti-affinity) are placed pod by pod against
+// per-domain cursors. A class that cannot be fully placed is relaxed one
+// preference at a time, in Karpenter's order, and re-queued; the loop ends
+// when a full cycle makes no progress.
+//
+// Instance-type compatibility is a bitset over the catalog: a requirement
+// set compiles once into the types whose labels satisfy it and that have an
+// available offering in an allowed zone and capacity type, so intersecting
+// requirements costs a few machine words. Requirement sets are interned and
+// their pairwise combinations cached.
+//
+// A new claim is sized for one instance type (see chooseTarget): the type
+// whose simulated fill with the pending pods is worth the most per dollar.
+// Pods are admitted while they fit that type; a claim outgrows it only when
+// its NodePool cannot open another node or pods must share the node
+// (hostname affinity). The final claim lists every compatible type that
+// holds its pods, cheapest first, truncated to Options.MaxInstanceTypes
+// while keeping minValues.
+//
+// # Semantics worth knowing
+//
+//   - Topology counts only pods whose domain is decided (an existing node,
+//     or a claim whose requirements allow exactly one value); a claim whose
+//     zone narrows later is counted then. Anti-affinity counts undecided pods
+//     in every possible domain.
+//   - Hostname spread assumes a fresh node can always be added, so the
+//     global minimum is 0 and each node takes at most maxSkew matching pods.
+//   - NodePool limits reserve the sized type's capacity per claim; options
+//     larger on a limited resource are dropped from that claim.
+//   - Not modelled: reserved-capacity strictness, DRA, CSI attach limits.
+//
+// Validate is an independent checker of a Plan against its Input, used by
+// the randomized tests.
 package scheduling
