@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -152,3 +153,5 @@ func mustJSON(v any) string {
 	}
 	return string(b)
 }
+
+func mustRegexp(expr string) *regexp.Regexp { return regexp.MustCompile(expr) }

@@ -1,0 +1,748 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/policy"
+)
+
+var (
+	_ resource.ResourceWithConfigure   = (*ControllerIAMRoleResource)(nil)
+	_ resource.ResourceWithModifyPlan  = (*ControllerIAMRoleResource)(nil)
+	_ resource.ResourceWithImportState = (*ControllerIAMRoleResource)(nil)
+)
+
+// ControllerIAMRoleResource is joist_controller_iam_role: the role the
+// controller runs as, trusted through EKS Pod Identity or IRSA, with the
+// least-privilege policy of internal/runtime/policy.
+type ControllerIAMRoleResource struct{ awsBase }
+
+// NewControllerIAMRoleResource returns the joist_controller_iam_role resource.
+func NewControllerIAMRoleResource() resource.Resource { return &ControllerIAMRoleResource{} }
+
+type controllerIAMRoleModel struct {
+	ID                       types.String `tfsdk:"id"`
+	Name                     types.String `tfsdk:"name"`
+	ClusterName              types.String `tfsdk:"cluster_name"`
+	Path                     types.String `tfsdk:"path"`
+	Description              types.String `tfsdk:"description"`
+	PermissionsBoundary      types.String `tfsdk:"permissions_boundary"`
+	Tags                     types.Map    `tfsdk:"tags"`
+	NodeRoleARN              types.String `tfsdk:"node_role_arn"`
+	InterruptionQueueName    types.String `tfsdk:"interruption_queue_name"`
+	Namespace                types.String `tfsdk:"namespace"`
+	ServiceAccount           types.String `tfsdk:"service_account"`
+	OIDCProviderARN          types.String `tfsdk:"oidc_provider_arn"`
+	CreatePodIdentity        types.Bool   `tfsdk:"create_pod_identity_association"`
+	PolicyType               types.String `tfsdk:"policy_type"`
+	ARN                      types.String `tfsdk:"arn"`
+	AssumeRolePolicy         types.String `tfsdk:"assume_role_policy"`
+	PolicyDocuments          types.List   `tfsdk:"policy_documents"`
+	ManagedPolicyARNs        types.List   `tfsdk:"managed_policy_arns"`
+	PodIdentityAssociationID types.String `tfsdk:"pod_identity_association_id"`
+}
+
+func (r *ControllerIAMRoleResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_controller_iam_role"
+}
+
+func (r *ControllerIAMRoleResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "The IAM role the Joist controller runs as. By default it is trusted by EKS Pod Identity " +
+			"and the pod identity association for `namespace`/`service_account` is created; with " +
+			"`oidc_provider_arn` it is trusted through IRSA instead (pass `arn` to `joist_controller`'s " +
+			"`irsa_role_arn`). Its policy is the least-privilege one `data.joist_controller_policy` renders, " +
+			"inline (default) or as customer managed policies split to IAM's size limit. Changes made outside " +
+			"Terraform to the trust policy, the policy documents or the association show in the next plan. " +
+			"Import with the role name.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{Computed: true, MarkdownDescription: "The role name.", PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
+			"name": schema.StringAttribute{
+				Optional: true, Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace(), stringplanmodifier.UseStateForUnknown()},
+				MarkdownDescription: "Role name. Defaults to `JoistController-<cluster_name>`.",
+				Validators:          []validator.String{stringvalidator.LengthBetween(1, 64)},
+			},
+			"cluster_name": schema.StringAttribute{Optional: true, PlanModifiers: replace, MarkdownDescription: "EKS cluster; defaults to the provider's `cluster_name`."},
+			"path": schema.StringAttribute{
+				Optional: true, Computed: true, Default: stringdefault.StaticString("/"), PlanModifiers: replace,
+				MarkdownDescription: "IAM path of the role (and of managed policies). Defaults to `/`.",
+			},
+			"description":             schema.StringAttribute{Optional: true, MarkdownDescription: "Role description."},
+			"permissions_boundary":    schema.StringAttribute{Optional: true, MarkdownDescription: "ARN of a managed policy used as the role's permissions boundary."},
+			"tags":                    schema.MapAttribute{Optional: true, ElementType: types.StringType, MarkdownDescription: "Tags of the role and its managed policies."},
+			"node_role_arn":           schema.StringAttribute{Required: true, MarkdownDescription: "ARN of the node role (`joist_node_iam_role.arn`), the only role the controller may pass to EC2."},
+			"interruption_queue_name": schema.StringAttribute{Optional: true, MarkdownDescription: "Interruption queue (`joist_interruption_queue.name`); without it the role has no SQS access."},
+			"namespace": schema.StringAttribute{
+				Optional: true, Computed: true, Default: stringdefault.StaticString("kube-system"),
+				MarkdownDescription: "Namespace of the controller's ServiceAccount. Defaults to `kube-system`.",
+			},
+			"service_account": schema.StringAttribute{
+				Optional: true, Computed: true, Default: stringdefault.StaticString("joist"),
+				MarkdownDescription: "Name of the controller's ServiceAccount. Defaults to `joist`.",
+			},
+			"oidc_provider_arn": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "ARN of the cluster's IAM OIDC provider: trust the ServiceAccount through IRSA instead of EKS Pod Identity.",
+				Validators:          []validator.String{stringvalidator.RegexMatches(oidcARN, "must be an IAM OIDC provider ARN (arn:aws:iam::<account>:oidc-provider/<issuer>)")},
+			},
+			"create_pod_identity_association": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+				MarkdownDescription: "With Pod Identity, create the association of the ServiceAccount with the role (default). Ignored with IRSA.",
+			},
+			"policy_type": schema.StringAttribute{
+				Optional: true, Computed: true, Default: stringdefault.StaticString("inline"),
+				MarkdownDescription: "`inline` (default) puts the policy on the role; `managed` creates customer managed policies `<name>-<n>`, each within 6,144 characters, and attaches them.",
+				Validators:          []validator.String{stringvalidator.OneOf("inline", "managed")},
+			},
+			"arn":                         schema.StringAttribute{Computed: true, MarkdownDescription: "Role ARN.", PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
+			"assume_role_policy":          schema.StringAttribute{Computed: true, MarkdownDescription: "The role's trust policy."},
+			"policy_documents":            schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "The permission policy documents in effect, in order."},
+			"managed_policy_arns":         schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "ARNs of the managed policies (`policy_type = \"managed\"`)."},
+			"pod_identity_association_id": schema.StringAttribute{Computed: true, MarkdownDescription: "ID of the pod identity association; empty with IRSA."},
+		},
+	}
+}
+
+var oidcARN = mustRegexp(`^arn:aws[a-z-]*:iam::\d{12}:oidc-provider/.+$`)
+
+// inlinePolicyName names the inline policy.
+const inlinePolicyName = "JoistControllerPolicy"
+
+func (m *controllerIAMRoleModel) podIdentity() bool {
+	return m.OIDCProviderARN.IsNull() || m.OIDCProviderARN.ValueString() == ""
+}
+
+// controllerTrustPolicy is Pod Identity's or IRSA's trust of the controller.
+func controllerTrustPolicy(m *controllerIAMRoleModel, account string) string {
+	if m.podIdentity() {
+		return trustPolicy(map[string]any{
+			"Principal": map[string]any{"Service": "pods.eks.amazonaws.com"},
+			"Action":    []string{"sts:AssumeRole", "sts:TagSession"},
+			"Condition": map[string]any{"StringEquals": map[string]any{"aws:SourceAccount": account}},
+		})
+	}
+	provider := m.OIDCProviderARN.ValueString()
+	_, issuer, _ := strings.Cut(provider, ":oidc-provider/")
+	return trustPolicy(map[string]any{
+		"Principal": map[string]any{"Federated": provider},
+		"Action":    "sts:AssumeRoleWithWebIdentity",
+		"Condition": map[string]any{"StringEquals": map[string]any{
+			issuer + ":sub": "system:serviceaccount:" + m.Namespace.ValueString() + ":" + m.ServiceAccount.ValueString(),
+			issuer + ":aud": "sts.amazonaws.com",
+		}},
+	})
+}
+
+// desired renders the trust policy and permission documents for m.
+func (r *ControllerIAMRoleResource) desired(ctx context.Context, m *controllerIAMRoleModel, diags *diag.Diagnostics) (trust string, docs []string, ok bool) {
+	p, ok := r.policyParams(ctx, r.clusterName(m.ClusterName), m.NodeRoleARN.ValueString(), m.InterruptionQueueName.ValueString(), "", "", "", diags)
+	if !ok {
+		return "", nil, false
+	}
+	doc, err := policy.Render(p)
+	if err != nil {
+		diags.AddAttributeError(path.Root("node_role_arn"), "Rendering the controller policy", err.Error())
+		return "", nil, false
+	}
+	limit := policy.InlinePolicyMaxSize
+	if m.PolicyType.ValueString() == "managed" {
+		limit = policy.ManagedPolicyMaxSize
+	}
+	parts, err := policy.Split(doc, limit)
+	if err == nil && m.PolicyType.ValueString() == "inline" && len(parts) > 1 {
+		err = fmt.Errorf("the policy is %d characters, over IAM's %d for inline policies; set policy_type = \"managed\"", doc.Size(), limit)
+	}
+	if err != nil {
+		diags.AddAttributeError(path.Root("policy_type"), "Controller policy too large", err.Error())
+		return "", nil, false
+	}
+	for _, part := range parts {
+		docs = append(docs, part.JSON())
+	}
+	return controllerTrustPolicy(m, p.AccountID), docs, true
+}
+
+func (r *ControllerIAMRoleResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	var plan controllerIAMRoleModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	cluster := r.clusterName(plan.ClusterName)
+	if plan.Name.IsUnknown() && cluster != "" {
+		plan.Name = types.StringValue("JoistController-" + cluster)
+	}
+	for _, v := range []types.String{plan.NodeRoleARN, plan.InterruptionQueueName, plan.OIDCProviderARN, plan.ClusterName, plan.Namespace, plan.ServiceAccount, plan.PolicyType} {
+		if v.IsUnknown() {
+			resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+			return
+		}
+	}
+	if cluster == "" {
+		resp.Diagnostics.AddAttributeError(path.Root("cluster_name"), "Missing cluster name", "set cluster_name here or in the provider block")
+		return
+	}
+	if r.clients != nil && r.clients.awsKnown {
+		trust, docs, ok := r.desired(ctx, &plan, &resp.Diagnostics)
+		if !ok {
+			return
+		}
+		plan.AssumeRolePolicy, plan.PolicyDocuments = types.StringValue(trust), stringList(docs)
+	}
+	if !req.State.Raw.IsNull() {
+		var state controllerIAMRoleModel
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+		switch {
+		case plan.PolicyType.ValueString() == "inline":
+			plan.ManagedPolicyARNs = stringList(nil)
+		case plan.PolicyType.Equal(state.PolicyType) && len(state.ManagedPolicyARNs.Elements()) == len(plan.PolicyDocuments.Elements()):
+			plan.ManagedPolicyARNs = state.ManagedPolicyARNs
+		default:
+			plan.ManagedPolicyARNs = types.ListUnknown(types.StringType)
+		}
+		podID := plan.podIdentity() && plan.CreatePodIdentity.ValueBool()
+		samePod := state.Namespace.Equal(plan.Namespace) && state.ServiceAccount.Equal(plan.ServiceAccount) && state.podIdentity() == plan.podIdentity()
+		switch {
+		case !podID:
+			plan.PodIdentityAssociationID = types.StringValue("")
+		case samePod && state.PodIdentityAssociationID.ValueString() != "":
+			plan.PodIdentityAssociationID = state.PodIdentityAssociationID
+		default:
+			// Missing (deleted outside Terraform) or replaced: a new one comes.
+			plan.PodIdentityAssociationID = types.StringUnknown()
+		}
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+func (m *controllerIAMRoleModel) spec(ctx context.Context, trust string, diags *diag.Diagnostics) roleSpec {
+	return roleSpec{
+		Name: m.Name.ValueString(), Path: m.Path.ValueString(), Description: m.Description.ValueString(),
+		Boundary: m.PermissionsBoundary.ValueString(), Trust: trust, Tags: stringMap(ctx, m.Tags, diags),
+	}
+}
+
+func (r *ControllerIAMRoleResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan controllerIAMRoleModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	cfg, ok := r.awsConfig(ctx, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() || !ok {
+		return
+	}
+	if plan.Name.IsUnknown() || plan.Name.ValueString() == "" {
+		plan.Name = types.StringValue("JoistController-" + r.clusterName(plan.ClusterName))
+	}
+	trust, docs, ok := r.desired(ctx, &plan, &resp.Diagnostics)
+	if !ok {
+		return
+	}
+	c := iam.NewFromConfig(cfg)
+	name := plan.Name.ValueString()
+	if _, err := createRole(ctx, c, plan.spec(ctx, trust, &resp.Diagnostics)); err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("name"), "Creating the controller role", err.Error())
+		return
+	}
+	plan.ID = types.StringValue(name)
+	plan.ManagedPolicyARNs, plan.PodIdentityAssociationID = stringList(nil), types.StringValue("")
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	r.apply(ctx, cfg, &plan, nil, docs, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		return
+	}
+	r.readInto(ctx, cfg, &plan, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// apply writes the permission policies and the pod identity association.
+// prior is the state before (nil on create).
+func (r *ControllerIAMRoleResource) apply(ctx context.Context, cfg aws.Config, m *controllerIAMRoleModel, prior *controllerIAMRoleModel, docs []string, diags *diag.Diagnostics) {
+	c := iam.NewFromConfig(cfg)
+	name := m.Name.ValueString()
+	live, err := readRole(ctx, c, name)
+	if err != nil || live == nil {
+		diags.AddError("Reading the controller role", fmt.Sprintf("role %s: %v", name, err))
+		return
+	}
+	var managed []string
+	if m.PolicyType.ValueString() == "inline" {
+		if err := syncInline(ctx, c, name, live.Inline, map[string]string{inlinePolicyName: docs[0]}); err != nil {
+			diags.AddError("Writing the controller policy", err.Error())
+			return
+		}
+	} else {
+		if managed, err = r.putManaged(ctx, c, m, docs, diags); err != nil {
+			diags.AddError("Writing the controller policies", err.Error())
+			return
+		}
+		if err := syncInline(ctx, c, name, live.Inline, nil); err != nil {
+			diags.AddError("Removing the inline controller policy", err.Error())
+			return
+		}
+	}
+	ours := ownedPolicyPrefix(m, live.ARN)
+	var keep []string
+	for _, a := range live.Attached {
+		if !strings.HasPrefix(a, ours) {
+			keep = append(keep, a) // attached by someone else on purpose: leave it
+		}
+	}
+	if err := syncAttachments(ctx, c, name, live.Attached, append(keep, managed...)); err != nil {
+		diags.AddError("Attaching the controller policies", err.Error())
+		return
+	}
+	for _, a := range live.Attached {
+		if strings.HasPrefix(a, ours) && !contains(managed, a) {
+			if _, err := c.DeletePolicy(ctx, &iam.DeletePolicyInput{PolicyArn: aws.String(a)}); err != nil && !isAWSCode(err, "NoSuchEntity") {
+				diags.AddError("Deleting an unused controller policy", fmt.Sprintf("iam:DeletePolicy %s: %v", a, err))
+				return
+			}
+		}
+	}
+	m.ManagedPolicyARNs = stringList(managed)
+	r.applyPodIdentity(ctx, eks.NewFromConfig(cfg), m, prior, live.ARN, diags)
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// ownedPolicyPrefix is the ARN prefix of the managed policies this resource
+// creates: <role name>-<n> under the role's path.
+func ownedPolicyPrefix(m *controllerIAMRoleModel, roleARN string) string {
+	account := strings.Split(roleARN, ":")[4]
+	partition := strings.Split(roleARN, ":")[1]
+	return fmt.Sprintf("arn:%s:iam::%s:policy%s%s-", partition, account, m.Path.ValueString(), m.Name.ValueString())
+}
+
+// putManaged creates or updates the managed policies <name>-1..n.
+func (r *ControllerIAMRoleResource) putManaged(ctx context.Context, c *iam.Client, m *controllerIAMRoleModel, docs []string, diags *diag.Diagnostics) ([]string, error) {
+	var arns []string
+	tags := iamTags(stringMap(ctx, m.Tags, diags))
+	for i, doc := range docs {
+		pname := fmt.Sprintf("%s-%d", m.Name.ValueString(), i+1)
+		out, err := c.CreatePolicy(ctx, &iam.CreatePolicyInput{
+			PolicyName: aws.String(pname), Path: aws.String(m.Path.ValueString()), PolicyDocument: aws.String(doc), Tags: tags,
+			Description: aws.String(fmt.Sprintf("Joist controller permissions, part %d of %d", i+1, len(docs))),
+		})
+		if err == nil {
+			arns = append(arns, aws.ToString(out.Policy.Arn))
+			continue
+		}
+		if !isAWSCode(err, "EntityAlreadyExists") {
+			return nil, fmt.Errorf("iam:CreatePolicy %s: %w", pname, err)
+		}
+		parn := fmt.Sprintf("arn:%s:iam::%s:policy%s%s", partitionOfARN(m.ARN.ValueString()), accountOfARN(m.ARN.ValueString()), m.Path.ValueString(), pname)
+		if m.ARN.IsUnknown() || m.ARN.ValueString() == "" {
+			got, gerr := c.GetRole(ctx, &iam.GetRoleInput{RoleName: m.Name.ValueStringPointer()})
+			if gerr != nil {
+				return nil, gerr
+			}
+			a := aws.ToString(got.Role.Arn)
+			parn = fmt.Sprintf("arn:%s:iam::%s:policy%s%s", partitionOfARN(a), accountOfARN(a), m.Path.ValueString(), pname)
+		}
+		if err := setPolicyDocument(ctx, c, parn, doc); err != nil {
+			return nil, err
+		}
+		arns = append(arns, parn)
+	}
+	return arns, nil
+}
+
+func partitionOfARN(arn string) string {
+	if p := strings.Split(arn, ":"); len(p) > 4 {
+		return p[1]
+	}
+	return "aws"
+}
+
+func accountOfARN(arn string) string {
+	if p := strings.Split(arn, ":"); len(p) > 4 {
+		return p[4]
+	}
+	return ""
+}
+
+// setPolicyDocument makes doc the default version of a managed policy,
+// deleting the oldest version when IAM's five are used.
+func setPolicyDocument(ctx context.Context, c *iam.Client, arn, doc string) error {
+	cur, err := defaultPolicyDocument(ctx, c, arn)
+	if err != nil {
+		return err
+	}
+	if sameJSON(cur, doc) {
+		return nil
+	}
+	versions, err := c.ListPolicyVersions(ctx, &iam.ListPolicyVersionsInput{PolicyArn: aws.String(arn)})
+	if err != nil {
+		return fmt.Errorf("iam:ListPolicyVersions %s: %w", arn, err)
+	}
+	if len(versions.Versions) >= 5 {
+		oldest := versions.Versions[0]
+		for _, v := range versions.Versions {
+			if !v.IsDefaultVersion && (oldest.IsDefaultVersion || aws.ToTime(v.CreateDate).Before(aws.ToTime(oldest.CreateDate))) {
+				oldest = v
+			}
+		}
+		if _, err := c.DeletePolicyVersion(ctx, &iam.DeletePolicyVersionInput{PolicyArn: aws.String(arn), VersionId: oldest.VersionId}); err != nil {
+			return fmt.Errorf("iam:DeletePolicyVersion %s: %w", arn, err)
+		}
+	}
+	if _, err := c.CreatePolicyVersion(ctx, &iam.CreatePolicyVersionInput{PolicyArn: aws.String(arn), PolicyDocument: aws.String(doc), SetAsDefault: true}); err != nil {
+		return fmt.Errorf("iam:CreatePolicyVersion %s: %w", arn, err)
+	}
+	return nil
+}
+
+func defaultPolicyDocument(ctx context.Context, c *iam.Client, arn string) (string, error) {
+	p, err := c.GetPolicy(ctx, &iam.GetPolicyInput{PolicyArn: aws.String(arn)})
+	if err != nil {
+		return "", fmt.Errorf("iam:GetPolicy %s: %w", arn, err)
+	}
+	v, err := c.GetPolicyVersion(ctx, &iam.GetPolicyVersionInput{PolicyArn: aws.String(arn), VersionId: p.Policy.DefaultVersionId})
+	if err != nil {
+		return "", fmt.Errorf("iam:GetPolicyVersion %s: %w", arn, err)
+	}
+	doc, err := url.QueryUnescape(aws.ToString(v.PolicyVersion.Document))
+	if err != nil {
+		doc = aws.ToString(v.PolicyVersion.Document)
+	}
+	return doc, nil
+}
+
+// applyPodIdentity creates, replaces or deletes the pod identity association.
+func (r *ControllerIAMRoleResource) applyPodIdentity(ctx context.Context, c *eks.Client, m, prior *controllerIAMRoleModel, roleARN string, diags *diag.Diagnostics) {
+	cluster := r.clusterName(m.ClusterName)
+	want := m.podIdentity() && m.CreatePodIdentity.ValueBool()
+	existing := ""
+	if prior != nil {
+		existing = prior.PodIdentityAssociationID.ValueString()
+	}
+	if existing != "" {
+		d, err := c.DescribePodIdentityAssociation(ctx, &eks.DescribePodIdentityAssociationInput{ClusterName: aws.String(cluster), AssociationId: aws.String(existing)})
+		switch {
+		case isAWSCode(err, "ResourceNotFoundException"):
+			existing = ""
+		case err != nil:
+			diags.AddError("Reading the pod identity association", err.Error())
+			return
+		case !want || aws.ToString(d.Association.Namespace) != m.Namespace.ValueString() || aws.ToString(d.Association.ServiceAccount) != m.ServiceAccount.ValueString():
+			// Namespace and service account are immutable: replace.
+			if _, err := c.DeletePodIdentityAssociation(ctx, &eks.DeletePodIdentityAssociationInput{ClusterName: aws.String(cluster), AssociationId: aws.String(existing)}); err != nil && !isAWSCode(err, "ResourceNotFoundException") {
+				diags.AddError("Deleting the pod identity association", err.Error())
+				return
+			}
+			existing = ""
+		case aws.ToString(d.Association.RoleArn) != roleARN:
+			if _, err := c.UpdatePodIdentityAssociation(ctx, &eks.UpdatePodIdentityAssociationInput{ClusterName: aws.String(cluster), AssociationId: aws.String(existing), RoleArn: aws.String(roleARN)}); err != nil {
+				diags.AddError("Updating the pod identity association", err.Error())
+				return
+			}
+		}
+	}
+	m.PodIdentityAssociationID = types.StringValue(existing)
+	if !want || existing != "" {
+		return
+	}
+	out, err := c.CreatePodIdentityAssociation(ctx, &eks.CreatePodIdentityAssociationInput{
+		ClusterName: aws.String(cluster), Namespace: aws.String(m.Namespace.ValueString()),
+		ServiceAccount: aws.String(m.ServiceAccount.ValueString()), RoleArn: aws.String(roleARN),
+	})
+	if err != nil {
+		diags.AddAttributeError(path.Root("create_pod_identity_association"), "Creating the pod identity association",
+			fmt.Sprintf("eks:CreatePodIdentityAssociation in cluster %s for %s/%s: %v (is the EKS Pod Identity Agent add-on installed, or use oidc_provider_arn for IRSA?)",
+				cluster, m.Namespace.ValueString(), m.ServiceAccount.ValueString(), err))
+		return
+	}
+	m.PodIdentityAssociationID = types.StringValue(aws.ToString(out.Association.AssociationId))
+}
+
+// readInto fills m's computed attributes from AWS; false when the role is gone.
+func (r *ControllerIAMRoleResource) readInto(ctx context.Context, cfg aws.Config, m *controllerIAMRoleModel, diags *diag.Diagnostics) bool {
+	c := iam.NewFromConfig(cfg)
+	live, err := readRole(ctx, c, m.Name.ValueString())
+	if err != nil {
+		diags.AddError("Reading the controller role", err.Error())
+		return true
+	}
+	if live == nil {
+		return false
+	}
+	m.ID, m.ARN = types.StringValue(live.Name), types.StringValue(live.ARN)
+	m.Path = types.StringValue(live.Path)
+	m.Description = optionalString(m.Description, live.Description)
+	m.PermissionsBoundary = optionalString(m.PermissionsBoundary, live.Boundary)
+	m.Tags = tagsValue(m.Tags, live.Tags)
+	if m.PolicyType.IsNull() {
+		m.PolicyType = types.StringValue("inline")
+		if len(live.Inline) == 0 {
+			m.PolicyType = types.StringValue("managed")
+		}
+	}
+	var trustWant string
+	var docsWant []string
+	if !m.NodeRoleARN.IsNull() {
+		trustWant, docsWant, _ = r.desired(ctx, m, &diag.Diagnostics{})
+	}
+	m.AssumeRolePolicy = types.StringValue(canonical(live.Trust, trustWant))
+	var docs, managed []string
+	if m.PolicyType.ValueString() == "inline" {
+		names := make([]string, 0, len(live.Inline))
+		for n := range live.Inline {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			docs = append(docs, live.Inline[n])
+		}
+	} else {
+		ours := ownedPolicyPrefix(m, live.ARN)
+		for _, a := range live.Attached {
+			if !strings.HasPrefix(a, ours) {
+				continue
+			}
+			doc, err := defaultPolicyDocument(ctx, c, a)
+			if err != nil {
+				diags.AddError("Reading the controller policies", err.Error())
+				return true
+			}
+			managed = append(managed, a)
+			docs = append(docs, doc)
+		}
+		sort.Sort(byPart{managed, docs})
+	}
+	for i := range docs {
+		if i < len(docsWant) {
+			docs[i] = canonical(docs[i], docsWant[i])
+		}
+	}
+	if m.NodeRoleARN.IsNull() {
+		m.importInputs(live.Trust, docs)
+	}
+	m.PolicyDocuments, m.ManagedPolicyARNs = stringList(docs), stringList(managed)
+	m.PodIdentityAssociationID = types.StringValue("")
+	if m.podIdentity() {
+		r.readPodIdentity(ctx, eks.NewFromConfig(cfg), m, live.ARN, diags)
+	}
+	return true
+}
+
+// byPart sorts managed policies <name>-<n> by n, documents alongside.
+type byPart struct{ arns, docs []string }
+
+func (b byPart) Len() int { return len(b.arns) }
+func (b byPart) Less(i, j int) bool {
+	pi, pj := b.arns[i][strings.LastIndex(b.arns[i], "-")+1:], b.arns[j][strings.LastIndex(b.arns[j], "-")+1:]
+	if len(pi) != len(pj) {
+		return len(pi) < len(pj)
+	}
+	return pi < pj
+}
+func (b byPart) Swap(i, j int) {
+	b.arns[i], b.arns[j] = b.arns[j], b.arns[i]
+	b.docs[i], b.docs[j] = b.docs[j], b.docs[i]
+}
+
+// canonical is want when live means the same, else live.
+func canonical(live, want string) string {
+	if want != "" && sameJSON(live, want) {
+		return want
+	}
+	return live
+}
+
+// readPodIdentity finds the association of the ServiceAccount with the role.
+func (r *ControllerIAMRoleResource) readPodIdentity(ctx context.Context, c *eks.Client, m *controllerIAMRoleModel, roleARN string, diags *diag.Diagnostics) {
+	cluster := r.clusterName(m.ClusterName)
+	out, err := c.ListPodIdentityAssociations(ctx, &eks.ListPodIdentityAssociationsInput{
+		ClusterName: aws.String(cluster), Namespace: aws.String(m.Namespace.ValueString()), ServiceAccount: aws.String(m.ServiceAccount.ValueString()),
+	})
+	if isAWSCode(err, "ResourceNotFoundException") {
+		return
+	}
+	if err != nil {
+		diags.AddError("Reading the pod identity association", fmt.Sprintf("eks:ListPodIdentityAssociations in cluster %s: %v", cluster, err))
+		return
+	}
+	for _, a := range out.Associations {
+		d, err := c.DescribePodIdentityAssociation(ctx, &eks.DescribePodIdentityAssociationInput{ClusterName: aws.String(cluster), AssociationId: a.AssociationId})
+		if err != nil {
+			continue
+		}
+		if aws.ToString(d.Association.RoleArn) == roleARN {
+			m.PodIdentityAssociationID = types.StringValue(aws.ToString(a.AssociationId))
+			if m.CreatePodIdentity.IsNull() {
+				m.CreatePodIdentity = types.BoolValue(true)
+			}
+			return
+		}
+	}
+	if m.CreatePodIdentity.IsNull() {
+		m.CreatePodIdentity = types.BoolValue(false)
+	}
+}
+
+func (r *ControllerIAMRoleResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state controllerIAMRoleModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	cfg, ok := r.awsConfig(ctx, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() || !ok {
+		return
+	}
+	if !r.readInto(ctx, cfg, &state, &resp.Diagnostics) {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *ControllerIAMRoleResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state controllerIAMRoleModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	cfg, ok := r.awsConfig(ctx, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() || !ok {
+		return
+	}
+	plan.ARN = state.ARN
+	trust, docs, ok := r.desired(ctx, &plan, &resp.Diagnostics)
+	if !ok {
+		return
+	}
+	c := iam.NewFromConfig(cfg)
+	live, err := readRole(ctx, c, plan.Name.ValueString())
+	if err != nil || live == nil {
+		resp.Diagnostics.AddError("Reading the controller role", fmt.Sprintf("role %s: %v", plan.Name.ValueString(), err))
+		return
+	}
+	if err := updateRole(ctx, c, live, plan.spec(ctx, trust, &resp.Diagnostics)); err != nil {
+		resp.Diagnostics.AddError("Updating the controller role", err.Error())
+		return
+	}
+	r.apply(ctx, cfg, &plan, &state, docs, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	r.readInto(ctx, cfg, &plan, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *ControllerIAMRoleResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state controllerIAMRoleModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	cfg, ok := r.awsConfig(ctx, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() || !ok {
+		return
+	}
+	if id := state.PodIdentityAssociationID.ValueString(); id != "" {
+		_, err := eks.NewFromConfig(cfg).DeletePodIdentityAssociation(ctx, &eks.DeletePodIdentityAssociationInput{
+			ClusterName: aws.String(r.clusterName(state.ClusterName)), AssociationId: aws.String(id),
+		})
+		if err != nil && !isAWSCode(err, "ResourceNotFoundException") {
+			resp.Diagnostics.AddError("Deleting the pod identity association", err.Error())
+			return
+		}
+	}
+	c := iam.NewFromConfig(cfg)
+	if err := deleteRole(ctx, c, state.Name.ValueString()); err != nil {
+		resp.Diagnostics.AddError("Deleting the controller role", err.Error())
+		return
+	}
+	for _, a := range state.ManagedPolicyARNs.Elements() {
+		arn := a.(types.String).ValueString()
+		if err := deletePolicy(ctx, c, arn); err != nil {
+			resp.Diagnostics.AddError("Deleting a controller policy", err.Error())
+			return
+		}
+	}
+}
+
+// deletePolicy deletes a managed policy and its non-default versions.
+func deletePolicy(ctx context.Context, c *iam.Client, arn string) error {
+	versions, err := c.ListPolicyVersions(ctx, &iam.ListPolicyVersionsInput{PolicyArn: aws.String(arn)})
+	if isAWSCode(err, "NoSuchEntity") {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("iam:ListPolicyVersions %s: %w", arn, err)
+	}
+	for _, v := range versions.Versions {
+		if !v.IsDefaultVersion {
+			if _, err := c.DeletePolicyVersion(ctx, &iam.DeletePolicyVersionInput{PolicyArn: aws.String(arn), VersionId: v.VersionId}); err != nil {
+				return fmt.Errorf("iam:DeletePolicyVersion %s: %w", arn, err)
+			}
+		}
+	}
+	if _, err := c.DeletePolicy(ctx, &iam.DeletePolicyInput{PolicyArn: aws.String(arn)}); err != nil && !isAWSCode(err, "NoSuchEntity") {
+		return fmt.Errorf("iam:DeletePolicy %s: %w", arn, err)
+	}
+	return nil
+}
+
+func (r *ControllerIAMRoleResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("path"), "/")...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), "kube-system")...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("service_account"), "joist")...)
+}
+
+// importInputs recovers the configuration of an imported role from its
+// trust policy (IRSA's OIDC provider) and its permission documents (the
+// node role it may pass, the queue it may read).
+func (m *controllerIAMRoleModel) importInputs(trust string, docs []string) {
+	var t struct {
+		Statement []struct {
+			Principal struct{ Federated string }
+		}
+	}
+	if json.Unmarshal([]byte(trust), &t) == nil && len(t.Statement) == 1 && t.Statement[0].Principal.Federated != "" {
+		m.OIDCProviderARN = types.StringValue(t.Statement[0].Principal.Federated)
+	}
+	for _, text := range docs {
+		var d policy.Document
+		if json.Unmarshal([]byte(text), &d) != nil {
+			continue
+		}
+		for _, st := range d.Statement {
+			if len(st.Resource) != 1 {
+				continue
+			}
+			switch st.Sid {
+			case "AllowPassingInstanceRole":
+				m.NodeRoleARN = types.StringValue(st.Resource[0])
+			case "AllowInterruptionQueueActions":
+				m.InterruptionQueueName = types.StringValue(st.Resource[0][strings.LastIndex(st.Resource[0], ":")+1:])
+			}
+		}
+	}
+}

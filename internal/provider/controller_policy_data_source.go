@@ -1,0 +1,136 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/policy"
+)
+
+var _ datasource.DataSourceWithConfigure = (*ControllerPolicyDataSource)(nil)
+
+// ControllerPolicyDataSource is data.joist_controller_policy: the
+// controller's least-privilege IAM policy, for users who manage IAM
+// elsewhere.
+type ControllerPolicyDataSource struct{ awsBase }
+
+// NewControllerPolicyDataSource returns the joist_controller_policy data source.
+func NewControllerPolicyDataSource() datasource.DataSource { return &ControllerPolicyDataSource{} }
+
+type controllerPolicyModel struct {
+	ClusterName           types.String `tfsdk:"cluster_name"`
+	NodeRoleARN           types.String `tfsdk:"node_role_arn"`
+	InterruptionQueueName types.String `tfsdk:"interruption_queue_name"`
+	Region                types.String `tfsdk:"region"`
+	AccountID             types.String `tfsdk:"account_id"`
+	Partition             types.String `tfsdk:"partition"`
+	JSON                  types.String `tfsdk:"json"`
+	ManagedDocuments      types.List   `tfsdk:"managed_policy_documents"`
+	Actions               types.List   `tfsdk:"actions"`
+}
+
+func (d *ControllerPolicyDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_controller_policy"
+}
+
+func (d *ControllerPolicyDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	d.configureData(req.ProviderData, &resp.Diagnostics)
+}
+
+func (d *ControllerPolicyDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "The Joist controller's least-privilege IAM policy, as `joist_controller_iam_role` attaches " +
+			"it: every mutating EC2 and IAM action is limited to resources tagged for the cluster " +
+			"(`kubernetes.io/cluster/<name> = owned`, with `karpenter.sh/nodepool` or " +
+			"`karpenter.k8s.aws/ec2nodeclass` present) in one region, `iam:PassRole` to the node role, SQS to the " +
+			"interruption queue and `eks:DescribeCluster` to the cluster. Region, account and partition default " +
+			"to the provider's AWS credentials.",
+		Attributes: map[string]schema.Attribute{
+			"cluster_name":            schema.StringAttribute{Optional: true, MarkdownDescription: "EKS cluster; defaults to the provider's `cluster_name`."},
+			"node_role_arn":           schema.StringAttribute{Required: true, MarkdownDescription: "ARN of the node role (`joist_node_iam_role.arn`); the only role the controller may pass."},
+			"interruption_queue_name": schema.StringAttribute{Optional: true, MarkdownDescription: "Interruption queue name; without it the policy grants no SQS access."},
+			"region":                  schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: "Region; defaults to the provider's."},
+			"account_id":              schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: "Account ID; defaults to the credentials' account (sts:GetCallerIdentity)."},
+			"partition":               schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: "ARN partition; defaults to the region's (`aws`, `aws-cn`, `aws-us-gov`)."},
+			"json":                    schema.StringAttribute{Computed: true, MarkdownDescription: "The policy document (JSON), for an inline policy (within IAM's 10,240-character limit)."},
+			"managed_policy_documents": schema.ListAttribute{
+				Computed: true, ElementType: types.StringType,
+				MarkdownDescription: "The policy split into documents that each fit a customer managed policy (6,144 characters).",
+			},
+			"actions": schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "Every action the policy grants, sorted."},
+		},
+	}
+}
+
+// policyParams resolves the policy's scope; region, account and partition
+// come from the AWS configuration when not given.
+func (b *awsBase) policyParams(ctx context.Context, cluster, nodeRole, queue, region, account, partition string, diags *diag.Diagnostics) (policy.Params, bool) {
+	p := policy.Params{ClusterName: cluster, NodeRoleARN: nodeRole, QueueName: queue, Region: region, AccountID: account, Partition: partition}
+	if p.Region == "" || p.AccountID == "" {
+		cfg, ok := b.awsConfig(ctx, diags)
+		if !ok {
+			return p, false
+		}
+		if p.Region == "" {
+			p.Region = cfg.Region
+		}
+		if p.AccountID == "" {
+			id, err := accountID(ctx, cfg)
+			if err != nil {
+				diags.AddError("Finding the AWS account", err.Error()+"; or set account_id")
+				return p, false
+			}
+			p.AccountID = id
+		}
+	}
+	if p.Partition == "" {
+		p.Partition = partitionOf(p.Region)
+	}
+	if p.ClusterName == "" {
+		diags.AddAttributeError(path.Root("cluster_name"), "Missing cluster name", "set cluster_name here or in the provider block")
+		return p, false
+	}
+	return p, true
+}
+
+func (d *ControllerPolicyDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var m controllerPolicyModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	p, ok := d.policyParams(ctx, d.clusterName(m.ClusterName), m.NodeRoleARN.ValueString(), m.InterruptionQueueName.ValueString(),
+		m.Region.ValueString(), m.AccountID.ValueString(), m.Partition.ValueString(), &resp.Diagnostics)
+	if !ok {
+		return
+	}
+	doc, err := policy.Render(p)
+	if err != nil {
+		resp.Diagnostics.AddError("Rendering the controller policy", err.Error())
+		return
+	}
+	parts, err := policy.Split(doc, policy.ManagedPolicyMaxSize)
+	if err != nil {
+		resp.Diagnostics.AddError("Splitting the controller policy", err.Error())
+		return
+	}
+	var texts []string
+	for _, part := range parts {
+		texts = append(texts, part.JSON())
+	}
+	m.Region, m.AccountID, m.Partition = types.StringValue(p.Region), types.StringValue(p.AccountID), types.StringValue(p.Partition)
+	m.JSON = types.StringValue(doc.JSON())
+	m.ManagedDocuments = stringList(texts)
+	m.Actions = stringList(doc.Actions())
+	if doc.Size() > policy.InlinePolicyMaxSize {
+		resp.Diagnostics.AddWarning("Controller policy exceeds the inline limit",
+			fmt.Sprintf("the policy is %d characters, over IAM's %d for a role's inline policies; attach managed_policy_documents as managed policies", doc.Size(), policy.InlinePolicyMaxSize))
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
