@@ -79,9 +79,9 @@ func (p *JoistProvider) Configure(ctx context.Context, req provider.ConfigureReq
 }
 
 func (p *JoistProvider) Resources(_ context.Context) []func() resource.Resource {
-	return []func() resource.Resource{NewNodePoolResource, NewEC2NodeClassResource, NewInterruptionQueueResource, NewNodeIAMRoleResource}
+	return []func() resource.Resource{NewNodePoolResource, NewEC2NodeClassResource, NewInterruptionQueueResource, NewNodeIAMRoleResource, NewControllerIAMRoleResource}
 }
 
 func (p *JoistProvider) DataSources(_ context.Context) []func() datasource.DataSource {
-	return []func() datasource.DataSource{NewNodePoolDataSource, NewInstanceTypesDataSource}
+	return []func() datasource.DataSource{NewNodePoolDataSource, NewInstanceTypesDataSource, NewControllerPolicyDataSource}
 }
