@@ -184,7 +184,7 @@ func (p *Provider) tags(nc *awsv1.EC2NodeClass, claim *v1.NodeClaim) map[string]
 		out = map[string]string{}
 	}
 	maps.Copy(out, p.ownershipTags(nc, claim.Labels[v1.NodePoolLabelKey]))
-	out["karpenter.sh/nodeclaim"] = claim.Name
+	out[instance.NodeClaimTag] = claim.Name
 	return out
 }
 

@@ -66,7 +66,7 @@ func (p *Provider) List(ctx context.Context) ([]*v1.NodeClaim, error) {
 func (p *Provider) toClaim(ctx context.Context, inst *instance.Instance) *v1.NodeClaim {
 	claim := &v1.NodeClaim{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:              inst.Tags["karpenter.sh/nodeclaim"],
+			Name:              inst.Tags[instance.NodeClaimTag],
 			Labels:            map[string]string{},
 			Annotations:       map[string]string{},
 			CreationTimestamp: metav1.NewTime(inst.LaunchTime),

@@ -79,7 +79,7 @@ func New(cfg aws.Config, kube client.Client, settings Settings) (*Provider, erro
 	p.amis = ami.New(ec2Client, ssm.NewFromConfig(cfg), func(context.Context) (string, error) { return version() }, settings.AMIRefresh)
 	p.instanceProfiles = instanceprofile.New(iam.NewFromConfig(cfg), settings.ClusterName, cfg.Region)
 	p.launchTemplates = launchtemplate.New(ec2Client, settings.ClusterName)
-	p.instances = instance.New(ec2Client, settings.ClusterName, p.unavailable)
+	p.instances = instance.New(ec2Client, settings.ClusterName, p.unavailable, instance.BatchOptions{})
 	return p, nil
 }
 

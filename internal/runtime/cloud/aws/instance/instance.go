@@ -77,11 +77,15 @@ type Provider struct {
 	ec2         *ec2.Client
 	cluster     string
 	unavailable *cache.UnavailableOfferings
+	batcher     *batcher
 }
 
-// New returns a provider for a cluster's instances.
-func New(client *ec2.Client, cluster string, unavailable *cache.UnavailableOfferings) *Provider {
-	return &Provider{ec2: client, cluster: cluster, unavailable: unavailable}
+// New returns a provider for a cluster's instances; concurrent launches of
+// the same configuration are batched into one fleet as BatchOptions say.
+func New(client *ec2.Client, cluster string, unavailable *cache.UnavailableOfferings, batch BatchOptions) *Provider {
+	p := &Provider{ec2: client, cluster: cluster, unavailable: unavailable}
+	p.batcher = newBatcher(p, batch)
+	return p
 }
 
 // Override is one pool a fleet may launch into.
@@ -109,10 +113,11 @@ type Request struct {
 // ErrLaunchTemplateNotFound means a template the request named is gone.
 var ErrLaunchTemplateNotFound = errors.New("launch template not found")
 
-// Launch creates the fleet and returns the launched instance. Capacity
-// errors mark their pools unavailable; when nothing launched and every
-// error was a capacity error, the result is an InsufficientCapacityError.
-func (p *Provider) Launch(ctx context.Context, req Request) (*Instance, error) {
+// fleet creates an instant fleet for n instances and returns those
+// launched. Capacity errors mark their pools unavailable; when nothing
+// launched and every error was a capacity error, the error is an
+// InsufficientCapacityError.
+func (p *Provider) fleet(ctx context.Context, req Request, n int) ([]*Instance, error) {
 	zones := map[string]string{}
 	var configs []ec2types.FleetLaunchTemplateConfigRequest
 	for _, t := range req.Templates {
@@ -135,7 +140,7 @@ func (p *Provider) Launch(ctx context.Context, req Request) (*Instance, error) {
 		Context:               req.Context,
 		LaunchTemplateConfigs: configs,
 		TargetCapacitySpecification: &ec2types.TargetCapacitySpecificationRequest{
-			TotalTargetCapacity: aws.Int32(1), DefaultTargetCapacityType: ec2types.DefaultTargetCapacityType(req.CapacityType),
+			TotalTargetCapacity: aws.Int32(int32(n)), DefaultTargetCapacityType: ec2types.DefaultTargetCapacityType(req.CapacityType),
 		},
 		TagSpecifications: tagSpecs(req.Tags, req.CapacityType),
 	}
@@ -167,23 +172,26 @@ func (p *Provider) Launch(ctx context.Context, req Request) (*Instance, error) {
 			other = append(other, fmt.Sprintf("%s: %s", code, aws.ToString(e.ErrorMessage)))
 		}
 	}
+	var launched []*Instance
 	for _, fi := range out.Instances {
-		if len(fi.InstanceIds) == 0 {
-			continue
-		}
-		inst := &Instance{
-			ID: fi.InstanceIds[0], Type: string(fi.InstanceType), CapacityType: req.CapacityType,
-			State: ec2types.InstanceStateNamePending, LaunchTime: time.Now(), Tags: req.Tags,
-		}
-		if o := fi.LaunchTemplateAndOverrides; o != nil && o.Overrides != nil {
-			inst.SubnetID = aws.ToString(o.Overrides.SubnetId)
-			inst.Zone = aws.ToString(o.Overrides.AvailabilityZone)
-			if inst.Zone == "" {
-				inst.Zone = zones[inst.SubnetID]
+		for _, id := range fi.InstanceIds {
+			inst := &Instance{
+				ID: id, Type: string(fi.InstanceType), CapacityType: req.CapacityType,
+				State: ec2types.InstanceStateNamePending, LaunchTime: time.Now(), Tags: req.Tags,
 			}
-			inst.ImageID = aws.ToString(o.Overrides.ImageId)
+			if o := fi.LaunchTemplateAndOverrides; o != nil && o.Overrides != nil {
+				inst.SubnetID = aws.ToString(o.Overrides.SubnetId)
+				inst.Zone = aws.ToString(o.Overrides.AvailabilityZone)
+				if inst.Zone == "" {
+					inst.Zone = zones[inst.SubnetID]
+				}
+				inst.ImageID = aws.ToString(o.Overrides.ImageId)
+			}
+			launched = append(launched, inst)
 		}
-		return inst, nil
+	}
+	if len(launched) > 0 {
+		return launched, nil
 	}
 	switch {
 	case templateMissing:

@@ -1,0 +1,166 @@
+package instance_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	ec2sim "github.com/joistdev/terraform-provider-joist/internal/awssim/ec2"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awstest"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/cache"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instance"
+)
+
+const cluster = "joist"
+
+var (
+	sim      *awstest.Sim
+	ec2c     *ec2.Client
+	template string
+	subnet   ec2types.Subnet
+)
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	var err error
+	if sim, err = awstest.Start(ec2sim.Options{ClusterName: cluster}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer sim.Close()
+	ec2c = ec2.NewFromConfig(sim.Config)
+	ctx := context.Background()
+	subnets, err := ec2c.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{Filters: []ec2types.Filter{{Name: aws.String("tag:karpenter.sh/discovery"), Values: []string{cluster}}}})
+	if err != nil || len(subnets.Subnets) == 0 {
+		fmt.Fprintln(os.Stderr, "no discoverable subnet:", err)
+		return 1
+	}
+	subnet = subnets.Subnets[0]
+	template = "batch-test"
+	if _, err := ec2c.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
+		LaunchTemplateName: aws.String(template),
+		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(sim.EC2.Images()[0].ImageID)},
+	}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+func request(claim, instanceType string) instance.Request {
+	return instance.Request{
+		CapacityType: "on-demand",
+		Tags:         map[string]string{"kubernetes.io/cluster/" + cluster: "owned", "karpenter.sh/nodepool": "batch", instance.NodeClaimTag: claim},
+		Templates: []instance.TemplateOverrides{{TemplateName: template, Overrides: []instance.Override{
+			{InstanceType: instanceType, SubnetID: aws.ToString(subnet.SubnetId), Zone: aws.ToString(subnet.AvailabilityZone), Price: 0.1},
+		}}},
+	}
+}
+
+// launchAll launches n claims concurrently through a provider that flushes
+// exactly when all n wait.
+func launchAll(t *testing.T, p *instance.Provider, instanceType string, n int) ([]*instance.Instance, []error) {
+	t.Helper()
+	insts, errs := make([]*instance.Instance, n), make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			insts[i], errs[i] = p.Launch(context.Background(), request(fmt.Sprintf("%s-claim-%d", instanceType, i), instanceType))
+		}()
+	}
+	wg.Wait()
+	return insts, errs
+}
+
+func claimTag(t *testing.T, id string) string {
+	t.Helper()
+	out, err := ec2c.DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tag := range out.Reservations[0].Instances[0].Tags {
+		if aws.ToString(tag.Key) == instance.NodeClaimTag {
+			return aws.ToString(tag.Value)
+		}
+	}
+	return ""
+}
+
+func TestConcurrentLaunchesShareOneFleet(t *testing.T) {
+	p := instance.New(ec2c, cluster, cache.NewUnavailableOfferings(), instance.BatchOptions{Idle: time.Minute, Max: time.Minute, MaxItems: 4})
+	before := sim.Requests().Count("ec2", "CreateFleet")
+	insts, errs := launchAll(t, p, "m5.large", 4)
+	if got := sim.Requests().Count("ec2", "CreateFleet") - before; got != 1 {
+		t.Errorf("%d CreateFleet calls for 4 concurrent launches, want 1", got)
+	}
+	seen := map[string]bool{}
+	for i, inst := range insts {
+		if errs[i] != nil {
+			t.Fatalf("launch %d: %v", i, errs[i])
+		}
+		if seen[inst.ID] {
+			t.Errorf("instance %s handed to two launches", inst.ID)
+		}
+		seen[inst.ID] = true
+		want := fmt.Sprintf("m5.large-claim-%d", i)
+		if got := claimTag(t, inst.ID); got != want || inst.Tags[instance.NodeClaimTag] != want {
+			t.Errorf("instance %s claim tag = %q (returned %q), want %q", inst.ID, got, inst.Tags[instance.NodeClaimTag], want)
+		}
+	}
+}
+
+func TestBatchShortOfCapacityFailsTheRest(t *testing.T) {
+	zone := aws.ToString(subnet.AvailabilityZone)
+	if err := sim.EC2.SetCapacity("c5.large", zone, "on-demand", 2); err != nil {
+		t.Fatal(err)
+	}
+	unavailable := cache.NewUnavailableOfferings()
+	p := instance.New(ec2c, cluster, unavailable, instance.BatchOptions{Idle: time.Minute, Max: time.Minute, MaxItems: 4})
+	insts, errs := launchAll(t, p, "c5.large", 4)
+	launched, short := 0, 0
+	for i := range insts {
+		switch {
+		case errs[i] == nil:
+			launched++
+		case cloud.IsInsufficientCapacity(errs[i]):
+			short++
+		default:
+			t.Errorf("launch %d: %v", i, errs[i])
+		}
+	}
+	if launched != 2 || short != 2 {
+		t.Errorf("launched %d and %d short, want 2 and 2", launched, short)
+	}
+	if !unavailable.IsUnavailable("c5.large", zone, "on-demand") {
+		t.Error("the exhausted pool is not marked unavailable")
+	}
+}
+
+func TestSingleLaunchTagsAtCreation(t *testing.T) {
+	p := instance.New(ec2c, cluster, cache.NewUnavailableOfferings(), instance.BatchOptions{MaxItems: 1, Idle: time.Minute, Max: time.Minute})
+	before := sim.Requests().Count("ec2", "CreateTags")
+	inst, err := p.Launch(context.Background(), request("single", "m5.xlarge"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := claimTag(t, inst.ID); got != "single" {
+		t.Errorf("claim tag = %q", got)
+	}
+	if n := sim.Requests().Count("ec2", "CreateTags") - before; n != 0 {
+		t.Errorf("%d CreateTags calls for a launch that was alone", n)
+	}
+	if _, err := instance.ParseProviderID(inst.ProviderID()); err != nil {
+		t.Error(err)
+	}
+}
