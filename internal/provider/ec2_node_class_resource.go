@@ -2,7 +2,10 @@ package provider
 
 import (
 	"context"
+
 	"fmt"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -22,6 +25,7 @@ var (
 	_ resource.ResourceWithValidateConfig = (*EC2NodeClassResource)(nil)
 	_ resource.ResourceWithModifyPlan     = (*EC2NodeClassResource)(nil)
 	_ resource.ResourceWithImportState    = (*EC2NodeClassResource)(nil)
+	_ resource.ResourceWithMoveState      = (*EC2NodeClassResource)(nil)
 )
 
 // EC2NodeClassResource is joist_ec2_node_class: a karpenter.k8s.aws/v1
@@ -169,4 +173,9 @@ func (r *EC2NodeClassResource) destroy(ctx context.Context, name string, force b
 func (r *EC2NodeClassResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	r.importState(ctx, req, resp)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("force_destroy"), false)...)
+}
+
+// MoveState accepts kubernetes_manifest and kubectl_manifest of an EC2NodeClass.
+func (r *EC2NodeClassResource) MoveState(context.Context) []resource.StateMover {
+	return r.stateMovers(map[string]attr.Value{"force_destroy": types.BoolValue(false)})
 }

@@ -20,6 +20,7 @@ var (
 	_ resource.ResourceWithValidateConfig = (*NodePoolResource)(nil)
 	_ resource.ResourceWithModifyPlan     = (*NodePoolResource)(nil)
 	_ resource.ResourceWithImportState    = (*NodePoolResource)(nil)
+	_ resource.ResourceWithMoveState      = (*NodePoolResource)(nil)
 )
 
 // NodePoolResource is joist_node_pool: a karpenter.sh/v1 NodePool.
@@ -158,4 +159,13 @@ func (r *NodePoolResource) ImportState(ctx context.Context, req resource.ImportS
 	r.importState(ctx, req, resp)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("force_destroy"), false)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("delete_timeout"), defaultDeleteTimeout)...)
+}
+
+// MoveState accepts kubernetes_manifest and kubectl_manifest of a NodePool.
+func (r *NodePoolResource) MoveState(context.Context) []resource.StateMover {
+	return r.stateMovers(map[string]attr.Value{
+		"force_destroy":      types.BoolValue(false),
+		"delete_timeout":     types.StringValue(defaultDeleteTimeout),
+		"planned_disruption": types.ObjectNull(plannedDisruptionType.AttrTypes),
+	})
 }
