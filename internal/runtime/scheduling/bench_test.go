@@ -187,3 +187,33 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkExistingCluster: the diverse mix arriving in a cluster that
+// already runs 1,000 nodes with 10 pods each (50 apps, some with hostname
+// anti-affinity) — exercises running-pod topology counting and first-fit
+// over existing capacity.
+func BenchmarkExistingCluster(b *testing.B) {
+	its := catalogFixture(b)
+	zones := []string{"us-west-2a", "us-west-2b", "us-west-2c"}
+	for _, n := range []int{1000, 5000} {
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+			runBench(b, func() Input {
+				r := rand.New(rand.NewSource(42))
+				in := Input{NodePools: []*NodePool{benchPool(its)}, Pods: diversePods(n, r)}
+				for i := 0; i < 1000; i++ {
+					var bound []*corev1.Pod
+					for j := 0; j < 10; j++ {
+						app := fmt.Sprintf("running-%d", r.Intn(50))
+						opts := []podOpt{withLabels("app", app)}
+						if r.Intn(10) == 0 {
+							opts = append(opts, withAntiAffinity(term(labelHostname, "app", app)))
+						}
+						bound = append(bound, mkPod(fmt.Sprintf("run-%d-%d", i, j), "500m", "1Gi", opts...))
+					}
+					in.Nodes = append(in.Nodes, mkNode(fmt.Sprintf("node-%04d", i), 8, 32, map[string]string{labelZone: zones[i%3], labelArch: "amd64", labelOS: "linux"}, bound...))
+				}
+				return in
+			}, false)
+		})
+	}
+}

@@ -1,6 +1,8 @@
 package scheduling
 
 import (
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
@@ -9,17 +11,32 @@ import (
 // buildTopology counts already-running pods into every group and registers
 // their required anti-affinity terms.
 func (s *solver) buildTopology(classes []*class) {
-	type podRef struct {
-		pod *corev1.Pod
-		b   *bin
+	// Running pods are grouped by namespace and labels, which is all a
+	// selector looks at, so each group tests each distinct label set once.
+	type labelSet struct {
+		ns     string
+		labels map[string]string
+		bins   []*bin // one entry per pod
 	}
-	var running []podRef
-	for _, b := range s.bins {
-		for _, p := range b.node.Pods {
-			running = append(running, podRef{p, b})
+	sets := map[string]*labelSet{}
+	var order []*labelSet
+	var b strings.Builder
+	for _, bn := range s.bins {
+		for _, p := range bn.node.Pods {
 			for _, g := range s.topo.existingAnti(p) {
-				s.countOwner(g, b, 1)
+				s.countOwner(g, bn, 1)
 			}
+			b.Reset()
+			b.WriteString(p.Namespace)
+			b.WriteByte('|')
+			writeMap(&b, p.Labels)
+			ls := sets[b.String()]
+			if ls == nil {
+				ls = &labelSet{ns: p.Namespace, labels: p.Labels}
+				sets[b.String()] = ls
+				order = append(order, ls)
+			}
+			ls.bins = append(ls.bins, bn)
 		}
 	}
 	keys := map[string]bool{}
@@ -30,9 +47,14 @@ func (s *solver) buildTopology(classes []*class) {
 		if !g.hostname && g.kind != kindAnti {
 			keys[g.key] = true
 		}
-		for _, r := range running {
-			if g.selects(r.pod.Namespace, r.pod.Labels) && s.passesFilter(g, r.b) {
-				s.countSelected(g, r.b, 1)
+		for _, ls := range order {
+			if !g.selects(ls.ns, ls.labels) {
+				continue
+			}
+			for _, bn := range ls.bins {
+				if s.passesFilter(g, bn) {
+					s.countSelected(g, bn, 1)
+				}
 			}
 		}
 	}

@@ -14,34 +14,40 @@ import (
 // replace the container sum for the resources they set; in-place resizes
 // count at max(spec, allocated); pod overhead is added. Limits are ignored.
 func PodRequests(pod *corev1.Pod) corev1.ResourceList {
-	allocated := map[string]corev1.ResourceList{}
+	out := corev1.ResourceList{}
+	var allocated map[string]corev1.ResourceList
 	for _, st := range pod.Status.ContainerStatuses {
 		if st.AllocatedResources != nil {
+			if allocated == nil {
+				allocated = map[string]corev1.ResourceList{}
+			}
 			allocated[st.Name] = st.AllocatedResources
 		}
 	}
-	containers := corev1.ResourceList{}
-	for _, c := range pod.Spec.Containers {
-		req := c.Resources.Requests
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
 		if a, ok := allocated[c.Name]; ok {
-			req = maxList(req, a)
+			addList(out, maxList(c.Resources.Requests, a))
+		} else {
+			addList(out, c.Resources.Requests)
 		}
-		addList(containers, req)
 	}
-	sidecars := corev1.ResourceList{}
-	initPeak := corev1.ResourceList{}
-	for _, c := range pod.Spec.InitContainers {
-		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			addList(sidecars, c.Resources.Requests)
-			initPeak = maxList(initPeak, sidecars)
-			continue
+	if len(pod.Spec.InitContainers) > 0 {
+		sidecars := corev1.ResourceList{}
+		initPeak := corev1.ResourceList{}
+		for _, c := range pod.Spec.InitContainers {
+			if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+				addList(sidecars, c.Resources.Requests)
+				initPeak = maxList(initPeak, sidecars)
+				continue
+			}
+			step := sidecars.DeepCopy()
+			addList(step, c.Resources.Requests)
+			initPeak = maxList(initPeak, step)
 		}
-		step := sidecars.DeepCopy()
-		addList(step, c.Resources.Requests)
-		initPeak = maxList(initPeak, step)
+		addList(out, sidecars)
+		out = maxList(out, initPeak)
 	}
-	addList(containers, sidecars)
-	out := maxList(containers, initPeak)
 	if pod.Spec.Resources != nil {
 		for name, q := range pod.Spec.Resources.Requests {
 			out[name] = q.DeepCopy()

@@ -64,9 +64,8 @@ func Solve(in Input) (*Plan, error) {
 	classes, perr := s.buildClasses()
 	for _, n := range append(append([]*Node{}, in.Nodes...), in.InFlight...) {
 		s.res.addAll(n.Allocatable)
-		for _, p := range n.Pods {
-			s.res.addAll(PodRequests(p))
-		}
+		// Only resources pending pods or instance types know matter; a
+		// running pod's other requests cannot block anything.
 	}
 	for _, d := range in.DaemonSets {
 		s.res.addAll(PodRequests(d))
