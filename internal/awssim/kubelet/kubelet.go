@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 )
 
 // Options configure the stand-in.
@@ -122,8 +123,20 @@ func (k *Kubelet) register(in ec2types.Instance, jc *JoinConfig, log logr.Logger
 		return
 	}
 	// The API server drops status on create; a kubelet posts it right after.
-	created.Status = status
-	if _, err := k.client.CoreV1().Nodes().UpdateStatus(k.ctx, created, metav1.UpdateOptions{}); err != nil {
+	// kwok may initialise the status in between: post ours over it (kwok
+	// keeps capacity and allocatable that are set).
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if created == nil {
+			if created, err = k.client.CoreV1().Nodes().Get(k.ctx, node.Name, metav1.GetOptions{}); err != nil {
+				return err
+			}
+		}
+		created.Status = status
+		_, err := k.client.CoreV1().Nodes().UpdateStatus(k.ctx, created, metav1.UpdateOptions{})
+		created = nil
+		return err
+	})
+	if err != nil {
 		log.Error(err, "posting the Node status", "node", node.Name)
 	}
 	k.mu.Lock()
