@@ -44,7 +44,8 @@ provider "joist" {
 resource "joist_node_iam_role" "this" {
   provider = joist.aws
 
-  cluster_name = var.name
+  cluster_name      = var.name
+  access_entry_type = "NONE"
 }
 
 resource "joist_interruption_queue" "this" {
