@@ -1,10 +1,3 @@
-locals {
-  # Where the controller runs; the Pod Identity association binds this
-  # service account to the controller's role before its pods start.
-  controller_namespace       = "kube-system"
-  controller_service_account = "joist"
-}
-
 # The joist provider reaches the cluster the module creates. Values unknown
 # until the cluster exists are fine: the provider contacts the API server only
 # when it reads or writes objects.
@@ -54,31 +47,27 @@ resource "joist_interruption_queue" "this" {
   name = var.name
 }
 
-# The controller's least-privilege role, trusted by EKS Pod Identity.
+# The controller's least-privilege role, trusted by EKS Pod Identity, with
+# the association of the controller's service account (kube-system/joist by
+# default). Its cluster_name comes from the module so the association is
+# made once the cluster exists.
 resource "joist_controller_iam_role" "this" {
   provider = joist.aws
 
-  cluster_name           = var.name
-  node_role_arn          = joist_node_iam_role.this.arn
-  interruption_queue_arn = joist_interruption_queue.this.arn
-}
-
-resource "aws_eks_pod_identity_association" "joist" {
-  cluster_name    = module.eks.cluster_name
-  namespace       = local.controller_namespace
-  service_account = local.controller_service_account
-  role_arn        = joist_controller_iam_role.this.arn
+  cluster_name            = module.eks.cluster_name
+  node_role_arn           = joist_node_iam_role.this.arn
+  interruption_queue_name = joist_interruption_queue.this.name
 }
 
 resource "joist_controller" "this" {
   cluster_name       = module.eks.cluster_name
-  namespace          = local.controller_namespace
-  service_account    = local.controller_service_account
+  namespace          = joist_controller_iam_role.this.namespace
+  service_account    = joist_controller_iam_role.this.service_account
   interruption_queue = joist_interruption_queue.this.name
 
-  # The managed node group, the Pod Identity agent and the association must
-  # exist before the controller's pods start.
-  depends_on = [module.eks, aws_eks_pod_identity_association.joist]
+  # The managed node group and the Pod Identity agent must run before the
+  # controller's pods start.
+  depends_on = [module.eks]
 }
 
 resource "joist_ec2_node_class" "default" {

@@ -6,14 +6,17 @@ resource "joist_interruption_queue" "this" {
   name = "joist-${var.cluster_name}"
 }
 
+# Trusted by EKS Pod Identity, associated with kube-system/joist: the
+# Karpenter controller's role and service account are not reused.
 resource "joist_controller_iam_role" "this" {
-  cluster_name           = var.cluster_name
-  node_role_arn          = var.node_role_arn
-  interruption_queue_arn = joist_interruption_queue.this.arn
+  cluster_name            = var.cluster_name
+  node_role_arn           = var.node_role_arn
+  interruption_queue_name = joist_interruption_queue.this.name
 }
 
 resource "joist_controller" "this" {
   cluster_name       = var.cluster_name
-  role_arn           = joist_controller_iam_role.this.arn
+  namespace          = joist_controller_iam_role.this.namespace
+  service_account    = joist_controller_iam_role.this.service_account
   interruption_queue = joist_interruption_queue.this.name
 }

@@ -22,17 +22,21 @@ resource "joist_interruption_queue" "this" {
   name = var.cluster_name
 }
 
-# The controller's least-privilege role, bound to its service account.
+# The controller's least-privilege role, trusted by EKS Pod Identity and
+# associated with the controller's service account.
 resource "joist_controller_iam_role" "this" {
-  cluster_name           = var.cluster_name
-  node_role_arn          = joist_node_iam_role.this.arn
-  interruption_queue_arn = joist_interruption_queue.this.arn
+  cluster_name            = var.cluster_name
+  node_role_arn           = joist_node_iam_role.this.arn
+  interruption_queue_name = joist_interruption_queue.this.name
 }
 
-# CRDs, RBAC and the controller Deployment, from the same release as the provider.
+# CRDs, RBAC and the controller Deployment, from the same release as the
+# provider. Taking the service account from the role keeps the two in step
+# and creates the Pod Identity association before the controller starts.
 resource "joist_controller" "this" {
   cluster_name       = var.cluster_name
-  role_arn           = joist_controller_iam_role.this.arn
+  namespace          = joist_controller_iam_role.this.namespace
+  service_account    = joist_controller_iam_role.this.service_account
   interruption_queue = joist_interruption_queue.this.name
 }
 
