@@ -221,6 +221,20 @@ func TestExistingCapacityCases(t *testing.T) {
 				t.Errorf("placed %+v", p)
 			}
 		}},
+		{"without NodePools only existing capacity is used", func() Input {
+			return Input{Nodes: []*Node{mkNode("node-1", 2, 4, map[string]string{labelZone: "z1"})}, Pods: []*corev1.Pod{mkPod("a", "1500m", "1Gi"), mkPod("b", "1500m", "1Gi")}}
+		}, func(t *testing.T, r *result) {
+			if n := r.node(t, "a"); n != "node-1" {
+				t.Errorf("a on %s", n)
+			}
+			r.failed(t, "b", "no NodePool is configured")
+		}},
+		{"no pods, empty plan", func() Input { return stdInput() },
+			func(t *testing.T, r *result) {
+				if len(r.plan.Placements)+len(r.plan.Errors)+len(r.plan.NewClaims) != 0 {
+					t.Errorf("plan %+v", r.plan)
+				}
+			}},
 		{"initialized nodes come first", func() Input {
 			in := stdInput(mkPod("a", "1", "1Gi"))
 			early := mkNode("a-node", 4, 8, map[string]string{labelZone: "z1"})

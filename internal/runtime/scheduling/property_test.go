@@ -193,3 +193,25 @@ func FuzzSolve(f *testing.F) {
 		}
 	})
 }
+
+// The benchmark mixes must produce valid plans too.
+func TestBenchmarkMixesValidate(t *testing.T) {
+	its := catalogFixture(t)
+	mixes := map[string]Input{
+		"diverse":     {NodePools: []*NodePool{benchPool(its)}, Pods: diversePods(500, rand.New(rand.NewSource(42)))},
+		"generic":     {NodePools: []*NodePool{benchPool(its)}, Pods: genericPods(500, rand.New(rand.NewSource(42)))},
+		"deployments": deploymentsInput(500, rand.New(rand.NewSource(42)), its),
+	}
+	for name, in := range mixes {
+		plan, err := Solve(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(plan.Errors) > 0 {
+			t.Errorf("%s: %d pods unplaced, first: %v", name, len(plan.Errors), plan.Errors[0].Err)
+		}
+		for _, e := range Validate(in, plan) {
+			t.Errorf("%s: %v", name, e)
+		}
+	}
+}
