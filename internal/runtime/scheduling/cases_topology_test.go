@@ -257,6 +257,31 @@ func TestSpreadCases(t *testing.T) {
 			expectCounts(t, r.zoneCounts(t, names("a", 3)...), map[string]int{"z1": 1, "z2": 1, "z3": 1})
 			expectCounts(t, r.zoneCounts(t, names("b", 3)...), map[string]int{"z1": 1, "z2": 1, "z3": 1})
 		}},
+		{"spread over capacity types splits spot and on-demand", func() Input {
+			in := stdInput(web(4, withSpread(labelCapacityType, 1, corev1.DoNotSchedule, "app", "web"))...)
+			for _, it := range in.NodePools[0].InstanceTypes {
+				withSpot(it, 0.01)
+			}
+			return in
+		}, func(t *testing.T, r *result) {
+			got := map[string]int{}
+			for _, p := range names("web", 4) {
+				c := r.claim(t, p)
+				cts := map[string]bool{}
+				for _, o := range c.InstanceTypes {
+					for _, off := range o.Offerings {
+						cts[off.CapacityType] = true
+					}
+				}
+				if len(cts) != 1 {
+					t.Fatalf("claim of %s spans capacity types %v", p, cts)
+				}
+				for ct := range cts {
+					got[ct]++
+				}
+			}
+			expectCounts(t, got, map[string]int{CapacityTypeSpot: 2, CapacityTypeOnDemand: 2})
+		}},
 		{"zonal spread uses existing nodes first", func() Input {
 			in := stdInput(web(3, zonal)...)
 			for _, z := range []string{"z1", "z2", "z3"} {
