@@ -1,0 +1,181 @@
+package disruption
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
+)
+
+func TestCandidatesFilter(t *testing.T) {
+	pool := mkPool("default")
+	guarded := mkPod("100m", func(p *corev1.Pod) { p.Labels["app"] = "guarded" })
+	nodes := []*state.StateNode{
+		mkNode("ok", pool, 0, 4, v1.CapacityTypeOnDemand, []*corev1.Pod{mkPod("1")}),
+		mkNode("uninitialized", pool, 0, 4, v1.CapacityTypeOnDemand, nil, func(n *state.StateNode) {
+			delete(n.Node.Labels, v1.NodeInitializedLabelKey)
+		}),
+		mkNode("deleting", pool, 0, 4, v1.CapacityTypeOnDemand, nil, func(n *state.StateNode) {
+			n.NodeClaim.DeletionTimestamp = &metav1.Time{Time: now}
+		}),
+		mkNode("tainted", pool, 0, 4, v1.CapacityTypeOnDemand, nil, func(n *state.StateNode) {
+			n.Node.Spec.Taints = []corev1.Taint{v1.DisruptedNoScheduleTaint}
+		}),
+		mkNode("queued", pool, 0, 4, v1.CapacityTypeOnDemand, nil),
+		mkNode("node-dnd", pool, 0, 4, v1.CapacityTypeOnDemand, nil, func(n *state.StateNode) {
+			n.Node.Annotations = map[string]string{v1.DoNotDisruptAnnotationKey: "true"}
+		}),
+		mkNode("pod-dnd", pool, 0, 4, v1.CapacityTypeOnDemand, []*corev1.Pod{mkPod("1", func(p *corev1.Pod) {
+			p.Annotations = map[string]string{v1.DoNotDisruptAnnotationKey: "true"}
+		})}),
+		mkNode("pdb", pool, 0, 4, v1.CapacityTypeOnDemand, []*corev1.Pod{guarded}),
+		mkNode("nominated", pool, 0, 4, v1.CapacityTypeOnDemand, nil, func(n *state.StateNode) { n.Nominated = []*corev1.Pod{mkPod("1")} }),
+		mkNode("unknown-type", pool, 0, 4, v1.CapacityTypeOnDemand, nil, func(n *state.StateNode) {
+			n.Node.Labels[corev1.LabelInstanceTypeStable] = "x9.huge"
+		}),
+		{NodeClaim: &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "in-flight"}}},
+		{Node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "unmanaged"}}},
+	}
+	env := mkEnv([]*v1.NodePool{pool}, nodes, 1)
+	env.Queued["queued"] = true
+	env.PDBs = NewPDBLimits([]policyv1.PodDisruptionBudget{{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "guarded"},
+		Spec:       policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "guarded"}}},
+		Status:     policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: 0},
+	}})
+	cands, blocked := Candidates(env, v1.DisruptionReasonUnderutilized)
+	if got := candidateNames(cands); !slices.Equal(got, []string{"ok"}) {
+		t.Fatalf("candidates %v, want only ok", got)
+	}
+	why := map[string]string{}
+	for _, b := range blocked {
+		why[b.Name()] = b.Reason
+	}
+	for name, want := range map[string]string{
+		"node-dnd":     "node has the karpenter.sh/do-not-disrupt annotation",
+		"pod-dnd":      "has the karpenter.sh/do-not-disrupt annotation",
+		"pdb":          "pdb default/guarded prevents pod evictions",
+		"nominated":    "nominated",
+		"unknown-type": "x9.huge",
+	} {
+		if !strings.Contains(why[name], want) {
+			t.Errorf("node %s blocked for %q, want it to mention %q", name, why[name], want)
+		}
+	}
+	if len(blocked) != 5 {
+		t.Errorf("blocked %v, want exactly the five nodes with a user-visible reason", why)
+	}
+}
+
+func TestDriftWithTerminationGracePeriodIgnoresBlockingPods(t *testing.T) {
+	pool := mkPool("default")
+	dnd := func(p *corev1.Pod) { p.Annotations = map[string]string{v1.DoNotDisruptAnnotationKey: "true"} }
+	withTGP := mkNode("tgp", pool, 0, 4, v1.CapacityTypeOnDemand, []*corev1.Pod{mkPod("1", dnd)}, func(n *state.StateNode) {
+		n.NodeClaim.Spec.TerminationGracePeriod = &metav1.Duration{Duration: time.Hour}
+	})
+	without := mkNode("no-tgp", pool, 0, 4, v1.CapacityTypeOnDemand, []*corev1.Pod{mkPod("1", dnd)})
+	env := mkEnv([]*v1.NodePool{pool}, []*state.StateNode{withTGP, without}, 1)
+	if got, _ := Candidates(env, v1.DisruptionReasonDrifted); !slices.Equal(candidateNames(got), []string{"tgp"}) {
+		t.Fatalf("drift candidates %v, want only the node with a terminationGracePeriod", candidateNames(got))
+	}
+	if got, _ := Candidates(env, v1.DisruptionReasonUnderutilized); len(got) != 0 {
+		t.Fatalf("consolidation candidates %v, want none: do-not-disrupt blocks consolidation regardless", candidateNames(got))
+	}
+}
+
+func TestCandidatesOrderedByDisruptionCost(t *testing.T) {
+	pool := mkPool("default")
+	prio := int32(1 << 25) // doubles a pod's eviction cost
+	nodes := []*state.StateNode{
+		mkNode("three-pods", pool, 0, 4, v1.CapacityTypeOnDemand, []*corev1.Pod{mkPod("1"), mkPod("1"), mkPod("1")}),
+		mkNode("empty", pool, 0, 4, v1.CapacityTypeOnDemand, nil),
+		mkNode("one-pod", pool, 0, 4, v1.CapacityTypeOnDemand, []*corev1.Pod{mkPod("1")}),
+		mkNode("one-important-pod", pool, 0, 4, v1.CapacityTypeOnDemand, []*corev1.Pod{mkPod("1", func(p *corev1.Pod) { p.Spec.Priority = &prio })}),
+		// Close to expiry, three pods cost less than one on a fresh node.
+		mkNode("expiring", pool, 0, 4, v1.CapacityTypeOnDemand, []*corev1.Pod{mkPod("1"), mkPod("1"), mkPod("1")}, func(n *state.StateNode) {
+			d := 10 * time.Hour
+			n.NodeClaim.Spec.ExpireAfter = v1.NillableDuration{Duration: &d}
+			n.NodeClaim.CreationTimestamp = metav1.NewTime(now.Add(-9 * time.Hour))
+		}),
+	}
+	cands, _ := Candidates(mkEnv([]*v1.NodePool{pool}, nodes, 1), v1.DisruptionReasonUnderutilized)
+	want := []string{"empty", "expiring", "one-pod", "one-important-pod", "three-pods"}
+	if got := candidateNames(cands); !slices.Equal(got, want) {
+		t.Fatalf("order %v, want %v", got, want)
+	}
+}
+
+func TestEvictionAndDisruptionCost(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		pod  *corev1.Pod
+		want float64
+	}{
+		{"plain", mkPod("1"), 1},
+		{"deletion cost", mkPod("1", func(p *corev1.Pod) {
+			p.Annotations = map[string]string{podDeletionCostAnnotation: "134217728"} // 2^27
+		}), 2},
+		{"negative priority", mkPod("1", func(p *corev1.Pod) { p.Spec.Priority = new(int32(-1 << 25)) }), 0},
+		{"clamped high", mkPod("1", func(p *corev1.Pod) { p.Spec.Priority = new(int32(1 << 30)) }), 10},
+		{"clamped low", mkPod("1", func(p *corev1.Pod) { p.Annotations = map[string]string{podDeletionCostAnnotation: "-2147483648"} }), -10},
+	} {
+		if got := EvictionCost(tc.pod); got != tc.want {
+			t.Errorf("%s: eviction cost %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	claim := &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(now.Add(-3 * time.Hour))}}
+	if got := LifetimeRemaining(claim, now); got != 1 {
+		t.Errorf("never-expiring claim has %v lifetime left, want 1", got)
+	}
+	d := 4 * time.Hour
+	claim.Spec.ExpireAfter = v1.NillableDuration{Duration: &d}
+	if got := LifetimeRemaining(claim, now); got != 0.25 {
+		t.Errorf("lifetime left %v, want 0.25", got)
+	}
+	if got := DisruptionCost(claim, []*corev1.Pod{mkPod("1"), mkPod("1")}, now); got != 0.5 {
+		t.Errorf("disruption cost %v, want 2 pods x 0.25 = 0.5", got)
+	}
+	claim.CreationTimestamp = metav1.NewTime(now.Add(-5 * time.Hour))
+	if got := LifetimeRemaining(claim, now); got != 0 {
+		t.Errorf("expired claim has %v lifetime left, want 0", got)
+	}
+}
+
+func TestPDBLimits(t *testing.T) {
+	always := policyv1.AlwaysAllow
+	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
+	pdb := func(name string, allowed int32, policy *policyv1.UnhealthyPodEvictionPolicyType) policyv1.PodDisruptionBudget {
+		return policyv1.PodDisruptionBudget{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+			Spec:       policyv1.PodDisruptionBudgetSpec{Selector: sel, UnhealthyPodEvictionPolicy: policy},
+			Status:     policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: allowed},
+		}
+	}
+	ready := mkPod("1")
+	unready := mkPod("1", func(p *corev1.Pod) { p.Status.Conditions[0].Status = corev1.ConditionFalse })
+	other := mkPod("1", func(p *corev1.Pod) { p.Namespace = "other" })
+	for _, tc := range []struct {
+		name    string
+		pdbs    []policyv1.PodDisruptionBudget
+		pod     *corev1.Pod
+		blocked bool
+	}{
+		{"allows", []policyv1.PodDisruptionBudget{pdb("a", 1, nil)}, ready, false},
+		{"exhausted", []policyv1.PodDisruptionBudget{pdb("a", 0, nil)}, ready, true},
+		{"two pdbs", []policyv1.PodDisruptionBudget{pdb("a", 1, nil), pdb("b", 1, nil)}, ready, true},
+		{"unready with AlwaysAllow", []policyv1.PodDisruptionBudget{pdb("a", 0, &always)}, unready, false},
+		{"ready with AlwaysAllow", []policyv1.PodDisruptionBudget{pdb("a", 0, &always)}, ready, true},
+		{"other namespace", []policyv1.PodDisruptionBudget{pdb("a", 0, nil)}, other, false},
+	} {
+		if got := NewPDBLimits(tc.pdbs).Blocking(tc.pod) != ""; got != tc.blocked {
+			t.Errorf("%s: blocked %v, want %v", tc.name, got, tc.blocked)
+		}
+	}
+}
