@@ -87,7 +87,11 @@ func Resolve(ctx context.Context, p *awsprovider.Provider, nc *awsv1.EC2NodeClas
 		setTrue(nc, v1.ConditionTypeInstanceProfileReady)
 	}
 
-	if reason, msg := validate(p, nc); reason != "" {
+	reason, msg := validate(p, nc)
+	if reason == "" {
+		reason, msg = p.ValidateLaunchPermissions(ctx, nc)
+	}
+	if reason != "" {
 		setFalse(nc, v1.ConditionTypeValidationSucceeded, reason, msg)
 	} else {
 		setTrue(nc, v1.ConditionTypeValidationSucceeded)

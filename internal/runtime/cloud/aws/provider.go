@@ -42,6 +42,8 @@ type Provider struct {
 	instanceProfiles *instanceprofile.Provider
 	launchTemplates  *launchtemplate.Provider
 	instances        *instance.Provider
+	ec2              *ec2.Client
+	validations      *cache.TTL[string, validation]
 }
 
 var _ cloud.Provider = (*Provider)(nil)
@@ -68,7 +70,10 @@ func New(cfg aws.Config, kube client.Client, settings Settings) (*Provider, erro
 	if settings.KubernetesVersion != "" {
 		version = func() (string, error) { return settings.KubernetesVersion, nil }
 	}
-	p := &Provider{kube: kube, settings: settings, region: cfg.Region, unavailable: cache.NewUnavailableOfferings()}
+	p := &Provider{
+		kube: kube, settings: settings, region: cfg.Region, ec2: ec2Client,
+		unavailable: cache.NewUnavailableOfferings(), validations: cache.NewTTL[string, validation](ValidationTTL),
+	}
 	p.pricing = pricing.New(ec2Client, pricingClient, cfg.Region)
 	p.instanceTypes = instancetype.New(ec2Client, p.pricing, p.unavailable, instancetype.Options{
 		Region: cfg.Region, VMMemoryOverheadPercent: settings.VMMemoryOverheadPercent,

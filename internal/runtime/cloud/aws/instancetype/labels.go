@@ -48,6 +48,8 @@ func Labels(info ec2types.InstanceTypeInfo, region, os string) map[string]string
 		v1.LabelInstanceSize:           size,
 		v1.LabelInstanceHypervisor:     string(info.Hypervisor),
 		v1.LabelInstanceCapabilityFlex: strconv.FormatBool(strings.Contains(family, "-flex")),
+		// Launches use default (shared) tenancy.
+		v1.LabelInstanceTenancy: "default",
 	}
 	if m := nameScheme.FindStringSubmatch(name); m != nil {
 		l[v1.LabelInstanceCategory] = m[1]

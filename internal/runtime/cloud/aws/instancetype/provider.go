@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -133,15 +133,14 @@ func (p *Provider) List(ctx context.Context, nc *awsv1.EC2NodeClass, zones []str
 	zones = slices.Clone(zones)
 	slices.Sort(zones)
 	key := fmt.Sprintf("%d/%d/%d/%s", seq, p.pricing.SeqNum(), p.unavailable.SeqNum(), structhash.Hash(struct {
-		Name      string
-		Family    string
-		Kubelet   *awsv1.KubeletConfiguration
-		BDMs      []*awsv1.BlockDeviceMapping
-		Store     *awsv1.InstanceStorePolicy
-		AMIs      []awsv1.AMI
-		Zones     []string
-		ZoneOrder string
-	}{nc.Name, nc.AMIFamily(), nc.Spec.Kubelet, nc.Spec.BlockDeviceMappings, nc.Spec.InstanceStorePolicy, nc.Status.AMIs, zones, fmt.Sprint(zones)}))
+		Name    string
+		Family  string
+		Kubelet *awsv1.KubeletConfiguration
+		BDMs    []*awsv1.BlockDeviceMapping
+		Store   *awsv1.InstanceStorePolicy
+		AMIs    []awsv1.AMI
+		Zones   string
+	}{nc.Name, nc.AMIFamily(), nc.Spec.Kubelet, nc.Spec.BlockDeviceMappings, nc.Spec.InstanceStorePolicy, nc.Status.AMIs, strings.Join(zones, ",")}))
 	if out, ok := p.results.Get(key); ok {
 		return out, nil
 	}
@@ -215,11 +214,4 @@ func (p *Provider) offerings(info ec2types.InstanceTypeInfo, zones []string) []s
 		}
 	}
 	return out
-}
-
-// PodsLabel is the pod capacity of a type, for user data of types grouped
-// into one launch template.
-func PodsLabel(it *scheduling.InstanceType) string {
-	q := it.Capacity.Pods()
-	return strconv.FormatInt(q.Value(), 10)
 }
