@@ -61,6 +61,7 @@ func (s *solver) openClaim(c *class, reqID, n int) (int, []string) {
 		s.bins = append(s.bins, b)
 		s.claims = append(s.claims, b)
 		s.commit(c, b, k, st)
+		s.promiseFill(c, ps, target, perClaim)
 		return k, nil
 	}
 	return 0, reasons

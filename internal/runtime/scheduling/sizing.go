@@ -80,10 +80,15 @@ func (s *solver) chooseTarget(c *class, ps *poolState, types bitset, slots uint6
 			best, bestPrice = cd.t, cd.price
 		}
 	}
-	s.promise = true
-	s.simulateFill(c, ps, best, perClaim, free, value)
-	s.promise = false
 	return best
+}
+
+// promiseFill records the simulated fill of a claim just opened with type
+// t, so later sizing does not count the same pods twice.
+func (s *solver) promiseFill(c *class, ps *poolState, t, perClaim int) {
+	s.promise = true
+	s.simulateFill(c, ps, t, perClaim, s.scratch(), func([]int64) float64 { return 0 })
+	s.promise = false
 }
 
 // simulateFill estimates the value of the pods a fresh node of type t would
