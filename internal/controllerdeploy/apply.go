@@ -1,0 +1,277 @@
+package controllerdeploy
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/yaml"
+)
+
+// FieldManager owns the fields written here.
+const FieldManager = "terraform-provider-joist"
+
+// resources maps the kinds rendered here to their API resources.
+var resources = map[string]schema.GroupVersionResource{
+	"CustomResourceDefinition": {Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"},
+	"Namespace":                {Version: "v1", Resource: "namespaces"},
+	"ServiceAccount":           {Version: "v1", Resource: "serviceaccounts"},
+	"Service":                  {Version: "v1", Resource: "services"},
+	"ClusterRole":              {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
+	"ClusterRoleBinding":       {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
+	"Role":                     {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
+	"RoleBinding":              {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
+	"Deployment":               {Group: "apps", Version: "v1", Resource: "deployments"},
+	"PodDisruptionBudget":      {Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"},
+}
+
+// NodeClaims is the NodeClaim API resource.
+var NodeClaims = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodeclaims"}
+
+func client(dyn dynamic.Interface, u *unstructured.Unstructured) (dynamic.ResourceInterface, error) {
+	gvr, ok := resources[u.GetKind()]
+	if !ok {
+		return nil, fmt.Errorf("no API resource known for kind %s", u.GetKind())
+	}
+	if ns := u.GetNamespace(); ns != "" {
+		return dyn.Resource(gvr).Namespace(ns), nil
+	}
+	return dyn.Resource(gvr), nil
+}
+
+func describe(u *unstructured.Unstructured) string {
+	if ns := u.GetNamespace(); ns != "" {
+		return fmt.Sprintf("%s %s/%s", u.GetKind(), ns, u.GetName())
+	}
+	return fmt.Sprintf("%s %s", u.GetKind(), u.GetName())
+}
+
+// Apply writes objects in order with server-side apply, taking ownership of
+// the fields from other managers.
+func Apply(ctx context.Context, dyn dynamic.Interface, objs []*unstructured.Unstructured) error {
+	for _, o := range objs {
+		c, err := client(dyn, o)
+		if err != nil {
+			return err
+		}
+		data, err := json.Marshal(o.Object)
+		if err != nil {
+			return err
+		}
+		if _, err := c.Patch(ctx, o.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: FieldManager, Force: ptr(true)}); err != nil {
+			return fmt.Errorf("applying %s: %w", describe(o), err)
+		}
+	}
+	return nil
+}
+
+// Delete deletes objects in reverse order; missing ones are fine.
+func Delete(ctx context.Context, dyn dynamic.Interface, objs []*unstructured.Unstructured) error {
+	for i := len(objs) - 1; i >= 0; i-- {
+		o := objs[i]
+		c, err := client(dyn, o)
+		if err != nil {
+			return err
+		}
+		if err := c.Delete(ctx, o.GetName(), metav1.DeleteOptions{PropagationPolicy: ptr(metav1.DeletePropagationBackground)}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting %s: %w", describe(o), err)
+		}
+	}
+	return nil
+}
+
+// Drift lists the objects whose live state lacks a field value the desired
+// object sets (or that are missing). Fields the apiserver defaults or
+// others own are not compared.
+func Drift(ctx context.Context, dyn dynamic.Interface, objs []*unstructured.Unstructured) ([]string, error) {
+	var out []string
+	for _, o := range objs {
+		c, err := client(dyn, o)
+		if err != nil {
+			return nil, err
+		}
+		live, err := c.Get(ctx, o.GetName(), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			out = append(out, describe(o)+" is missing")
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", describe(o), err)
+		}
+		if p := firstDifference(o.Object, live.Object, ""); p != "" {
+			out = append(out, describe(o)+" differs at "+p)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// firstDifference returns the path of the first value of want that got does
+// not hold; maps compare as subsets, lists element-wise with equal length.
+func firstDifference(want, got any, path string) string {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return path
+		}
+		keys := make([]string, 0, len(w))
+		for k := range w {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if p := firstDifference(w[k], g[k], path+"."+k); p != "" {
+				return p
+			}
+		}
+		return ""
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			return path
+		}
+		for i := range w {
+			if p := firstDifference(w[i], g[i], fmt.Sprintf("%s[%d]", path, i)); p != "" {
+				return p
+			}
+		}
+		return ""
+	case nil:
+		return ""
+	}
+	if !reflect.DeepEqual(normalize(want), normalize(got)) {
+		return path
+	}
+	return ""
+}
+
+// normalize makes JSON numbers comparable whatever their Go type.
+func normalize(v any) any {
+	switch n := v.(type) {
+	case int:
+		return float64(n)
+	case int32:
+		return float64(n)
+	case int64:
+		return float64(n)
+	}
+	return v
+}
+
+// CRDs parses the CRD manifests (file name -> YAML) in file-name order and
+// returns them with a hash of their content.
+func CRDs(manifests map[string][]byte) ([]*unstructured.Unstructured, string, error) {
+	var names []string
+	for n := range manifests {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	var out []*unstructured.Unstructured
+	for _, n := range names {
+		h.Write([]byte(n))
+		h.Write(manifests[n])
+		obj := map[string]any{}
+		if err := yaml.Unmarshal(manifests[n], &obj); err != nil {
+			return nil, "", fmt.Errorf("CRD manifest %s: %w", n, err)
+		}
+		u := &unstructured.Unstructured{Object: obj}
+		u.SetLabels(mergeLabels(u.GetLabels(), labels()))
+		out = append(out, u)
+	}
+	return out, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func mergeLabels(a, b map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, m := range []map[string]string{a, b} {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// WaitEstablished waits until every CRD is Established.
+func WaitEstablished(ctx context.Context, dyn dynamic.Interface, crds []*unstructured.Unstructured) error {
+	for _, crd := range crds {
+		err := poll(ctx, func() (bool, string, error) {
+			live, err := dyn.Resource(resources["CustomResourceDefinition"]).Get(ctx, crd.GetName(), metav1.GetOptions{})
+			if err != nil {
+				return false, "", err
+			}
+			return condition(live, "Established") == "True", "CRD " + crd.GetName() + " is not Established", nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func condition(u *unstructured.Unstructured, typ string) string {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == typ {
+			s, _ := m["status"].(string)
+			return s
+		}
+	}
+	return ""
+}
+
+// WaitAvailable waits until the Deployment's rollout is complete: the
+// current generation observed, every replica updated and available.
+func WaitAvailable(ctx context.Context, dyn dynamic.Interface, namespace string) error {
+	return poll(ctx, func() (bool, string, error) {
+		d, err := dyn.Resource(resources["Deployment"]).Namespace(namespace).Get(ctx, Name, metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		gen := d.GetGeneration()
+		observed, _, _ := unstructured.NestedInt64(d.Object, "status", "observedGeneration")
+		want, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas")
+		updated, _, _ := unstructured.NestedInt64(d.Object, "status", "updatedReplicas")
+		available, _, _ := unstructured.NestedInt64(d.Object, "status", "availableReplicas")
+		total, _, _ := unstructured.NestedInt64(d.Object, "status", "replicas")
+		done := observed >= gen && updated == want && available == want && total == want && condition(d, "Available") == "True"
+		return done, fmt.Sprintf("Deployment %s/%s: %d of %d replicas updated, %d available (are there nodes without the karpenter.sh/nodepool label for its pods, and can they pull the image?)",
+			namespace, Name, updated, want, available), nil
+	})
+}
+
+// poll checks every second until done or ctx ends; the error then carries
+// the last status.
+func poll(ctx context.Context, check func() (bool, string, error)) error {
+	last := ""
+	for {
+		done, status, err := check()
+		if err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+		if done {
+			return nil
+		}
+		if status != "" {
+			last = status
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("timed out waiting: %s", last)
+		case <-time.After(time.Second):
+		}
+	}
+}

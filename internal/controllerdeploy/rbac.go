@@ -1,0 +1,42 @@
+package controllerdeploy
+
+import (
+	rbacv1 "k8s.io/api/rbac/v1"
+)
+
+// clusterRules are what the runtime's controllers do cluster-wide, each
+// rule with the part of the runtime that needs it.
+var clusterRules = []rbacv1.PolicyRule{
+	// NodePools: provisioning reads them; readiness, counter and hash
+	// controllers write status and annotations.
+	{APIGroups: []string{"karpenter.sh"}, Resources: []string{"nodepools"}, Verbs: []string{"get", "list", "watch", "patch", "update"}},
+	{APIGroups: []string{"karpenter.sh"}, Resources: []string{"nodepools/status"}, Verbs: []string{"patch", "update"}},
+	// NodeClaims: the provisioner creates them; lifecycle, disruption,
+	// termination, interruption and garbage collection update and delete.
+	{APIGroups: []string{"karpenter.sh"}, Resources: []string{"nodeclaims"}, Verbs: []string{"get", "list", "watch", "create", "patch", "update", "delete"}},
+	{APIGroups: []string{"karpenter.sh"}, Resources: []string{"nodeclaims/status"}, Verbs: []string{"patch", "update"}},
+	// EC2NodeClasses: the node class controller resolves and reports status,
+	// and holds a finalizer.
+	{APIGroups: []string{"karpenter.k8s.aws"}, Resources: []string{"ec2nodeclasses"}, Verbs: []string{"get", "list", "watch", "patch", "update"}},
+	{APIGroups: []string{"karpenter.k8s.aws"}, Resources: []string{"ec2nodeclasses/status"}, Verbs: []string{"patch", "update"}},
+	// Nodes: registration labels, taints and finalizers; termination deletes.
+	{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch", "patch", "update", "delete"}},
+	// Pods: cluster state and the scheduler simulation read them; drain
+	// evicts; stuck terminating pods are deleted.
+	{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "delete"}},
+	{APIGroups: []string{""}, Resources: []string{"pods/eviction"}, Verbs: []string{"create"}},
+	// Scheduling simulation inputs: volumes and their topology, owners,
+	// disruption budgets.
+	{APIGroups: []string{""}, Resources: []string{"persistentvolumes", "persistentvolumeclaims", "namespaces", "replicationcontrollers"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses", "csinodes", "volumeattachments"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{"apps"}, Resources: []string{"daemonsets", "deployments", "replicasets", "statefulsets"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: []string{"get", "list", "watch"}},
+	// Events for users (events.k8s.io, and core for older readers).
+	{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+	{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+}
+
+// namespaceRules are the leader-election Lease in the controller's namespace.
+var namespaceRules = []rbacv1.PolicyRule{
+	{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch"}},
+}
