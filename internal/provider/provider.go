@@ -79,7 +79,7 @@ func (p *JoistProvider) Configure(ctx context.Context, req provider.ConfigureReq
 }
 
 func (p *JoistProvider) Resources(_ context.Context) []func() resource.Resource {
-	return []func() resource.Resource{NewNodePoolResource, NewEC2NodeClassResource, NewInterruptionQueueResource, NewNodeIAMRoleResource, NewControllerIAMRoleResource}
+	return []func() resource.Resource{NewNodePoolResource, NewEC2NodeClassResource, NewInterruptionQueueResource, NewNodeIAMRoleResource, NewControllerIAMRoleResource, NewControllerResource(p.version)}
 }
 
 func (p *JoistProvider) DataSources(_ context.Context) []func() datasource.DataSource {
