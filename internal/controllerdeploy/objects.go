@@ -102,7 +102,9 @@ func clean(u map[string]any) {
 	}
 }
 
-func tm(apiVersion, kind string) metav1.TypeMeta { return metav1.TypeMeta{APIVersion: apiVersion, Kind: kind} }
+func tm(apiVersion, kind string) metav1.TypeMeta {
+	return metav1.TypeMeta{APIVersion: apiVersion, Kind: kind}
+}
 
 func ptr[T any](v T) *T { return &v }
 
