@@ -1,0 +1,2 @@
+# The controller's namespace.
+terraform import joist_controller.this kube-system

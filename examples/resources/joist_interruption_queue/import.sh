@@ -1,0 +1,2 @@
+# The queue name.
+terraform import joist_interruption_queue.demo demo
