@@ -218,11 +218,17 @@ func testGPU(t *testing.T) {
 	t.Logf("GPU pod runs on %s (%s x%s)", c.Labels[corev1.LabelInstanceTypeStable], c.Labels[v1.LabelInstanceGPUName], gpus)
 }
 
-// testZonalSpread: a zonal topology spread over 3 zones gets 3 zones.
+// testZonalSpread: a zonal topology spread over a pool limited to 3 zones
+// gets all 3 zones, evenly.
 func testZonalSpread(t *testing.T) {
 	t.Parallel()
 	ns := namespace(t, "e2e-spread")
-	nodePool(t, "spread", "default", nil, spotAndOnDemand, amd64, categoriesCMR)
+	zones := region().Zones
+	if len(zones) < 3 {
+		t.Fatalf("region %s has %d zones, the scenario needs 3", region().Name, len(zones))
+	}
+	three := req(corev1.LabelTopologyZone, corev1.NodeSelectorOpIn, zones[0].Name, zones[1].Name, zones[2].Name)
+	nodePool(t, "spread", "default", nil, spotAndOnDemand, amd64, categoriesCMR, three)
 	spec := podSpec("spread", requests("1", "1Gi"))
 	spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
 		MaxSkew: 1, TopologyKey: corev1.LabelTopologyZone, WhenUnsatisfiable: corev1.DoNotSchedule,

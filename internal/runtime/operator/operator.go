@@ -114,7 +114,7 @@ func New(ctx context.Context, s *Settings) (*Operator, error) {
 	return &Operator{
 		Settings: s,
 		Manager:  mgr,
-		Cluster:  state.NewCluster(mgr.GetCache(), clk),
+		Cluster:  state.NewCluster(mgr.GetCache(), mgr.GetAPIReader(), clk),
 		Recorder: events.NewRecorder(mgr.GetEventRecorder(EventSource)),
 		Clock:    clk,
 		AWS:      awsCfg,

@@ -20,8 +20,8 @@ import (
 
 // Field indexes the runtime's controllers look objects up by.
 const (
-	NodeProviderIDIndex = "spec.providerID"
-	PodNodeNameIndex    = "spec.nodeName"
+	NodeProviderIDIndex  = "spec.providerID"
+	PodNodeNameIndex     = "spec.nodeName"
 	ClaimProviderIDIndex = "status.providerID"
 )
 
@@ -31,7 +31,9 @@ const createdTTL = time.Minute
 
 // Cluster is the shared state. Its methods are safe for concurrent use.
 type Cluster struct {
-	kube  client.Reader
+	kube client.Reader
+	// live reads around the cache, for created claims it has not shown.
+	live  client.Reader
 	clock clock.Clock
 
 	mu          sync.Mutex
@@ -44,9 +46,10 @@ type createdClaim struct {
 	at    time.Time
 }
 
-// NewCluster reads through kube, normally the manager's cache.
-func NewCluster(kube client.Reader, clk clock.Clock) *Cluster {
-	return &Cluster{kube: kube, clock: clk, nominations: map[types.UID]Nomination{}, created: map[string]createdClaim{}}
+// NewCluster reads through kube, normally the manager's cache; live reads
+// the API server directly (the manager's API reader).
+func NewCluster(kube, live client.Reader, clk clock.Clock) *Cluster {
+	return &Cluster{kube: kube, live: live, clock: clk, nominations: map[types.UID]Nomination{}, created: map[string]createdClaim{}}
 }
 
 // Setup registers the field indexes the runtime relies on.

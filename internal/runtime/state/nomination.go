@@ -10,9 +10,9 @@ import (
 // an in-flight NodeClaim, so later passes do not provision for it again.
 type Nomination struct {
 	// Target is a Node name or a NodeClaim name.
-	Target  string
+	Target   string
 	InFlight bool
-	Expires time.Time
+	Expires  time.Time
 }
 
 // Nominate records that pod will run on target until ttl passes.

@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -167,9 +168,13 @@ func (c *Cluster) Snapshot(ctx context.Context) (*Snapshot, error) {
 	for i := range dss.Items {
 		snap.DaemonSets = append(snap.DaemonSets, &dss.Items[i])
 	}
+	all, err := c.withCreated(ctx, claims.Items)
+	if err != nil {
+		return nil, err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	snap.Nodes = c.join(nodes.Items, c.withCreated(claims.Items))
+	snap.Nodes = c.join(nodes.Items, all)
 	byName := map[string]*StateNode{}
 	for _, n := range snap.Nodes {
 		byName[n.Name()] = n
@@ -203,24 +208,42 @@ func (c *Cluster) Snapshot(ctx context.Context) (*Snapshot, error) {
 }
 
 // withCreated adds claims created by this process that the informer has not
-// delivered yet, and forgets those it has.
-func (c *Cluster) withCreated(items []v1.NodeClaim) []*v1.NodeClaim {
-	out := make([]*v1.NodeClaim, 0, len(items)+len(c.created))
+// delivered yet. Each is read from the API server: a claim deleted before
+// the informer ever showed it (a launch that failed at once) must not stay
+// behind as phantom capacity.
+func (c *Cluster) withCreated(ctx context.Context, items []v1.NodeClaim) ([]*v1.NodeClaim, error) {
+	out := make([]*v1.NodeClaim, 0, len(items))
 	seen := map[string]bool{}
 	for i := range items {
 		out = append(out, &items[i])
 		seen[items[i].Name] = true
 	}
+	c.mu.Lock()
+	var lagging []string
 	now := c.clock.Now()
 	for name, cc := range c.created {
 		switch {
 		case seen[name] || now.Sub(cc.at) > createdTTL:
 			delete(c.created, name)
 		default:
-			out = append(out, cc.claim)
+			lagging = append(lagging, name)
 		}
 	}
-	return out
+	c.mu.Unlock()
+	for _, name := range lagging {
+		claim := &v1.NodeClaim{}
+		if err := c.live.Get(ctx, client.ObjectKey{Name: name}, claim); err != nil {
+			if apierrors.IsNotFound(err) {
+				c.mu.Lock()
+				delete(c.created, name)
+				c.mu.Unlock()
+				continue
+			}
+			return nil, fmt.Errorf("reading nodeclaim %s: %w", name, err)
+		}
+		out = append(out, claim)
+	}
+	return out, nil
 }
 
 // join pairs claims with Nodes by providerID; unmatched claims are in

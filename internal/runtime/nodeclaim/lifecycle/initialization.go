@@ -38,14 +38,16 @@ func (c *Controller) initialize(ctx context.Context, claim *v1.NodeClaim) (resul
 		nodeclaim.Set(claim, v1.ConditionTypeInitialized, metav1.ConditionUnknown, reason, msg)
 		return result{}, nil
 	}
-	if node.Labels[v1.NodeInitializedLabelKey] != "true" {
-		stored := node.DeepCopy()
-		node.Labels[v1.NodeInitializedLabelKey] = "true"
-		if err := c.kube.Patch(ctx, node, client.MergeFrom(stored)); err != nil {
-			return result{}, fmt.Errorf("labelling node %s initialized: %w", node.Name, err)
-		}
-	}
 	nodeclaim.Set(claim, v1.ConditionTypeInitialized, metav1.ConditionTrue, v1.ConditionTypeInitialized, "")
+	// A stale read of the claim may bring us back after the label is set.
+	if node.Labels[v1.NodeInitializedLabelKey] == "true" {
+		return result{}, nil
+	}
+	stored := node.DeepCopy()
+	node.Labels[v1.NodeInitializedLabelKey] = "true"
+	if err := c.kube.Patch(ctx, node, client.MergeFrom(stored)); err != nil {
+		return result{}, fmt.Errorf("labelling node %s initialized: %w", node.Name, err)
+	}
 	metrics.NodeClaimsInitialized.WithLabelValues(claim.Labels[v1.NodePoolLabelKey]).Inc()
 	log.FromContext(ctx).Info("initialized nodeclaim", "node", node.Name, "allocatable", node.Status.Allocatable)
 	return result{}, nil

@@ -24,30 +24,31 @@ func (c *Controller) launch(ctx context.Context, claim *v1.NodeClaim) (result, e
 		c.launched.Delete(claim.UID)
 		return result{}, nil
 	}
-	var created *v1.NodeClaim
+	// A stale read of the claim may bring us back after the launch: reuse
+	// its result rather than launch twice.
 	if cached, ok := c.launched.Load(claim.UID); ok {
-		created = cached.(*v1.NodeClaim)
-	} else {
-		var err error
-		created, err = c.cloud.Create(ctx, claim)
-		switch {
-		case cloud.IsInsufficientCapacity(err):
-			c.recorder.Warning(claim, events.InsufficientCapacityError, events.ActionLaunching, "NodeClaim %s event: %s", claim.Name, err)
-			return c.deleteClaim(ctx, claim, "insufficient_capacity", err)
-		case cloud.IsNodeClassNotReady(err):
-			c.recorder.Warning(claim, events.NodeClassNotReady, events.ActionLaunching, "NodeClaim %s event: %s", claim.Name, err)
-			return c.deleteClaim(ctx, claim, "nodeclass_not_ready", err)
-		case err != nil:
-			reason := "LaunchFailed"
-			var ce *cloud.CreateError
-			if errors.As(err, &ce) && ce.Reason != "" {
-				reason = ce.Reason
-			}
-			nodeclaim.Set(claim, v1.ConditionTypeLaunched, metav1.ConditionUnknown, reason, err.Error())
-			return result{}, fmt.Errorf("launching nodeclaim: %w", err)
-		}
-		c.launched.Store(claim.UID, created)
+		populate(claim, cached.(*v1.NodeClaim))
+		nodeclaim.Set(claim, v1.ConditionTypeLaunched, metav1.ConditionTrue, v1.ConditionTypeLaunched, "")
+		return result{}, nil
 	}
+	created, err := c.cloud.Create(ctx, claim)
+	switch {
+	case cloud.IsInsufficientCapacity(err):
+		c.recorder.Warning(claim, events.InsufficientCapacityError, events.ActionLaunching, "NodeClaim %s event: %s", claim.Name, err)
+		return c.deleteClaim(ctx, claim, "insufficient_capacity", err)
+	case cloud.IsNodeClassNotReady(err):
+		c.recorder.Warning(claim, events.NodeClassNotReady, events.ActionLaunching, "NodeClaim %s event: %s", claim.Name, err)
+		return c.deleteClaim(ctx, claim, "nodeclass_not_ready", err)
+	case err != nil:
+		reason := "LaunchFailed"
+		var ce *cloud.CreateError
+		if errors.As(err, &ce) && ce.Reason != "" {
+			reason = ce.Reason
+		}
+		nodeclaim.Set(claim, v1.ConditionTypeLaunched, metav1.ConditionUnknown, reason, err.Error())
+		return result{}, fmt.Errorf("launching nodeclaim: %w", err)
+	}
+	c.launched.Store(claim.UID, created)
 	populate(claim, created)
 	nodeclaim.Set(claim, v1.ConditionTypeLaunched, metav1.ConditionTrue, v1.ConditionTypeLaunched, "")
 	metrics.NodeClaimsLaunched.WithLabelValues(claim.Labels[v1.NodePoolLabelKey]).Inc()

@@ -3,12 +3,16 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
@@ -41,22 +45,37 @@ func (c *Controller) register(ctx context.Context, claim *v1.NodeClaim) (result,
 		return result{}, nil
 	}
 	node := nodes[0]
-	if !hasTaint(node, v1.UnregisteredNoExecuteTaint) {
+	// A stale read of the claim may bring us back after the sync; the
+	// Node then no longer carries the taint, rightly.
+	synced := ownedBy(node, claim) && node.Labels[v1.NodeRegisteredLabelKey] == "true"
+	if !synced && !hasTaint(node, v1.UnregisteredNoExecuteTaint) {
 		c.recorder.Warning(node, events.UnregisteredTaintMissing, events.ActionRegister,
 			"Node %s registered without the %s taint; nodes should register with it (kubelet --register-with-taints) so pods wait for the sync", node.Name, v1.UnregisteredTaintKey)
 		log.FromContext(ctx).Error(fmt.Errorf("node %s has no %s taint", node.Name, v1.UnregisteredTaintKey), "registering node")
 	}
 	stored := node.DeepCopy()
 	SyncNode(claim, node)
-	if err := c.kube.Patch(ctx, node, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
-		return result{}, fmt.Errorf("syncing node %s: %w", node.Name, err)
+	if !equality.Semantic.DeepEqual(stored, node) {
+		// The optimistic lock keeps concurrent taint and finalizer edits;
+		// a conflict (the kubelet's heartbeat, usually) is retried at once.
+		if err := c.kube.Patch(ctx, node, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
+			if apierrors.IsConflict(err) {
+				return result{requeue: reconcile.Result{RequeueAfter: conflictRetry}}, nil
+			}
+			return result{}, fmt.Errorf("syncing node %s: %w", node.Name, err)
+		}
 	}
 	claim.Status.NodeName = node.Name
 	nodeclaim.Set(claim, v1.ConditionTypeRegistered, metav1.ConditionTrue, v1.ConditionTypeRegistered, "")
-	metrics.NodeClaimsRegistered.WithLabelValues(claim.Labels[v1.NodePoolLabelKey]).Inc()
-	log.FromContext(ctx).Info("registered nodeclaim", "node", node.Name)
+	if !synced {
+		metrics.NodeClaimsRegistered.WithLabelValues(claim.Labels[v1.NodePoolLabelKey]).Inc()
+		log.FromContext(ctx).Info("registered nodeclaim", "node", node.Name)
+	}
 	return result{}, nil
 }
+
+// conflictRetry is how soon a Node update that lost a race is retried.
+const conflictRetry = 100 * time.Millisecond
 
 // SyncNode writes the claim's ownership onto its Node: the termination
 // finalizer, an owner reference, the claim's labels (except those the

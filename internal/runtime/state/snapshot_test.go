@@ -1,0 +1,180 @@
+package state
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/crds"
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/sandbox"
+)
+
+func apiserver(t *testing.T) client.Client {
+	t.Helper()
+	bin, err := sandbox.FindBinDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs, err := crds.CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &envtest.Environment{BinaryAssetsDirectory: bin, CRDs: defs, ControlPlaneStartTimeout: 2 * time.Minute}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatalf("starting the apiserver from %s: %v", bin, err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = v1.AddToScheme(scheme)
+	kube, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kube
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSnapshot(t *testing.T) {
+	ctx := context.Background()
+	kube := apiserver(t)
+	clk := clocktesting.NewFakeClock(time.Now())
+	cluster := NewCluster(kube, kube, clk)
+
+	// A launched claim with its Node, a claim still launching, and a Node
+	// the runtime does not manage.
+	launched := &v1.NodeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "pool-a", Labels: map[string]string{v1.NodePoolLabelKey: "pool"}},
+		Spec: v1.NodeClaimSpec{
+			NodeClassRef: &v1.NodeClassReference{Group: v1.AWSGroup, Kind: "EC2NodeClass", Name: "default"},
+			Requirements: v1.Requirements{{Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"m5.large"}}},
+		},
+	}
+	inflight := launched.DeepCopy()
+	inflight.Name = "pool-b"
+	inflight.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3")}
+	must(t, kube.Create(ctx, launched))
+	must(t, kube.Create(ctx, inflight))
+	launched.Status.ProviderID = "aws:///us-west-2a/i-1"
+	must(t, kube.Status().Update(ctx, launched))
+	for _, n := range []*corev1.Node{
+		{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}, Spec: corev1.NodeSpec{ProviderID: "aws:///us-west-2a/i-1",
+			Taints: []corev1.Taint{{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule}, {Key: "dedicated", Effect: corev1.TaintEffectNoSchedule}}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "system"}},
+	} {
+		must(t, kube.Create(ctx, n))
+	}
+	mkPod := func(name, node string) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+			Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Image: "pause"}}}}
+		must(t, kube.Create(ctx, p))
+		return p
+	}
+	mkPod("bound", "node-a")
+	finished := mkPod("finished", "node-a")
+	finished.Status.Phase = corev1.PodSucceeded
+	must(t, kube.Status().Update(ctx, finished))
+	waiting := mkPod("waiting", "")
+	mkPod("other", "")
+	cluster.Nominate(waiting.UID, "pool-b", true, 20*time.Second)
+	// A claim created and deleted before any informer showed it.
+	cluster.ClaimCreated(&v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "pool-gone"}})
+
+	snap, err := cluster.Snapshot(ctx)
+	must(t, err)
+	byName := map[string]*StateNode{}
+	for _, n := range snap.Nodes {
+		byName[n.Name()] = n
+	}
+	if len(snap.Nodes) != 3 {
+		t.Fatalf("nodes %v: want node-a (with its claim), system and in-flight pool-b", keys(byName))
+	}
+	a := byName["node-a"]
+	if a == nil || a.NodeClaim == nil || a.NodeClaim.Name != "pool-a" || a.InFlight() || a.NodePool() != "pool" {
+		t.Fatalf("node-a not joined to its claim: %+v", a)
+	}
+	if len(a.Pods) != 1 || a.Pods[0].Name != "bound" {
+		t.Errorf("node-a pods %v: want only the active bound pod", names(a.Pods))
+	}
+	if ts := a.Taints(); len(ts) != 1 || ts[0].Key != "dedicated" {
+		t.Errorf("node-a taints %v: ephemeral taints are ignored for placement", ts)
+	}
+	b := byName["pool-b"]
+	if b == nil || !b.InFlight() || len(b.Nominated) != 1 || b.Nominated[0].Name != "waiting" {
+		t.Fatalf("in-flight pool-b: %+v", b)
+	}
+	if cpu := b.Allocatable()[corev1.ResourceCPU]; cpu.Cmp(resource.MustParse("3")) != 0 {
+		t.Errorf("unlaunched claim allocatable %s, want its requests", cpu.String())
+	}
+	if sys := byName["system"]; sys == nil || sys.NodeClaim != nil || !sys.Initialized() {
+		t.Errorf("unmanaged node: %+v", sys)
+	}
+	if len(snap.Pending) != 1 || snap.Pending[0].Name != "other" {
+		t.Errorf("pending %v: the nominated pod is not pending again", names(snap.Pending))
+	}
+
+	// The nomination expires; the pod is pending again.
+	clk.Step(21 * time.Second)
+	snap, err = cluster.Snapshot(ctx)
+	must(t, err)
+	if len(snap.Pending) != 2 {
+		t.Errorf("pending %v after the nomination expired, want both", names(snap.Pending))
+	}
+}
+
+func keys(m map[string]*StateNode) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func names(ps []*corev1.Pod) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+func TestTransformPodKeepsWhatSchedulingReads(t *testing.T) {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
+			Annotations: map[string]string{lastApplied: "{...}", v1.DoNotDisruptAnnotationKey: "true"}},
+		Spec: corev1.PodSpec{
+			NodeSelector: map[string]string{"zone": "a"},
+			Containers: []corev1.Container{{Name: "c", Image: "nginx", Env: []corev1.EnvVar{{Name: "A", Value: "1"}},
+				Ports:     []corev1.ContainerPort{{HostPort: 80, ContainerPort: 80}},
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}},
+		},
+	}
+	out, err := TransformPod(pod)
+	must(t, err)
+	p := out.(*corev1.Pod)
+	c := p.Spec.Containers[0]
+	if p.ManagedFields != nil || p.Annotations[lastApplied] != "" || c.Env != nil || c.Image != "" {
+		t.Errorf("unread fields kept: %+v", p)
+	}
+	if p.Annotations[v1.DoNotDisruptAnnotationKey] != "true" || p.Spec.NodeSelector["zone"] != "a" || len(c.Ports) != 1 ||
+		c.Resources.Requests.Cpu().Cmp(resource.MustParse("1")) != 0 {
+		t.Errorf("read fields dropped: %+v", p)
+	}
+}
