@@ -36,15 +36,21 @@ type Rule struct {
 	Optional func(p Params) bool
 }
 
-// launchResources are what CreateFleet/RunInstances read but do not create.
-var launchResources = []string{"image", "snapshot", "security-group", "subnet", "capacity-reservation", "placement-group"}
+// Launch inputs CreateFleet/RunInstances use but do not create: public
+// images and snapshots have no account in their ARN; subnets, security
+// groups, reservations and placement groups may be shared from another
+// account.
+var (
+	launchPublicResources = []string{"image", "snapshot"}
+	launchSharedResources = []string{"security-group", "subnet", "capacity-reservation", "placement-group"}
+)
 
 // createdResources are what CreateFleet/RunInstances/CreateLaunchTemplate create and tag.
 var createdResources = []string{"fleet", "instance", "volume", "network-interface", "launch-template", "spot-instances-request"}
 
 // launch is the actions a launch is checked against on every resource.
 var launch = []Action{
-	{Name: "ec2:RunInstances", NeededBy: []string{"ec2:CreateFleet"}},
+	{Name: "ec2:RunInstances", NeededBy: []string{"ec2:CreateFleet", "ec2:RunInstances"}},
 	{Name: "ec2:CreateFleet", NeededBy: []string{"ec2:CreateFleet"}},
 }
 
@@ -52,7 +58,9 @@ var launch = []Action{
 var Rules = []Rule{
 	{
 		Sid: "AllowScopedEC2InstanceAccessActions", Group: NodeLifecycle, Actions: launch,
-		Resources: func(p Params) []string { return p.ec2ARNs("", launchResources) },
+		Resources: func(p Params) []string {
+			return append(p.ec2ARNs("", launchPublicResources), p.ec2ARNs("*", launchSharedResources)...)
+		},
 		Condition: func(p Params) Condition { return nil },
 	},
 	{
@@ -73,7 +81,7 @@ var Rules = []Rule{
 	},
 	{
 		Sid: "AllowScopedResourceCreationTagging", Group: NodeLifecycle,
-		Actions:   []Action{{Name: "ec2:CreateTags", NeededBy: []string{"ec2:CreateFleet", "ec2:CreateLaunchTemplate"}}},
+		Actions:   []Action{{Name: "ec2:CreateTags", NeededBy: []string{"ec2:CreateFleet", "ec2:CreateLaunchTemplate", "ec2:RunInstances"}}},
 		Resources: func(p Params) []string { return p.ec2ARNs(p.AccountID, createdResources) },
 		Condition: func(p Params) Condition {
 			c := p.requestTagsOwned("karpenter.sh/nodepool")
