@@ -190,11 +190,17 @@ func resolveInstanceTypes(ctx context.Context, cfg aws.Config, reqs requirements
 		}
 	}
 	prices := pricing.New(client, awspricing.NewFromConfig(cfg, func(o *awspricing.Options) { o.Region = pricing.Region(cfg.Region) }), cfg.Region)
-	if err := prices.UpdateOnDemandPricing(ctx); err != nil {
-		tflog.Warn(ctx, "on-demand prices from the Pricing API unavailable; using the embedded table", map[string]any{"error": err.Error()})
+	// Only the prices of admitted capacity types are worth their API calls.
+	capacityTypes := reqs.Get(v1.CapacityTypeLabelKey)
+	if capacityTypes.Has(v1.CapacityTypeOnDemand) {
+		if err := prices.UpdateOnDemandPricing(ctx); err != nil {
+			tflog.Warn(ctx, "on-demand prices from the Pricing API unavailable; using the embedded table", map[string]any{"error": err.Error()})
+		}
 	}
-	if err := prices.UpdateSpotPricing(ctx); err != nil {
-		tflog.Warn(ctx, "spot prices unavailable", map[string]any{"error": err.Error()})
+	if capacityTypes.Has(v1.CapacityTypeSpot) {
+		if err := prices.UpdateSpotPricing(ctx); err != nil {
+			tflog.Warn(ctx, "spot prices unavailable", map[string]any{"error": err.Error()})
+		}
 	}
 	var out []*admittedType
 	for _, info := range infos {
