@@ -44,6 +44,34 @@ provider "joist" {}`, checkValidate},
 resource "joist_node_pool" "a" {}
 resource "aws_iam_role" "b" {}`, checkParse},
 		{"module call", `module "eks" { source = "terraform-aws-modules/eks/aws" }`, checkParse},
+		{"complete configuration", `
+variable "name" {
+  type = string
+}
+locals {
+  labels = { team = var.name }
+}
+resource "joist_interruption_queue" "q" { name = var.name }
+resource "joist_node_pool" "a" {
+  name   = joist_interruption_queue.q.name
+  labels = local.labels
+}`, checkValidate},
+		{"snippet referencing a resource declared elsewhere", `
+resource "joist_controller" "c" { interruption_queue = joist_interruption_queue.demo.name }`, checkParse},
+		{"snippet referencing an undeclared variable", `resource "joist_node_pool" "a" { name = var.name }`, checkParse},
+		{"reference to an aws resource", `provider "joist" { cluster_name = aws_eks_cluster.main.name }`, checkParse},
+		{"moved and removed name absent resources", `
+resource "joist_node_pool" "a" {}
+moved {
+  from = joist_node_pool.b
+  to   = joist_node_pool.a
+}
+removed {
+  from = joist_node_pool.c
+  lifecycle {
+    destroy = false
+  }
+}`, checkValidate},
 		{"declared kubectl", `
 terraform {
   required_providers {
@@ -61,7 +89,9 @@ terraform {
 }
 
 func TestCheckJoistBlocksAgainstSchema(t *testing.T) {
-	s := &providerSchema{Resources: map[string]schemaEntry{
+	s := &providerSchema{Provider: schemaEntry{Block: schemaBlock{Attributes: map[string]*schemaAttribute{
+		"cluster_name": {Optional: true},
+	}}}, Resources: map[string]schemaEntry{
 		"joist_thing": {Block: schemaBlock{Attributes: map[string]*schemaAttribute{
 			"name": {Required: true},
 			"id":   {Computed: true},
@@ -92,6 +122,13 @@ resource "joist_thing" "bad" {
   }
 }
 resource "joist_other" "c" {}
+provider "joist" {
+  alias        = "x"
+  cluster_name = "a"
+}
+provider "joist" {
+  cluster = "a"
+}
 resource "aws_iam_role" "ignored" { whatever = 1 }
 `)
 	problems := strings.Join(checkJoistBlocks(c, s), "\n")
@@ -102,6 +139,7 @@ resource "aws_iam_role" "ignored" { whatever = 1 }
 		`joist_thing.bad.spec.items[0]: unknown attribute "value"`,
 		`joist_thing.bad.spec.items[0]: required attribute "key" is missing`,
 		`joist_other.c: the provider has no such resource type`,
+		`provider "joist": unknown attribute "cluster"`,
 	} {
 		if !strings.Contains(problems, want) {
 			t.Errorf("problems lack %q; got:\n%s", want, problems)

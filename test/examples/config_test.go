@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -36,6 +37,10 @@ type config struct {
 	declaresJoist bool
 	// modules are the sources of the module blocks.
 	modules []string
+	// undeclared lists references to objects the directory does not
+	// declare: the directory is a snippet of a larger configuration (as
+	// registry-doc examples are), which terraform validate would refuse.
+	undeclared []string
 }
 
 var topLevel = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
@@ -97,6 +102,18 @@ func loadConfig(dir string) (*config, error) {
 			}
 		}
 	}
+	declared, refs := declarations(c.files)
+	for _, ref := range refs {
+		if !declared[ref] {
+			c.undeclared = append(c.undeclared, ref)
+		}
+		if kind, _, _ := strings.Cut(ref, "."); strings.Contains(kind, "_") {
+			implied[strings.SplitN(kind, "_", 2)[0]] = true
+		} else if kind == "data" {
+			implied[strings.SplitN(strings.Split(ref, ".")[1], "_", 2)[0]] = true
+		}
+	}
+	sort.Strings(c.undeclared)
 	for name := range implied {
 		if _, ok := c.providers[name]; !ok {
 			// Terraform's default for an undeclared local name.
@@ -160,6 +177,9 @@ func (c *config) check() (check, string) {
 	if len(c.modules) > 0 {
 		why = append(why, "modules "+strings.Join(c.modules, ", "))
 	}
+	if len(c.undeclared) > 0 {
+		why = append(why, "the configuration around it (references "+strings.Join(c.undeclared, ", ")+")")
+	}
 	if len(why) > 0 {
 		return checkParse, "needs " + strings.Join(why, " and ")
 	}
@@ -187,4 +207,93 @@ func exampleDirs(root string) ([]string, error) {
 	}
 	sort.Strings(dirs)
 	return dirs, err
+}
+
+// Names a reference may start with that are not resources.
+var nonResourceRoots = map[string]bool{"path": true, "terraform": true, "count": true, "each": true, "self": true}
+
+// declarations returns what the files declare (var.x, local.x, module.x,
+// data.t.n, t.n) and every reference their expressions make, in the same
+// spelling. moved, removed and import blocks name resources on purpose that
+// may be absent, and are not counted as references.
+func declarations(files map[string]*hcl.File) (declared map[string]bool, refs []string) {
+	declared = map[string]bool{}
+	seen := map[string]bool{}
+	var walk func(b *hclsyntax.Body)
+	walk = func(b *hclsyntax.Body) {
+		for _, a := range b.Attributes {
+			for _, tr := range a.Expr.Variables() {
+				if r := refName(tr); r != "" && !seen[r] {
+					seen[r] = true
+					refs = append(refs, r)
+				}
+			}
+		}
+		for _, blk := range b.Blocks {
+			walk(blk.Body)
+		}
+	}
+	for _, f := range files {
+		body, ok := f.Body.(*hclsyntax.Body)
+		if !ok {
+			continue
+		}
+		for _, b := range body.Blocks {
+			switch b.Type {
+			case "variable":
+				declared["var."+b.Labels[0]] = true
+			case "module":
+				declared["module."+b.Labels[0]] = true
+			case "resource":
+				declared[b.Labels[0]+"."+b.Labels[1]] = true
+			case "data":
+				declared["data."+b.Labels[0]+"."+b.Labels[1]] = true
+			case "locals":
+				for name := range b.Body.Attributes {
+					declared["local."+name] = true
+				}
+			}
+			if b.Type != "moved" && b.Type != "removed" && b.Type != "import" {
+				walk(b.Body)
+			}
+		}
+	}
+	sort.Strings(refs)
+	return declared, refs
+}
+
+// refName spells the object a traversal starts from: var.x, local.x,
+// module.x, data.t.n or t.n; "" for names that are not declarations.
+func refName(tr hcl.Traversal) string {
+	var parts []string
+steps:
+	for _, step := range tr {
+		switch st := step.(type) {
+		case hcl.TraverseRoot:
+			parts = append(parts, st.Name)
+		case hcl.TraverseAttr:
+			parts = append(parts, st.Name)
+		default:
+			// An index ends the name (aws_subnet.a[0].id).
+			break steps
+		}
+		if len(parts) == 3 {
+			break
+		}
+	}
+	if len(parts) < 2 || nonResourceRoots[parts[0]] {
+		return ""
+	}
+	switch {
+	case parts[0] == "var", parts[0] == "local", parts[0] == "module":
+		return parts[0] + "." + parts[1]
+	case parts[0] == "data":
+		if len(parts) == 3 {
+			return strings.Join(parts, ".")
+		}
+		return ""
+	case strings.Contains(parts[0], "_"):
+		return parts[0] + "." + parts[1]
+	}
+	return ""
 }

@@ -14,6 +14,7 @@ import (
 // providerSchema is the part of `terraform providers schema -json` the
 // attribute check reads.
 type providerSchema struct {
+	Provider    schemaEntry            `json:"provider"`
 	Resources   map[string]schemaEntry `json:"resource_schemas"`
 	DataSources map[string]schemaEntry `json:"data_source_schemas"`
 }
@@ -56,10 +57,15 @@ func parseProviderSchema(out []byte) (*providerSchema, error) {
 	return nil, fmt.Errorf("the provider schema JSON has no %s", joistSource)
 }
 
-// metaArguments are Terraform's own arguments of resource blocks.
-var metaArguments = map[string]bool{"count": true, "for_each": true, "depends_on": true, "provider": true}
+// metaArguments are Terraform's own arguments of resource and provider
+// blocks.
+var (
+	metaArguments         = map[string]bool{"count": true, "for_each": true, "depends_on": true, "provider": true}
+	providerMetaArguments = map[string]bool{"alias": true, "version": true}
+)
 
-// checkJoistBlocks checks every joist resource and data block of c against
+// checkJoistBlocks checks the joist provider blocks and every joist
+// resource and data block of c against
 // the schema: each attribute written exists and is not read-only, and each
 // required attribute is written, through nested object literals too.
 func checkJoistBlocks(c *config, s *providerSchema) []string {
@@ -75,6 +81,11 @@ func checkJoistBlocks(c *config, s *providerSchema) []string {
 			continue
 		}
 		for _, b := range body.Blocks {
+			if b.Type == "provider" && b.Labels[0] == "joist" {
+				where := fmt.Sprintf("%s: provider %q", b.TypeRange.String(), "joist")
+				problems = append(problems, checkBody(where, b.Body, s.Provider.Block, providerMetaArguments)...)
+				continue
+			}
 			if (b.Type != "resource" && b.Type != "data") || len(b.Labels) == 0 || !strings.HasPrefix(b.Labels[0], "joist_") {
 				continue
 			}
@@ -91,17 +102,17 @@ func checkJoistBlocks(c *config, s *providerSchema) []string {
 				problems = append(problems, where+": the provider has no such "+b.Type+" type")
 				continue
 			}
-			problems = append(problems, checkBody(where, b.Body, entry.Block)...)
+			problems = append(problems, checkBody(where, b.Body, entry.Block, metaArguments)...)
 		}
 	}
 	return problems
 }
 
-func checkBody(where string, body *hclsyntax.Body, schema schemaBlock) []string {
+func checkBody(where string, body *hclsyntax.Body, schema schemaBlock, meta map[string]bool) []string {
 	var problems []string
 	written := map[string]hcl.Expression{}
 	for name, a := range body.Attributes {
-		if metaArguments[name] {
+		if meta[name] {
 			continue
 		}
 		written[name] = a.Expr
