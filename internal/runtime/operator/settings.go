@@ -127,7 +127,7 @@ func ParseSettings(args []string, getenv func(string) string) (*Settings, error)
 	if st.LeaderElectionNamespace == "" {
 		st.LeaderElectionNamespace = podNamespace()
 	}
-	return st, errors.Join(append(p.errs, st.validate()...)...)
+	return st, errors.Join(append(p.errs, st.validate(p.failed)...)...)
 }
 
 // settingValue is a flag's string; boolean settings may be given bare
@@ -151,9 +151,14 @@ func podNamespace() string {
 	return "kube-system"
 }
 
-func (s *Settings) validate() []error {
+// validate checks ranges and combinations; settings that did not parse
+// (failed) were reported already.
+func (s *Settings) validate(failed map[string]bool) []error {
 	var errs []error
 	bad := func(name, format string, args ...any) {
+		if failed[name] {
+			return
+		}
 		errs = append(errs, fmt.Errorf("%s: %s", describe(name), fmt.Sprintf(format, args...)))
 	}
 	if s.ClusterName == "" {
@@ -242,11 +247,16 @@ func Usage() string {
 
 // parser converts setting strings, collecting errors that name the setting.
 type parser struct {
-	get  func(string) string
-	errs []error
+	get    func(string) string
+	errs   []error
+	failed map[string]bool
 }
 
 func (p *parser) fail(name, v, want string) {
+	if p.failed == nil {
+		p.failed = map[string]bool{}
+	}
+	p.failed[name] = true
 	p.errs = append(p.errs, fmt.Errorf("%s: %q is not %s", describe(name), v, want))
 }
 

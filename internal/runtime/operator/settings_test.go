@@ -76,6 +76,13 @@ func TestSettingsRejectedWithTheSettingAndFix(t *testing.T) {
 	}
 }
 
+func TestSettingsReportsAnUnparsableValueOnce(t *testing.T) {
+	_, err := ParseSettings(nil, env(map[string]string{"CLUSTER_NAME": "c", "BATCH_IDLE_DURATION": "soon"}))
+	if n := strings.Count(err.Error(), "BATCH_IDLE_DURATION"); n != 1 {
+		t.Errorf("BATCH_IDLE_DURATION reported %d times: %v", n, err)
+	}
+}
+
 func TestUsageListsEverySetting(t *testing.T) {
 	u := Usage()
 	for _, s := range settings {
