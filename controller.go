@@ -28,5 +28,9 @@ func runController(ctx context.Context, args []string) error {
 	if err := op.WithProvisioning(); err != nil {
 		return err
 	}
+	// Deleted NodeClaims: Node deleted and instance terminated, no drain.
+	if err := op.WithImmediateTermination(); err != nil {
+		return err
+	}
 	return op.Start(ctx)
 }

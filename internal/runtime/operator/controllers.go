@@ -12,9 +12,10 @@ import (
 )
 
 // WithProvisioning registers the provisioning half of the runtime: pod and
-// node triggers, the provisioner, the NodeClaim lifecycle, termination and
-// garbage collection, and the NodePool counter and readiness. Call SetCloud
-// first.
+// node triggers, the provisioner, the NodeClaim lifecycle and garbage
+// collection, and the NodePool counter and readiness. Deleted NodeClaims
+// need a finalizer controller besides (WithImmediateTermination or a
+// drain-aware one). Call SetCloud first.
 func (o *Operator) WithProvisioning() error {
 	if o.Cloud == nil {
 		return fmt.Errorf("operator: SetCloud must be called before WithProvisioning")
@@ -30,9 +31,6 @@ func (o *Operator) WithProvisioning() error {
 			}))
 		},
 		func() error { return lifecycle.NewController(kube, o.Cloud, o.Recorder, o.Clock).Register(mgr) },
-		// The placeholder finalizer: a drain-aware termination controller
-		// takes its place here.
-		func() error { return termination.NewController(kube, o.Cloud, o.Recorder).Register(mgr) },
 		func() error { return mgr.Add(garbagecollection.NewController(kube, o.Cloud, o.Recorder, o.Clock)) },
 		func() error { return counter.NewController(kube).Register(mgr) },
 		func() error { return readiness.NewController(kube).Register(mgr) },
@@ -43,4 +41,14 @@ func (o *Operator) WithProvisioning() error {
 		}
 	}
 	return nil
+}
+
+// WithImmediateTermination registers the NodeClaim finalizer that deletes
+// the Node and terminates the instance without draining. A drain-aware
+// termination flow is registered instead of it, not beside it.
+func (o *Operator) WithImmediateTermination() error {
+	if o.Cloud == nil {
+		return fmt.Errorf("operator: SetCloud must be called before WithImmediateTermination")
+	}
+	return termination.NewController(o.Manager.GetClient(), o.Cloud, o.Recorder).Register(o.Manager)
 }
