@@ -44,7 +44,8 @@ type class struct {
 
 	// Sizing caches: pods per fresh node and compatible types per pool.
 	freshCap  int
-	poolTypes map[*poolState]bitset
+	poolTypes []bitset // by pool index
+	poolKnown []bool
 	promised  int // pods expected to fill claims sized with them in mind
 
 	actAff, actAnti, actSpread []*topoGroup

@@ -13,6 +13,7 @@ import (
 // poolState is a NodePool compiled against the catalog.
 type poolState struct {
 	pool        *NodePool
+	index       int
 	reqID       int
 	reqs        requirements.Requirements
 	reqErr      error
@@ -35,7 +36,7 @@ func (s *solver) buildPools() {
 		return pools[i].Name > pools[j].Name
 	})
 	for _, p := range pools {
-		ps := &poolState{pool: p, nodesLeft: math.MaxInt}
+		ps := &poolState{pool: p, index: len(s.pools), nodesLeft: math.MaxInt}
 		reqs := requirements.FromLabels(p.Labels)
 		reqs.Add(requirements.New(labelNodePool, corev1.NodeSelectorOpIn, p.Name))
 		var errs []error

@@ -117,13 +117,14 @@ func (s *solver) simulateFill(c *class, ps *poolState, t, perClaim int, free []i
 	}
 	total := take(c, perClaim)
 	for _, o := range s.order {
+		// Once no class's smallest request fits, nothing more will.
+		if free[resPods] < 1 || free[resCPU] < s.minReq[resCPU] || free[resMemory] < s.minReq[resMemory] {
+			break
+		}
 		if o == c || len(o.pods) == 0 || !s.classFits(o, ps, t) {
 			continue
 		}
 		total += take(o, o.freshCap)
-		if free[resPods] <= 0 {
-			break
-		}
 	}
 	return total
 }
@@ -131,16 +132,17 @@ func (s *solver) simulateFill(c *class, ps *poolState, t, perClaim int, free []i
 // classFits reports whether pods of o could go on a node of type t from ps.
 func (s *solver) classFits(o *class, ps *poolState, t int) bool {
 	if o.poolTypes == nil {
-		o.poolTypes = map[*poolState]bitset{}
+		o.poolTypes = make([]bitset, len(s.pools))
+		o.poolKnown = make([]bool, len(s.pools))
 	}
-	bs, ok := o.poolTypes[ps]
-	if !ok {
+	if !o.poolKnown[ps.index] {
+		o.poolKnown[ps.index] = true
 		if o.tolerates(ps.pool.Taints) == nil {
 			if nr := s.table.combine(ps.reqID, o.reqID); nr >= 0 {
-				bs = s.cat.compile(nr, s.table.sets[nr]).types
+				o.poolTypes[ps.index] = s.cat.compile(nr, s.table.sets[nr]).types
 			}
 		}
-		o.poolTypes[ps] = bs
 	}
+	bs := o.poolTypes[ps.index]
 	return bs != nil && bs.has(t)
 }

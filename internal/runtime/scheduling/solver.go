@@ -32,6 +32,7 @@ type solver struct {
 	promise   bool
 	byPrice   map[string][]int
 	offerings map[offerKey][]Offering
+	minReq    []int64 // smallest request per resource over all classes
 }
 
 // scratch is a reusable resource vector; callers must not keep it.
@@ -180,6 +181,13 @@ func (s *solver) run(classes []*class) {
 		return a.req[resMemory] > b.req[resMemory]
 	})
 	s.order = classes
+	s.minReq = make([]int64, len(s.res.names))
+	for i := range s.minReq {
+		s.minReq[i] = math.MaxInt64
+		for _, c := range classes {
+			s.minReq[i] = min(s.minReq[i], c.req[i])
+		}
+	}
 	queue := classes
 	stalled := 0
 	for len(queue) > 0 && stalled < len(queue) {
@@ -220,7 +228,7 @@ func (s *solver) prepareClass(c *class) {
 	c.strictID = s.table.intern(strict)
 	c.reqID = s.table.intern(c.withVolumes(strict))
 	c.computeActive()
-	c.poolTypes = nil
+	c.poolTypes, c.poolKnown = nil, nil
 	c.freshCap = math.MaxInt
 	if len(c.ports) > 0 {
 		c.freshCap = 1
