@@ -19,7 +19,9 @@ const (
 // Requirement constrains the values of one label key. Internally it is either
 // a finite set of allowed values (complement=false) or the complement of a
 // finite set of disallowed values (complement=true), further restricted by
-// optional exclusive integer bounds.
+// optional exclusive integer bounds. Requirements are treated as immutable:
+// operations return new values and Requirements may share them, so do not
+// modify one after construction.
 type Requirement struct {
 	Key string
 	// MinValues is the minimum number of distinct values the key must keep
