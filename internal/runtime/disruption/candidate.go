@@ -140,12 +140,3 @@ func (c *Candidate) Consolidatable() bool {
 func (c *Candidate) Drifted() bool {
 	return meta.IsStatusConditionTrue(c.NodeClaim.Status.Conditions, v1.ConditionTypeDrifted)
 }
-
-func nodeReady(n *state.StateNode) bool {
-	for _, c := range n.Node.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}

@@ -112,7 +112,7 @@ func (c *NodeController) claimFor(ctx context.Context, node *corev1.Node) (*v1.N
 // instanceGone lets a NotReady Node whose instance no longer exists go
 // without draining: its pods are not running anywhere.
 func (c *NodeController) instanceGone(ctx context.Context, node *corev1.Node) (bool, error) {
-	if node.Spec.ProviderID == "" || isReady(node) {
+	if node.Spec.ProviderID == "" || IsNodeReady(node) {
 		return false, nil
 	}
 	_, err := c.cloud.Get(ctx, node.Spec.ProviderID)
@@ -264,7 +264,8 @@ func (c *NodeController) release(ctx context.Context, node *corev1.Node) error {
 	return nil
 }
 
-func isReady(node *corev1.Node) bool {
+// IsNodeReady reports whether the Node's Ready condition is True.
+func IsNodeReady(node *corev1.Node) bool {
 	for _, cond := range node.Status.Conditions {
 		if cond.Type == corev1.NodeReady {
 			return cond.Status == corev1.ConditionTrue
