@@ -20,7 +20,19 @@ type candidate struct {
 	maxPrice  float64 // 0: no limit
 	failed    map[string]bool
 	launched  map[string][]string // capacity type -> instance IDs
-	invalidAt *protocol.Error
+	invalidAt *protocol.Error     // the override cannot launch at all
+	noSpot    bool                // the type cannot run as spot
+}
+
+// invalid is why the candidate cannot launch as a capacity type, if it cannot.
+func (c *candidate) invalid(capacityType string) *protocol.Error {
+	if c.invalidAt != nil {
+		return c.invalidAt
+	}
+	if capacityType == "spot" && c.noSpot {
+		return errorf("Unsupported", "The requested configuration is currently not supported. Please check the documentation for supported configurations.")
+	}
+	return nil
 }
 
 // deepPool is the remaining capacity from which price-capacity-optimized
@@ -56,10 +68,10 @@ func (s *Service) createFleet(in *ec2.CreateFleetInput, dryRun bool) (*ec2.Creat
 	var cands []*candidate
 	for i := range in.LaunchTemplateConfigs {
 		cfg := &in.LaunchTemplateConfigs[i]
-		ltSpec := resolvedTemplateSpec(cfg.LaunchTemplateSpecification)
 		if cfg.LaunchTemplateSpecification == nil {
 			return nil, errorf("MissingParameter", "The request must contain the parameter LaunchTemplateConfigs.%d.LaunchTemplateSpecification", i+1)
 		}
+		ltSpec := resolvedTemplateSpec(cfg.LaunchTemplateSpecification)
 		lt, err := s.template(deref(cfg.LaunchTemplateSpecification.LaunchTemplateId), deref(cfg.LaunchTemplateSpecification.LaunchTemplateName))
 		if err == nil {
 			err = checkVersion(deref(cfg.LaunchTemplateSpecification.Version))
@@ -129,8 +141,8 @@ func (s *Service) createFleet(in *ec2.CreateFleetInput, dryRun bool) (*ec2.Creat
 	}
 	for _, c := range cands {
 		for _, ct := range []string{"on-demand", "spot"} {
-			if c.invalidAt != nil && want[ct] > 0 {
-				out.Errors = append(out.Errors, fleetError(c.invalidAt, c.template, c.override, ct))
+			if err := c.invalid(ct); err != nil && want[ct] > 0 {
+				out.Errors = append(out.Errors, fleetError(err, c.template, c.override, ct))
 			}
 			if ids := c.launched[ct]; len(ids) > 0 {
 				out.Instances = append(out.Instances, ec2types.CreateFleetInstance{
@@ -182,6 +194,9 @@ func (s *Service) candidate(base launchSpec, lt *ec2types.FleetLaunchTemplateSpe
 		c.maxPrice, _ = strconv.ParseFloat(*o.MaxPrice, 64)
 	}
 	c.invalidAt = s.launchable(spec)
+	if info, ok := s.catalog.InstanceType(spec.instanceType); ok {
+		c.noSpot = !supportsUsage(info, ec2types.UsageClassTypeSpot)
+	}
 	return c, nil
 }
 
@@ -190,10 +205,7 @@ func (s *Service) candidate(base launchSpec, lt *ec2types.FleetLaunchTemplateSpe
 func (s *Service) pick(cands []*candidate, capacityType, strategy string) *candidate {
 	var open []*candidate
 	for _, c := range cands {
-		if c.invalidAt != nil || c.failed[capacityType] {
-			continue
-		}
-		if capacityType == "spot" && !supportsUsage(mustType(s, c.spec.instanceType), ec2types.UsageClassTypeSpot) {
+		if c.invalid(capacityType) != nil || c.failed[capacityType] {
 			continue
 		}
 		open = append(open, c)
@@ -237,11 +249,6 @@ func (s *Service) pick(cands []*candidate, capacityType, strategy string) *candi
 	}
 	sort.SliceStable(open, func(i, j int) bool { return less(open[i], open[j]) })
 	return open[0]
-}
-
-func mustType(s *Service, name string) *ec2types.InstanceTypeInfo {
-	t, _ := s.catalog.InstanceType(name)
-	return t
 }
 
 // price is what an instance of the spec costs per hour; unpriced types sort last.

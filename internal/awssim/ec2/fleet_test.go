@@ -135,6 +135,14 @@ func TestCreateFleetReportsUnsupportedAndMissingTemplates(t *testing.T) {
 	if len(out.Instances) != 1 || out.Instances[0].InstanceType != "m5.large" || len(out.Errors) != 1 || *out.Errors[0].ErrorCode != "InvalidParameterValue" {
 		t.Errorf("instances %+v errors %+v", out.Instances, out.Errors)
 	}
+	// c8ine types are sold on-demand only.
+	out, err = fleet(client, lt, w, ec2types.DefaultTargetCapacityTypeSpot, [2]string{"c8ine.large", "us-west-2a"}, [2]string{"m5.large", "us-west-2a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Instances) != 1 || out.Instances[0].InstanceType != "m5.large" || len(out.Errors) != 1 || *out.Errors[0].ErrorCode != "Unsupported" {
+		t.Errorf("spot fleet with an on-demand-only type: instances %+v errors %+v", out.Instances, out.Errors)
+	}
 	out, err = fleet(client, "lt-0000000000000000f", w, ec2types.DefaultTargetCapacityTypeOnDemand, [2]string{"m5.large", "us-west-2a"})
 	if err != nil {
 		t.Fatal(err)
