@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -117,7 +118,8 @@ func disrupting(t *testing.T, pool string) int {
 	return n
 }
 
-// observe runs probe every interval until stop is closed, in the background.
+// observe runs probe every interval in the background until stop is
+// called (any number of times).
 func observe(interval time.Duration, probe func()) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
@@ -132,7 +134,8 @@ func observe(interval time.Duration, probe func()) (stop func()) {
 			}
 		}
 	}()
-	return func() { close(done); <-finished }
+	var once sync.Once
+	return func() { once.Do(func() { close(done); <-finished }) }
 }
 
 func hostnameAntiAffinity(spec *corev1.PodSpec, app string) {
