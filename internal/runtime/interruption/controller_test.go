@@ -18,10 +18,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	k8sevents "k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/cache"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/interruption"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/policy"
 )
@@ -127,12 +130,46 @@ func claimFor(t *testing.T, ctx context.Context, in ec2types.Instance) *v1.NodeC
 	return nc
 }
 
-func newController(name string, unavailable *cache.UnavailableOfferings) *interruption.Controller {
+func newController(t *testing.T, name string, unavailable *cache.UnavailableOfferings) *interruption.Controller {
 	cfg := sim.AWSConfig()
 	cfg.Credentials = credentials.NewStaticCredentialsProvider(controllerKey, "secret", "")
+	cs, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := k8sevents.NewBroadcaster(&k8sevents.EventSinkImpl{Interface: cs.EventsV1()})
+	stop := make(chan struct{})
+	b.StartRecordingToSink(stop)
+	t.Cleanup(func() { close(stop); b.Shutdown() })
 	return interruption.NewController(interruption.Options{
 		Kube: kube, SQS: sqs.NewFromConfig(cfg), QueueName: name, Unavailable: unavailable, Logger: logr.Discard(),
+		Recorder: events.NewRecorder(b.NewRecorder(scheme, "karpenter")),
 	})
+}
+
+// waitEvent waits until an event with reason is recorded about the NodeClaim.
+func waitEvent(t *testing.T, ctx context.Context, nc *v1.NodeClaim, reason string) {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		list, err := cs.EventsV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: "regarding.name=" + nc.Name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range list.Items {
+			if e.Reason == reason {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no %s event about NodeClaim %s", reason, nc.Name)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 func queueDepth(t *testing.T, ctx context.Context, url string) (visible, inFlight int) {
@@ -163,7 +200,7 @@ func TestSpotInterruptionDeletesTheNodeClaim(t *testing.T) {
 	spot, bystander := launchSpot(t, ctx), launchSpot(t, ctx)
 	nc, other := claimFor(t, ctx, spot), claimFor(t, ctx, bystander)
 	unavailable := cache.NewUnavailableOfferings()
-	c := newController("spot-demo", unavailable)
+	c := newController(t, "spot-demo", unavailable)
 	purge(t, ctx, url)
 
 	sim.Requests().Reset()
@@ -190,6 +227,8 @@ func TestSpotInterruptionDeletesTheNodeClaim(t *testing.T) {
 	if v, f := queueDepth(t, ctx, url); v+f != 0 {
 		t.Errorf("queue holds %d visible and %d in-flight messages after handling, want none", v, f)
 	}
+	waitEvent(t, ctx, nc, "SpotInterrupted")
+	waitEvent(t, ctx, nc, "TerminatingOnInterruption")
 	assertAllowedByPolicy(t, "spot-demo")
 }
 
@@ -198,7 +237,7 @@ func TestRebalanceAndUnparsableMessages(t *testing.T) {
 	url := makeQueue(t, ctx, "rebalance-demo")
 	in := launchSpot(t, ctx)
 	nc := claimFor(t, ctx, in)
-	c := newController("rebalance-demo", cache.NewUnavailableOfferings())
+	c := newController(t, "rebalance-demo", cache.NewUnavailableOfferings())
 	purge(t, ctx, url)
 	if err := sim.EC2.RecommendRebalance(aws.ToString(in.InstanceId)); err != nil {
 		t.Fatal(err)
@@ -215,6 +254,7 @@ func TestRebalanceAndUnparsableMessages(t *testing.T) {
 	if gone(t, ctx, nc) {
 		t.Error("a rebalance recommendation deleted the NodeClaim")
 	}
+	waitEvent(t, ctx, nc, "SpotRebalanceRecommendation")
 	if v, f := queueDepth(t, ctx, url); v+f != 0 {
 		t.Errorf("queue holds %d visible and %d in-flight messages, want none", v, f)
 	}
@@ -225,7 +265,7 @@ func TestStateChangeToShuttingDownDeletesTheNodeClaim(t *testing.T) {
 	url := makeQueue(t, ctx, "stop-demo")
 	in := launchSpot(t, ctx)
 	nc := claimFor(t, ctx, in)
-	c := newController("stop-demo", cache.NewUnavailableOfferings())
+	c := newController(t, "stop-demo", cache.NewUnavailableOfferings())
 	purge(t, ctx, url)
 	if _, err := ec2.NewFromConfig(sim.AWSConfig()).TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{aws.ToString(in.InstanceId)}}); err != nil {
 		t.Fatal(err)

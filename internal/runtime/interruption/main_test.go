@@ -10,6 +10,7 @@ import (
 	"github.com/go-logr/logr"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -22,8 +23,10 @@ import (
 // kube reaches a real apiserver with the CRDs; sim is the local AWS every
 // test shares.
 var (
-	kube client.Client
-	sim  *awssim.Server
+	kube    client.Client
+	sim     *awssim.Server
+	scheme  *kruntime.Scheme
+	restCfg *rest.Config
 )
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
@@ -46,7 +49,8 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = env.Stop() }()
-	scheme := kruntime.NewScheme()
+	restCfg = cfg
+	scheme = kruntime.NewScheme()
 	for _, add := range []func(*kruntime.Scheme) error{clientgoscheme.AddToScheme, v1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -59,7 +63,9 @@ func run(m *testing.M) int {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if sim, err = awssim.Start(ctx, awssim.Options{ClusterName: "demo", Logger: logr.Discard()}); err != nil {
+	// Instances stay shutting-down for the whole run, so a test sees only
+	// the state changes it caused.
+	if sim, err = awssim.Start(ctx, awssim.Options{ClusterName: "demo", Logger: logr.Discard(), ShuttingDownDuration: time.Minute}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
