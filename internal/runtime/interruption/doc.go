@@ -6,4 +6,12 @@
 // through the normal termination path. rules.go holds the EventBridge rules
 // and queue policy the queue needs, shared with the Terraform resource that
 // creates them.
+//
+// The operator registers it when INTERRUPTION_QUEUE is set, with the cloud
+// provider's unavailable-offerings cache:
+//
+//	interruption.NewController(interruption.Options{
+//		Kube: mgr.GetClient(), SQS: sqs.NewFromConfig(awsCfg), QueueName: settings.InterruptionQueue,
+//		Unavailable: provider.UnavailableOfferings(), Recorder: recorder, Logger: logger,
+//	}).Register(mgr)
 package interruption
