@@ -1,0 +1,58 @@
+package instancetype_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	ec2sim "github.com/joistdev/terraform-provider-joist/internal/awssim/ec2"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awstest"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/cache"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instancetype"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/pricing"
+)
+
+// BenchmarkListAfterCapacityError measures recomputing every type's
+// capacity and offerings, which happens after each change to the
+// unavailable-offerings cache (the catalog itself is fetched once).
+func BenchmarkListAfterCapacityError(b *testing.B) {
+	sim, err := awstest.Start(ec2sim.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sim.Close()
+	ctx := context.Background()
+	client := ec2.NewFromConfig(sim.Config)
+	prices := pricing.New(client, nil, sim.Config.Region)
+	if err := prices.UpdateSpotPricing(ctx); err != nil {
+		b.Fatal(err)
+	}
+	unavailable := cache.NewUnavailableOfferings()
+	p := instancetype.New(client, prices, unavailable, instancetype.Options{Region: sim.Config.Region})
+	if err := p.Refresh(ctx); err != nil {
+		b.Fatal(err)
+	}
+	nc := &awsv1.EC2NodeClass{ObjectMeta: metav1.ObjectMeta{Name: "bench"}, Status: awsv1.EC2NodeClassStatus{AMIs: []awsv1.AMI{
+		{ID: "ami-amd64", Requirements: []corev1.NodeSelectorRequirement{{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"amd64"}}}},
+		{ID: "ami-arm64", Requirements: []corev1.NodeSelectorRequirement{{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"arm64"}}}},
+	}}}
+	var zones []string
+	for _, z := range sim.EC2.Region().Zones {
+		zones = append(zones, z.Name)
+	}
+	b.ResetTimer()
+	var n int
+	for i := 0; i < b.N; i++ {
+		unavailable.MarkUnavailable("m5.large", zones[i%len(zones)], "spot")
+		its, err := p.List(ctx, nc, zones)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n = len(its)
+	}
+	b.ReportMetric(float64(n), "types")
+}
