@@ -300,11 +300,11 @@ func testExpiration(t *testing.T) {
 	first := claimNames(t, pool)
 	ids := instanceIDs(t, pool)
 	start := time.Now()
-	eventually(t, "the expired nodeclaim replaced", func() (bool, string) {
+	eventually(t, "the expired nodeclaim replaced and gone", func() (bool, string) {
 		now := claimNames(t, pool)
-		for _, c := range now {
+		for _, c := range claimsOf(t, pool) {
 			for _, f := range first {
-				if c == f {
+				if c.Name == f {
 					return false, "original still present"
 				}
 			}
