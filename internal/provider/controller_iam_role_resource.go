@@ -295,7 +295,7 @@ func (r *ControllerIAMRoleResource) apply(ctx context.Context, cfg aws.Config, m
 			return
 		}
 	} else {
-		if managed, err = r.putManaged(ctx, c, m, docs, diags); err != nil {
+		if managed, err = r.putManaged(ctx, c, m, live.ARN, docs, diags); err != nil {
 			diags.AddError("Writing the controller policies", err.Error())
 			return
 		}
@@ -345,51 +345,30 @@ func ownedPolicyPrefix(m *controllerIAMRoleModel, roleARN string) string {
 }
 
 // putManaged creates or updates the managed policies <name>-1..n.
-func (r *ControllerIAMRoleResource) putManaged(ctx context.Context, c *iam.Client, m *controllerIAMRoleModel, docs []string, diags *diag.Diagnostics) ([]string, error) {
+func (r *ControllerIAMRoleResource) putManaged(ctx context.Context, c *iam.Client, m *controllerIAMRoleModel, roleARN string, docs []string, diags *diag.Diagnostics) ([]string, error) {
 	var arns []string
 	tags := iamTags(stringMap(ctx, m.Tags, diags))
+	prefix := ownedPolicyPrefix(m, roleARN)
 	for i, doc := range docs {
 		pname := fmt.Sprintf("%s-%d", m.Name.ValueString(), i+1)
 		out, err := c.CreatePolicy(ctx, &iam.CreatePolicyInput{
 			PolicyName: aws.String(pname), Path: aws.String(m.Path.ValueString()), PolicyDocument: aws.String(doc), Tags: tags,
 			Description: aws.String(fmt.Sprintf("Joist controller permissions, part %d of %d", i+1, len(docs))),
 		})
-		if err == nil {
+		switch {
+		case err == nil:
 			arns = append(arns, aws.ToString(out.Policy.Arn))
-			continue
-		}
-		if !isAWSCode(err, "EntityAlreadyExists") {
+		case isAWSCode(err, "EntityAlreadyExists"):
+			parn := fmt.Sprintf("%s%d", prefix, i+1)
+			if err := setPolicyDocument(ctx, c, parn, doc); err != nil {
+				return nil, err
+			}
+			arns = append(arns, parn)
+		default:
 			return nil, fmt.Errorf("iam:CreatePolicy %s: %w", pname, err)
 		}
-		parn := fmt.Sprintf("arn:%s:iam::%s:policy%s%s", partitionOfARN(m.ARN.ValueString()), accountOfARN(m.ARN.ValueString()), m.Path.ValueString(), pname)
-		if m.ARN.IsUnknown() || m.ARN.ValueString() == "" {
-			got, gerr := c.GetRole(ctx, &iam.GetRoleInput{RoleName: m.Name.ValueStringPointer()})
-			if gerr != nil {
-				return nil, gerr
-			}
-			a := aws.ToString(got.Role.Arn)
-			parn = fmt.Sprintf("arn:%s:iam::%s:policy%s%s", partitionOfARN(a), accountOfARN(a), m.Path.ValueString(), pname)
-		}
-		if err := setPolicyDocument(ctx, c, parn, doc); err != nil {
-			return nil, err
-		}
-		arns = append(arns, parn)
 	}
 	return arns, nil
-}
-
-func partitionOfARN(arn string) string {
-	if p := strings.Split(arn, ":"); len(p) > 4 {
-		return p[1]
-	}
-	return "aws"
-}
-
-func accountOfARN(arn string) string {
-	if p := strings.Split(arn, ":"); len(p) > 4 {
-		return p[4]
-	}
-	return ""
 }
 
 // setPolicyDocument makes doc the default version of a managed policy,
