@@ -90,6 +90,7 @@ func expectPreview(drifted, total, allowed int64) plancheck.PlanCheck {
 }
 
 func TestAccNodePoolDisruptionPreview(t *testing.T) {
+	t.Parallel()
 	const pool = "preview"
 	step := func(archs, team string, drifted int64) resource.TestStep {
 		return resource.TestStep{
@@ -124,6 +125,7 @@ func TestAccNodePoolDisruptionPreview(t *testing.T) {
 // TestNodePoolPreviewWarning runs the resource's ModifyPlan on a label
 // change of a pool with 5 NodeClaims and checks the warning users see.
 func TestNodePoolPreviewWarning(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	const pool = "preview-warning"
 	r := NewNodePoolResource().(*NodePoolResource)

@@ -43,6 +43,7 @@ resource "joist_ec2_node_class" "test" {
 }
 
 func TestAccEC2NodeClassLifecycle(t *testing.T) {
+	t.Parallel()
 	const name = "class-lifecycle"
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
@@ -115,6 +116,7 @@ func TestAccEC2NodeClassLifecycle(t *testing.T) {
 }
 
 func TestAccEC2NodeClassDestroyWithoutController(t *testing.T) {
+	t.Parallel()
 	const name = "class-doomed"
 	config := func(force bool) string {
 		return providerBlock() + fmt.Sprintf(`

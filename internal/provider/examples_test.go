@@ -13,6 +13,7 @@ import (
 // against the sandbox: they must pass plan-time validation, apply, and plan
 // empty afterwards.
 func TestAccExamples(t *testing.T) {
+	t.Parallel()
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..", "examples", "resources")
 	config := providerBlock()

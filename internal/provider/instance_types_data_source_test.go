@@ -13,6 +13,7 @@ import (
 // TestAccInstanceTypesDataSource resolves requirements against awssim's
 // catalog through the provider's AWS configuration (the SDK environment).
 func TestAccInstanceTypesDataSource(t *testing.T) {
+	t.Parallel()
 	config := providerBlock() + `
 data "joist_instance_types" "small_arm" {
   requirements = [

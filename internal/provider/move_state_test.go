@@ -126,6 +126,7 @@ func goValue(v tftypes.Value) any {
 // kubernetes_manifest into joist_node_pool with a moved block: the plan has
 // no changes and the live object is not written.
 func TestAccMoveFromKubernetesManifest(t *testing.T) {
+	t.Parallel()
 	const name = "moved"
 	var resourceVersion string
 	factories := map[string]func() (tfprotov6.ProviderServer, error){
@@ -204,6 +205,7 @@ resource "joist_node_pool" "pool" {
 // TestMoveFromKubectlManifest calls the provider's MoveResourceState as
 // Terraform does for a kubectl_manifest, and for a manifest of another kind.
 func TestMoveFromKubectlManifest(t *testing.T) {
+	t.Parallel()
 	server, err := testAccProtoV6ProviderFactories["joist"]()
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 )
 
 func TestAccNodePoolDataSource(t *testing.T) {
+	t.Parallel()
 	config := previewPoolConfig("read-back", `"amd64"`, "a") + `
 data "joist_node_pool" "read" {
   name = joist_node_pool.test.name

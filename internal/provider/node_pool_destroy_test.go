@@ -31,12 +31,23 @@ resource "joist_node_pool" "test" {
 `, name, force)
 }
 
+// testAWSConfig is the AWS the provider under test reaches: whatever the
+// SDK's standard environment points at.
+func testAWSConfig(t *testing.T) aws.Config {
+	t.Helper()
+	cfg, err := (&awsModel{}).config(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
 // launchPoolInstances starts n instances in awssim tagged as the pool's, as
 // the controller would have.
 func launchPoolInstances(t *testing.T, pool string, n int32) {
 	t.Helper()
 	ctx := context.Background()
-	client := ec2.NewFromConfig(testCluster.aws.AWSConfig())
+	client := ec2.NewFromConfig(testAWSConfig(t))
 	images, err := client.DescribeImages(ctx, &ec2.DescribeImagesInput{Owners: []string{"amazon"}})
 	if err != nil || len(images.Images) == 0 {
 		t.Fatalf("no AMI in awssim: %v", err)
@@ -56,7 +67,11 @@ func launchPoolInstances(t *testing.T, pool string, n int32) {
 
 // liveInstances counts the pool's instances that are not terminating.
 func liveInstances(pool string) (int, error) {
-	client := ec2.NewFromConfig(testCluster.aws.AWSConfig())
+	cfg, err := (&awsModel{}).config(context.Background())
+	if err != nil {
+		return 0, err
+	}
+	client := ec2.NewFromConfig(cfg)
 	out, err := client.DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
 		{Name: aws.String("tag:" + v1.NodePoolLabelKey), Values: []string{pool}},
 		{Name: aws.String("instance-state-name"), Values: []string{"pending", "running", "stopping", "stopped"}},
@@ -72,6 +87,7 @@ func liveInstances(pool string) (int, error) {
 }
 
 func TestAccNodePoolDestroyWithoutController(t *testing.T) {
+	t.Parallel()
 	const pool = "doomed"
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,

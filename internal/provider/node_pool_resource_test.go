@@ -47,6 +47,7 @@ resource "joist_node_pool" "test" {
 }
 
 func TestAccNodePoolLifecycle(t *testing.T) {
+	t.Parallel()
 	const name = "lifecycle"
 	update := func(cfg string) resource.TestStep {
 		return resource.TestStep{

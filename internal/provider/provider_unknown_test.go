@@ -15,6 +15,7 @@ import (
 // same run): planning the pool must work, and apply must then reach the
 // cluster with the value.
 func TestAccProviderHostUnknownUntilApply(t *testing.T) {
+	t.Parallel()
 	cfg, err := clientcmd.BuildConfigFromFlags("", testCluster.kubeconfig)
 	if err != nil {
 		t.Fatal(err)

@@ -152,6 +152,7 @@ var invalidCases = []invalidCase{
 // against a provider whose Kubernetes API refuses and counts every request:
 // each plan must fail naming the attribute, and none may reach the cluster.
 func TestAccInvalidConfigurationsFailAtPlan(t *testing.T) {
+	t.Parallel()
 	if len(invalidCases) < 40 {
 		t.Fatalf("only %d invalid configurations", len(invalidCases))
 	}
