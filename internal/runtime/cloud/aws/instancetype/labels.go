@@ -59,7 +59,7 @@ func Labels(info ec2types.InstanceTypeInfo, region, os string) map[string]string
 		l[v1.LabelInstanceCPU] = strconv.Itoa(int(*info.VCpuInfo.DefaultVCpus))
 	}
 	if p := info.ProcessorInfo; p != nil {
-		if m := strings.ToLower(aws.ToString(p.Manufacturer)); m != "" {
+		if m := kebab(aws.ToString(p.Manufacturer)); m != "" {
 			l[v1.LabelInstanceCPUManufacturer] = m
 		}
 		if ghz := aws.ToFloat64(p.SustainedClockSpeedInGhz); ghz > 0 {
@@ -84,8 +84,8 @@ func Labels(info ec2types.InstanceTypeInfo, region, os string) map[string]string
 	}
 	if g := info.GpuInfo; g != nil && len(g.Gpus) == 1 {
 		gpu := g.Gpus[0]
-		l[v1.LabelInstanceGPUName] = strings.ToLower(aws.ToString(gpu.Name))
-		l[v1.LabelInstanceGPUManufacturer] = strings.ToLower(aws.ToString(gpu.Manufacturer))
+		l[v1.LabelInstanceGPUName] = kebab(aws.ToString(gpu.Name))
+		l[v1.LabelInstanceGPUManufacturer] = kebab(aws.ToString(gpu.Manufacturer))
 		l[v1.LabelInstanceGPUCount] = strconv.Itoa(int(aws.ToInt32(gpu.Count)))
 		if gpu.MemoryInfo != nil {
 			l[v1.LabelInstanceGPUMemory] = strconv.Itoa(int(aws.ToInt32(gpu.MemoryInfo.SizeInMiB)))
@@ -93,13 +93,13 @@ func Labels(info ec2types.InstanceTypeInfo, region, os string) map[string]string
 	}
 	if nr := info.NeuronInfo; nr != nil && len(nr.NeuronDevices) == 1 {
 		d := nr.NeuronDevices[0]
-		l[v1.LabelInstanceAcceleratorName] = strings.ToLower(aws.ToString(d.Name))
+		l[v1.LabelInstanceAcceleratorName] = kebab(aws.ToString(d.Name))
 		l[v1.LabelInstanceAcceleratorManufacturer] = "aws"
 		l[v1.LabelInstanceAcceleratorCount] = strconv.Itoa(int(aws.ToInt32(d.Count)))
 	} else if ia := info.InferenceAcceleratorInfo; ia != nil && len(ia.Accelerators) == 1 {
 		a := ia.Accelerators[0]
-		l[v1.LabelInstanceAcceleratorName] = strings.ToLower(aws.ToString(a.Name))
-		l[v1.LabelInstanceAcceleratorManufacturer] = strings.ToLower(aws.ToString(a.Manufacturer))
+		l[v1.LabelInstanceAcceleratorName] = kebab(aws.ToString(a.Name))
+		l[v1.LabelInstanceAcceleratorManufacturer] = kebab(aws.ToString(a.Manufacturer))
 		l[v1.LabelInstanceAcceleratorCount] = strconv.Itoa(int(aws.ToInt32(a.Count)))
 	}
 	if s := info.InstanceStorageInfo; s != nil && s.NvmeSupport != ec2types.EphemeralNvmeSupportUnsupported && aws.ToInt64(s.TotalSizeInGB) > 0 {
@@ -112,3 +112,7 @@ func Labels(info ec2types.InstanceTypeInfo, region, os string) map[string]string
 	}
 	return l
 }
+
+// kebab makes a label value of a product name: "Radeon Pro V520" ->
+// "radeon-pro-v520" (label values may not contain spaces).
+func kebab(s string) string { return strings.ToLower(strings.ReplaceAll(s, " ", "-")) }
