@@ -99,11 +99,21 @@ func expectTerminatedInstances(t *testing.T, ids []string) {
 }
 
 // disrupting counts the pool's nodes that are tainted for disruption or
-// being deleted.
+// being deleted, as budgets count them: a node whose instance is already
+// terminating no longer counts.
 func disrupting(t *testing.T, pool string) int {
 	t.Helper()
+	terminating := map[string]bool{}
+	for _, c := range claimsOf(t, pool) {
+		if meta.IsStatusConditionTrue(c.Status.Conditions, v1.ConditionTypeInstanceTerminating) {
+			terminating[c.Status.ProviderID] = true
+		}
+	}
 	n := 0
 	for _, node := range nodesOf(t, pool) {
+		if terminating[node.Spec.ProviderID] {
+			continue
+		}
 		if node.DeletionTimestamp != nil {
 			n++
 			continue
