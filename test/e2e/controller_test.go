@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"net"
@@ -8,15 +9,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 )
 
 // controllerProcess is the controller binary running as a subprocess.
 type controllerProcess struct {
-	cmd        *exec.Cmd
-	logPath    string
-	healthPort int
-	done       chan error
+	cmd         *exec.Cmd
+	logPath     string
+	healthPort  int
+	metricsPort int
+	done        chan error
 }
 
 // startController runs `terraform-provider-joist controller` against the
@@ -30,7 +34,7 @@ func startController(ctx context.Context, w *world) (*controllerProcess, error) 
 	if err != nil {
 		return nil, err
 	}
-	p := &controllerProcess{healthPort: health, done: make(chan error, 1)}
+	p := &controllerProcess{healthPort: health, metricsPort: metricsPort, done: make(chan error, 1)}
 	p.logPath = filepath.Join(w.logDir, fmt.Sprintf("controller-%d.log", time.Now().UnixNano()))
 	logFile, err := os.Create(p.logPath)
 	if err != nil {
@@ -113,4 +117,23 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// metric reads one sample from the controller's /metrics, e.g.
+// joist_nodeclaims_launched_total{nodepool="a"}; ok is false when absent.
+func (p *controllerProcess) metric(series string) (value float64, ok bool, err error) {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", p.metricsPort))
+	if err != nil {
+		return 0, false, err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if rest, found := strings.CutPrefix(sc.Text(), series+" "); found {
+			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+			return v, err == nil, err
+		}
+	}
+	return 0, false, sc.Err()
 }

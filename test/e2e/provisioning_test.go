@@ -110,6 +110,17 @@ func testDeployment(t *testing.T) {
 		t.Logf("node %s: %s %s in %s, %d pods, $%.4f/h", node.Name, inst.InstanceType, c.Labels[v1.CapacityTypeLabelKey],
 			aws.ToString(inst.Placement.AvailabilityZone), podsOn[node.Name], price)
 	}
+	for series, want := range map[string]float64{
+		`joist_nodeclaims_created_total{nodepool="deployment",reason="provisioning"}`: float64(len(claims)),
+		`joist_nodeclaims_launched_total{nodepool="deployment"}`:                      float64(len(claims)),
+		`joist_nodeclaims_registered_total{nodepool="deployment"}`:                    float64(len(claims)),
+		`joist_nodeclaims_initialized_total{nodepool="deployment"}`:                   float64(len(claims)),
+	} {
+		got, ok, err := w.controller.metric(series)
+		if err != nil || !ok || got != want {
+			t.Errorf("metric %s = %v (present %v, err %v), want %v", series, got, ok, err, want)
+		}
+	}
 	bound := lb * replicas
 	t.Logf("cost $%.4f/h for %d pods on %d nodes; overhead-free lower bound $%.4f/h (%s): ratio %.2f",
 		cost, replicas, len(claims), bound, lbType, cost/bound)
