@@ -188,7 +188,9 @@ func (r *NodeIAMRoleResource) ModifyPlan(ctx context.Context, req resource.Modif
 			"the access entry needs the EKS cluster: set cluster_name here or in the provider block, or access_entry_type = \"NONE\"")
 		return
 	}
-	if plan.CreateRole.ValueBool() && !plan.AdditionalPolicyARNs.IsUnknown() {
+	// The partition comes from the region: plan the policies once the AWS
+	// settings are known (they may come from resources created in this run).
+	if plan.CreateRole.ValueBool() && !plan.AdditionalPolicyARNs.IsUnknown() && r.clients != nil && r.clients.awsKnown {
 		partition := r.partition(ctx, &resp.Diagnostics)
 		plan.AssumeRolePolicy = types.StringValue(nodeTrustPolicy(partition))
 		plan.PolicyARNs = stringSet(plan.wantPolicies(ctx, partition, &resp.Diagnostics))
