@@ -56,8 +56,13 @@ func solveLP(opts []BoundOption, cpu, memory float64) (cost float64, a, b int) {
 			if !usable(ob) {
 				continue
 			}
-			det := oa.CPUMillis*ob.MemoryBytes - ob.CPUMillis*oa.MemoryBytes
-			if det == 0 {
+			// Parallel shapes (zero determinant up to rounding) have no
+			// unique two-shape basis; the single-shape loop covers them.
+			// An exact zero test lets rounding noise through, and the
+			// "solution" of that noise is x = (-0, -0) at cost -0.
+			l, r := oa.CPUMillis*ob.MemoryBytes, ob.CPUMillis*oa.MemoryBytes
+			det := l - r
+			if math.Abs(det) <= 1e-9*(math.Abs(l)+math.Abs(r)) {
 				continue
 			}
 			xa := (cpu*ob.MemoryBytes - ob.CPUMillis*memory) / det

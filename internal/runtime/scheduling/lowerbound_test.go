@@ -1,0 +1,71 @@
+package scheduling
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+func TestLowerBoundCostTwoShapes(t *testing.T) {
+	opts := []BoundOption{
+		{Price: 1, CPUMillis: 4000, MemoryBytes: 8},  // CPU-heavy
+		{Price: 1, CPUMillis: 1000, MemoryBytes: 32}, // memory-heavy
+	}
+	// Demand 5000m / 40: x1 = x2 = 1 meets both exactly; no single shape is
+	// as cheap (CPU-heavy alone needs 5 units for the memory).
+	if got := LowerBoundCost(opts, 5000, 40); math.Abs(got-2) > 1e-9 {
+		t.Fatalf("LowerBoundCost = %v, want 2", got)
+	}
+	if got := LowerBoundCost(opts, 0, 0); got != 0 {
+		t.Fatalf("zero demand: %v, want 0", got)
+	}
+	if got := LowerBoundCost(nil, 1, 1); !math.IsInf(got, 1) {
+		t.Fatalf("no options: %v, want +Inf", got)
+	}
+}
+
+// TestLowerBoundCostParallelShapes: when every option is (nearly) parallel
+// to the demand, the two-shape system is degenerate; the bound must come
+// from the best single shape, not from rounding noise.
+func TestLowerBoundCostParallelShapes(t *testing.T) {
+	opts := []BoundOption{
+		{Price: 0.76032, CPUMillis: 31869.62890625, MemoryBytes: 6.8439506944e+10},
+		{Price: 1.24848, CPUMillis: 63770, MemoryBytes: 1.3694503223295999e+11},
+	}
+	cpu, mem := 93750.0, 2.01326592e+11
+	want := math.Min(
+		opts[0].Price*math.Max(cpu/opts[0].CPUMillis, mem/opts[0].MemoryBytes),
+		opts[1].Price*math.Max(cpu/opts[1].CPUMillis, mem/opts[1].MemoryBytes))
+	got := LowerBoundCost(opts, cpu, mem)
+	if got <= 0 || math.Abs(got-want) > 1e-9*want {
+		t.Fatalf("LowerBoundCost = %v, want the best single shape %v", got, want)
+	}
+}
+
+// TestLPLowerBoundForPodsSameRatio: pods that all ask 2Gi per CPU make
+// every type's usable capacity parallel to the demand.
+func TestLPLowerBoundForPodsSameRatio(t *testing.T) {
+	types, err := loadFixture("testdata/catalog.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pods []*corev1.Pod
+	for i, sz := range [][2]string{{"250m", "512Mi"}, {"500m", "1Gi"}, {"1", "2Gi"}, {"2", "4Gi"}} {
+		for j := 0; j < 25; j++ {
+			pods = append(pods, &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{
+				Name: fmt.Sprint("c", i, j),
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+					corev1.ResourceCPU: resource.MustParse(sz[0]), corev1.ResourceMemory: resource.MustParse(sz[1]),
+				}},
+			}}}})
+		}
+	}
+	plain := LPLowerBound(types, corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("93750m"), corev1.ResourceMemory: resource.MustParse("187.5Gi")})
+	got := LPLowerBoundForPods(types, pods)
+	if !(got > 0) || got < plain-1e-9 {
+		t.Fatalf("LPLowerBoundForPods = %v; want positive and at least the plain LP bound %v", got, plain)
+	}
+}
