@@ -8,7 +8,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
@@ -36,7 +35,9 @@ type EC2NodeClassResource struct {
 
 // NewEC2NodeClassResource returns the joist_ec2_node_class resource.
 func NewEC2NodeClassResource() resource.Resource {
-	return &EC2NodeClassResource{manifestResource{kind: ec2NodeClassKind(), typeName: "joist_ec2_node_class"}}
+	return &EC2NodeClassResource{manifestResource{kind: ec2NodeClassKind(), typeName: "joist_ec2_node_class", extras: map[string]attr.Value{
+		"force_destroy": types.BoolValue(false),
+	}}}
 }
 
 // ec2NodeClassDeleteTimeout bounds the wait for the controller to release
@@ -64,47 +65,11 @@ func (r *EC2NodeClassResource) Schema(_ context.Context, _ resource.SchemaReques
 	}
 }
 
-func (r *EC2NodeClassResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.configure(req, resp)
-}
-
-func (r *EC2NodeClassResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	r.validateConfig(ctx, req, resp)
-}
-
 // ModifyPlan refuses at plan time the changes the CRD's transition rules
 // refuse (instanceProfile back to role).
 func (r *EC2NodeClassResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() || req.State.Raw.IsNull() {
-		return
-	}
-	t := req.Plan.Schema.Type()
-	plan, diags := attrsOf(ctx, t, req.Plan.Raw)
-	resp.Diagnostics.Append(diags...)
-	state, diags := attrsOf(ctx, t, req.State.Raw)
-	resp.Diagnostics.Append(diags...)
-	if !resp.Diagnostics.HasError() {
+	if plan, state, ok := planAndState(ctx, req, &resp.Diagnostics); ok {
 		resp.Diagnostics.Append(r.validationDiagnostics(plan, state)...)
-	}
-}
-
-func (r *EC2NodeClassResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	raw, diags := r.write(ctx, req.Plan.Schema.Type(), req.Plan.Raw)
-	resp.Diagnostics.Append(diags...)
-	if !diags.HasError() {
-		resp.State.Raw = raw
-	}
-}
-
-func (r *EC2NodeClassResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	r.read(ctx, req, resp)
-}
-
-func (r *EC2NodeClassResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	raw, diags := r.write(ctx, req.Plan.Schema.Type(), req.Plan.Raw)
-	resp.Diagnostics.Append(diags...)
-	if !diags.HasError() {
-		resp.State.Raw = raw
 	}
 }
 
@@ -168,14 +133,4 @@ func (r *EC2NodeClassResource) destroy(ctx context.Context, name string, force b
 		})
 		return release(ctx, live)
 	})
-}
-
-func (r *EC2NodeClassResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	r.importState(ctx, req, resp)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("force_destroy"), false)...)
-}
-
-// MoveState accepts kubernetes_manifest and kubectl_manifest of an EC2NodeClass.
-func (r *EC2NodeClassResource) MoveState(context.Context) []resource.StateMover {
-	return r.stateMovers(map[string]attr.Value{"force_destroy": types.BoolValue(false)})
 }

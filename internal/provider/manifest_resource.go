@@ -39,6 +39,9 @@ type manifestResource struct {
 	kind     *kind
 	typeName string
 	clients  *clients
+	// extras are the values of the resource's own attributes (not the
+	// object's) when a state is imported or moved in.
+	extras map[string]attr.Value
 }
 
 // baseAttributes are the attributes beside the spec's.
@@ -68,7 +71,7 @@ func (r *manifestResource) baseAttributes(objectDoc string) map[string]schema.At
 	return attrs
 }
 
-func (r *manifestResource) configure(req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+func (r *manifestResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	if req.ProviderData == nil {
 		return
 	}
@@ -191,7 +194,8 @@ func overlapsAny(p validate.Path, unknown []validate.Path) bool {
 // template.spec.requirements[0].key, labels["team"].
 func formatAttributePath(p path.Path) string { return p.String() }
 
-func (r *manifestResource) validateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+// ValidateConfig runs the CRD's rules on the configuration.
+func (r *manifestResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	attrs, diags := attrsOf(ctx, req.Config.Schema.Type(), req.Config.Raw)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
@@ -290,6 +294,38 @@ func (r *manifestResource) write(ctx context.Context, t attr.Type, plan tftypes.
 	return raw, diags
 }
 
+// Create writes the object.
+func (r *manifestResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	raw, diags := r.write(ctx, req.Plan.Schema.Type(), req.Plan.Raw)
+	resp.Diagnostics.Append(diags...)
+	if !diags.HasError() {
+		resp.State.Raw = raw
+	}
+}
+
+// Update writes the object in place.
+func (r *manifestResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	raw, diags := r.write(ctx, req.Plan.Schema.Type(), req.Plan.Raw)
+	resp.Diagnostics.Append(diags...)
+	if !diags.HasError() {
+		resp.State.Raw = raw
+	}
+}
+
+// planAndState reads a ModifyPlan request's plan and state; ok is false on
+// create and destroy, where there is no transition to check.
+func planAndState(ctx context.Context, req resource.ModifyPlanRequest, diags *diag.Diagnostics) (plan, state map[string]attr.Value, ok bool) {
+	if req.Plan.Raw.IsNull() || req.State.Raw.IsNull() {
+		return nil, nil, false
+	}
+	t := req.Plan.Schema.Type()
+	plan, d := attrsOf(ctx, t, req.Plan.Raw)
+	diags.Append(d...)
+	state, d = attrsOf(ctx, t, req.State.Raw)
+	diags.Append(d...)
+	return plan, state, !diags.HasError()
+}
+
 func applyErrorDetail(err error) string {
 	if errors.Is(err, errNotKnownYet) {
 		return err.Error()
@@ -300,7 +336,8 @@ func applyErrorDetail(err error) string {
 	return err.Error()
 }
 
-func (r *manifestResource) read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+// Read refreshes the state from the live object: drift shows in the plan.
+func (r *manifestResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	attrs, diags := attrsOf(ctx, req.State.Schema.Type(), req.State.Raw)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
@@ -365,7 +402,16 @@ func (r *manifestResource) deleteObject(ctx context.Context, name string, timeou
 	}
 }
 
-func (r *manifestResource) importState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+// ImportState imports an object by name; Read fills in the rest.
+func (r *manifestResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), req.ID)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+	for name, v := range r.extras {
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(name), v)...)
+	}
+}
+
+// MoveState accepts kubernetes_manifest and kubectl_manifest of the kind.
+func (r *manifestResource) MoveState(context.Context) []resource.StateMover {
+	return r.stateMovers(r.extras)
 }

@@ -30,7 +30,11 @@ type NodePoolResource struct {
 
 // NewNodePoolResource returns the joist_node_pool resource.
 func NewNodePoolResource() resource.Resource {
-	return &NodePoolResource{manifestResource{kind: nodePoolKind(), typeName: "joist_node_pool"}}
+	return &NodePoolResource{manifestResource{kind: nodePoolKind(), typeName: "joist_node_pool", extras: map[string]attr.Value{
+		"force_destroy":      types.BoolValue(false),
+		"delete_timeout":     types.StringValue(defaultDeleteTimeout),
+		"planned_disruption": types.ObjectNull(plannedDisruptionType.AttrTypes),
+	}}}
 }
 
 // defaultDeleteTimeout bounds how long destroying a pool waits for its nodes.
@@ -64,12 +68,8 @@ func (r *NodePoolResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 	}
 }
 
-func (r *NodePoolResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.configure(req, resp)
-}
-
 func (r *NodePoolResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	r.validateConfig(ctx, req, resp)
+	r.manifestResource.ValidateConfig(ctx, req, resp)
 	var timeout types.String
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("delete_timeout"), &timeout)...)
 	if !timeout.IsNull() && !timeout.IsUnknown() {
@@ -81,15 +81,8 @@ func (r *NodePoolResource) ValidateConfig(ctx context.Context, req resource.Vali
 }
 
 func (r *NodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() || req.State.Raw.IsNull() {
-		return
-	}
-	t := req.Plan.Schema.Type()
-	plan, diags := attrsOf(ctx, t, req.Plan.Raw)
-	resp.Diagnostics.Append(diags...)
-	state, diags := attrsOf(ctx, t, req.State.Raw)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
+	plan, state, ok := planAndState(ctx, req, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	resp.Diagnostics.Append(r.validationDiagnostics(plan, state)...)
@@ -118,26 +111,6 @@ func (r *NodePoolResource) specChanged(plan, state map[string]attr.Value) bool {
 	return len(unknownA) > 0 || fmt.Sprint(a) != fmt.Sprint(b)
 }
 
-func (r *NodePoolResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	raw, diags := r.write(ctx, req.Plan.Schema.Type(), req.Plan.Raw)
-	resp.Diagnostics.Append(diags...)
-	if !diags.HasError() {
-		resp.State.Raw = raw
-	}
-}
-
-func (r *NodePoolResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	r.read(ctx, req, resp)
-}
-
-func (r *NodePoolResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	raw, diags := r.write(ctx, req.Plan.Schema.Type(), req.Plan.Raw)
-	resp.Diagnostics.Append(diags...)
-	if !diags.HasError() {
-		resp.State.Raw = raw
-	}
-}
-
 func (r *NodePoolResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	state, diags := attrsOf(ctx, req.State.Schema.Type(), req.State.Raw)
 	resp.Diagnostics.Append(diags...)
@@ -153,19 +126,4 @@ func (r *NodePoolResource) Delete(ctx context.Context, req resource.DeleteReques
 	if err := r.destroy(ctx, name, force, timeout); err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("Deleting node pool %s", name), err.Error())
 	}
-}
-
-func (r *NodePoolResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	r.importState(ctx, req, resp)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("force_destroy"), false)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("delete_timeout"), defaultDeleteTimeout)...)
-}
-
-// MoveState accepts kubernetes_manifest and kubectl_manifest of a NodePool.
-func (r *NodePoolResource) MoveState(context.Context) []resource.StateMover {
-	return r.stateMovers(map[string]attr.Value{
-		"force_destroy":      types.BoolValue(false),
-		"delete_timeout":     types.StringValue(defaultDeleteTimeout),
-		"planned_disruption": types.ObjectNull(plannedDisruptionType.AttrTypes),
-	})
 }

@@ -2,7 +2,6 @@ package crdschema
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -116,7 +115,7 @@ func Decode(n *Node, v any, prior attr.Value) attr.Value {
 	}
 	switch n.Kind {
 	case Int:
-		if i, ok := toInt(v); ok {
+		if i, ok := validate.Int(v); ok {
 			return types.Int64Value(i)
 		}
 		return types.Int64Null()
@@ -210,20 +209,4 @@ func toString(v any) string {
 		return strconv.FormatInt(t, 10)
 	}
 	return fmt.Sprint(v)
-}
-
-func toInt(v any) (int64, bool) {
-	switch t := v.(type) {
-	case int64:
-		return t, true
-	case int:
-		return int64(t), true
-	case int32:
-		return int64(t), true
-	case float64:
-		if t == math.Trunc(t) {
-			return int64(t), true
-		}
-	}
-	return 0, false
 }

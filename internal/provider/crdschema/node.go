@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"github.com/joistdev/terraform-provider-joist/internal/provider/validate"
 )
 
 // Kind is the Terraform shape of a CRD node.
@@ -80,37 +82,14 @@ func newNode(field string, s *apiextensionsv1.JSONSchemaProps, required bool) *N
 	if s.Default != nil {
 		var d any
 		if err := json.Unmarshal(s.Default.Raw, &d); err == nil {
-			n.Default = withDefaults(s, d)
+			// Store the default as the apiserver does, with the defaults
+			// nested inside it applied.
+			validate.ApplyDefaults(s, d)
+			n.Default = d
 		}
 	}
 	n.Required = required && n.Default == nil
 	return n
-}
-
-// withDefaults applies the defaults nested in s to v, as the apiserver does
-// after it has set an outer default.
-func withDefaults(s *apiextensionsv1.JSONSchemaProps, v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		for name, prop := range s.Properties {
-			if _, ok := t[name]; !ok && prop.Default != nil {
-				var d any
-				if err := json.Unmarshal(prop.Default.Raw, &d); err == nil {
-					t[name] = d
-				}
-			}
-			if c, ok := t[name]; ok {
-				t[name] = withDefaults(&prop, c)
-			}
-		}
-	case []any:
-		if s.Items != nil && s.Items.Schema != nil {
-			for i, item := range t {
-				t[i] = withDefaults(s.Items.Schema, item)
-			}
-		}
-	}
-	return v
 }
 
 func describe(s *apiextensionsv1.JSONSchemaProps) string {

@@ -197,10 +197,10 @@ func (w *walker) rules(s *apiextensionsv1.JSONSchemaProps, p Path, v, old any) {
 	}
 }
 
-// applyDefaults sets the schema's defaults on absent fields, the way the
+// ApplyDefaults sets the schema's defaults on absent fields, the way the
 // apiserver defaults a custom resource before validating it: outer defaults
 // first, then the defaults nested inside them.
-func applyDefaults(s *apiextensionsv1.JSONSchemaProps, v any) {
+func ApplyDefaults(s *apiextensionsv1.JSONSchemaProps, v any) {
 	switch t := v.(type) {
 	case map[string]any:
 		for name, prop := range s.Properties {
@@ -211,20 +211,20 @@ func applyDefaults(s *apiextensionsv1.JSONSchemaProps, v any) {
 				}
 			}
 			if child, ok := t[name]; ok {
-				applyDefaults(&prop, child)
+				ApplyDefaults(&prop, child)
 			}
 		}
 		if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
 			for k, child := range t {
 				if _, known := s.Properties[k]; !known {
-					applyDefaults(s.AdditionalProperties.Schema, child)
+					ApplyDefaults(s.AdditionalProperties.Schema, child)
 				}
 			}
 		}
 	case []any:
 		if s.Items != nil && s.Items.Schema != nil {
 			for _, item := range t {
-				applyDefaults(s.Items.Schema, item)
+				ApplyDefaults(s.Items.Schema, item)
 			}
 		}
 	}
@@ -249,6 +249,10 @@ func normalizeNumbers(v any) any {
 	}
 	return v
 }
+
+// Int reads an integer of a manifest: int64 from unstructured objects,
+// float64 from encoding/json, json.Number.
+func Int(v any) (int64, bool) { return asInt(v) }
 
 func asInt(v any) (int64, bool) {
 	switch t := v.(type) {

@@ -85,7 +85,7 @@ func (v *Validator) Default(obj map[string]any) (map[string]any, error) {
 		return nil, err
 	}
 	out := deepCopy(obj)
-	applyDefaults(s, out)
+	ApplyDefaults(s, out)
 	return out, nil
 }
 
@@ -98,11 +98,11 @@ func (v *Validator) Validate(obj, old map[string]any) ErrorList {
 		return ErrorList{{Path: Path{}.Child("kind"), Type: ErrorTypeInvalid, Message: err.Error()}}
 	}
 	obj = deepCopy(obj)
-	applyDefaults(s, obj)
+	ApplyDefaults(s, obj)
 	var oldSpec any
 	if old != nil {
 		old = deepCopy(old)
-		applyDefaults(s, old)
+		ApplyDefaults(s, old)
 		oldSpec = old["spec"]
 	}
 	w := &walker{}
