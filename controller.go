@@ -22,15 +22,19 @@ func runController(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := op.WithAWS(); err != nil {
+	provider, err := op.WithAWS()
+	if err != nil {
 		return err
 	}
-	if err := op.WithProvisioning(); err != nil {
-		return err
-	}
-	// Deleted NodeClaims: Node deleted and instance terminated, no drain.
-	if err := op.WithImmediateTermination(); err != nil {
-		return err
+	for _, with := range []func() error{
+		op.WithProvisioning,
+		op.WithTermination,
+		op.WithDisruption,
+		func() error { return op.WithInterruption(provider) },
+	} {
+		if err := with(); err != nil {
+			return err
+		}
 	}
 	return op.Start(ctx)
 }

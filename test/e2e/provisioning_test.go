@@ -27,10 +27,13 @@ var (
 	categoriesCMR   = req(v1.LabelInstanceCategory, corev1.NodeSelectorOpIn, "c", "m", "r")
 )
 
+// class is the EC2NodeClass of the provisioning scenarios.
+const class = "provisioning"
+
 // TestProvisioning runs the independent scenarios in parallel on the shared
 // world, then the one that restarts the controller on its own.
 func TestProvisioning(t *testing.T) {
-	nodeClass(t, "default")
+	nodeClass(t, class)
 	t.Run("independent", func(t *testing.T) {
 		t.Run("deployment", testDeployment)
 		t.Run("spot-capacity-removed", testSpotCapacityRemoved)
@@ -47,7 +50,7 @@ func testDeployment(t *testing.T) {
 	t.Parallel()
 	const replicas = 50
 	ns := namespace(t, "e2e-deployment")
-	nodePool(t, "deployment", "default", nil, spotAndOnDemand, amd64, categoriesCMR)
+	nodePool(t, "deployment", class, nil, spotAndOnDemand, amd64, categoriesCMR)
 	start := time.Now()
 	create(t, deployment(ns, "pause", replicas, podSpec("deployment", requests("1", "1.5Gi"))))
 	eventually(t, "all pods Running", func() (bool, string) {
@@ -99,7 +102,7 @@ func testDeployment(t *testing.T) {
 		tags := tagsOf(inst)
 		for k, want := range map[string]string{
 			"eks:eks-cluster-name": clusterName, "kubernetes.io/cluster/" + clusterName: "owned",
-			v1.NodePoolLabelKey: "deployment", v1.LabelNodeClass: "default", "karpenter.sh/nodeclaim": c.Name,
+			v1.NodePoolLabelKey: "deployment", v1.LabelNodeClass: class, "karpenter.sh/nodeclaim": c.Name,
 		} {
 			if tags[k] != want {
 				t.Errorf("instance %s tag %s=%q, want %q", aws.ToString(inst.InstanceId), k, tags[k], want)
@@ -151,7 +154,7 @@ func testSpotCapacityRemoved(t *testing.T) {
 	t.Parallel()
 	ns := namespace(t, "e2e-spot")
 	families := req(v1.LabelInstanceFamily, corev1.NodeSelectorOpIn, "t3", "t3a")
-	nodePool(t, "spot", "default", nil, spotAndOnDemand, amd64, families)
+	nodePool(t, "spot", class, nil, spotAndOnDemand, amd64, families)
 	d := deployment(ns, "pause", 3, podSpec("spot", requests("1", "1Gi")))
 	create(t, d)
 	waitRunning(t, ns, 3)
@@ -210,7 +213,7 @@ func waitRunning(t *testing.T, ns string, want int) {
 func testGPU(t *testing.T) {
 	t.Parallel()
 	ns := namespace(t, "e2e-gpu")
-	nodePool(t, "gpu", "default", nil, spotAndOnDemand, amd64,
+	nodePool(t, "gpu", class, nil, spotAndOnDemand, amd64,
 		req(v1.LabelInstanceCategory, corev1.NodeSelectorOpIn, "c", "m", "g", "p"))
 	spec := podSpec("gpu", requests("1", "1Gi"))
 	spec.Containers[0].Resources.Requests["nvidia.com/gpu"] = resource.MustParse("1")
@@ -239,7 +242,7 @@ func testZonalSpread(t *testing.T) {
 		t.Fatalf("region %s has %d zones, the scenario needs 3", region().Name, len(zones))
 	}
 	three := req(corev1.LabelTopologyZone, corev1.NodeSelectorOpIn, zones[0].Name, zones[1].Name, zones[2].Name)
-	nodePool(t, "spread", "default", nil, spotAndOnDemand, amd64, categoriesCMR, three)
+	nodePool(t, "spread", class, nil, spotAndOnDemand, amd64, categoriesCMR, three)
 	spec := podSpec("spread", requests("1", "1Gi"))
 	spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
 		MaxSkew: 1, TopologyKey: corev1.LabelTopologyZone, WhenUnsatisfiable: corev1.DoNotSchedule,
@@ -271,7 +274,7 @@ func testZonalSpread(t *testing.T) {
 func testUnservable(t *testing.T) {
 	t.Parallel()
 	ns := namespace(t, "e2e-unservable")
-	nodePool(t, "unservable", "default", nil, spotAndOnDemand, amd64, categoriesCMR)
+	nodePool(t, "unservable", class, nil, spotAndOnDemand, amd64, categoriesCMR)
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "huge"},
 		Spec:       podSpec("unservable", requests("2000", "1Gi")),
@@ -300,7 +303,7 @@ func testUnservable(t *testing.T) {
 func testLimits(t *testing.T) {
 	t.Parallel()
 	ns := namespace(t, "e2e-limits")
-	nodePool(t, "limits", "default", corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("20")},
+	nodePool(t, "limits", class, corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("20")},
 		spotAndOnDemand, amd64, categoriesCMR)
 	create(t, deployment(ns, "pause", 30, podSpec("limits", requests("1", "1.5Gi"))))
 	var pending []corev1.Pod
@@ -351,7 +354,7 @@ func testLimits(t *testing.T) {
 // no orphan instance or NodeClaim survives and the pods run.
 func testControllerRestart(t *testing.T) {
 	ns := namespace(t, "e2e-restart")
-	nodePool(t, "restart", "default", nil, spotAndOnDemand, amd64, categoriesCMR)
+	nodePool(t, "restart", class, nil, spotAndOnDemand, amd64, categoriesCMR)
 	create(t, deployment(ns, "pause", 8, podSpec("restart", requests("1", "1.5Gi"))))
 	eventually(t, "a nodeclaim is being launched", func() (bool, string) {
 		n := len(claimsOf(t, "restart"))
@@ -402,7 +405,7 @@ func testControllerRestart(t *testing.T) {
 func plantOrphan(t *testing.T) string {
 	t.Helper()
 	nc := &awsv1.EC2NodeClass{}
-	if err := w.kube.Get(context.Background(), client.ObjectKey{Name: "default"}, nc); err != nil {
+	if err := w.kube.Get(context.Background(), client.ObjectKey{Name: class}, nc); err != nil {
 		t.Fatal(err)
 	}
 	if len(nc.Status.Subnets) == 0 || len(nc.Status.AMIs) == 0 {
@@ -411,7 +414,7 @@ func plantOrphan(t *testing.T) string {
 	tags := []ec2types.Tag{}
 	for k, v := range map[string]string{
 		"eks:eks-cluster-name": clusterName, "kubernetes.io/cluster/" + clusterName: "owned",
-		v1.NodePoolLabelKey: "restart", v1.LabelNodeClass: "default", "karpenter.sh/nodeclaim": "restart-lost",
+		v1.NodePoolLabelKey: "restart", v1.LabelNodeClass: class, "karpenter.sh/nodeclaim": "restart-lost",
 	} {
 		tags = append(tags, ec2types.Tag{Key: aws.String(k), Value: aws.String(v)})
 	}

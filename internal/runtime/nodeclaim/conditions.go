@@ -1,7 +1,7 @@
 // Package nodeclaim holds what the NodeClaim controllers share: condition
 // bookkeeping and lookups between claims and Nodes. The controllers live in
-// lifecycle (launch, registration, initialization, liveness), termination
-// (the finalizer) and garbagecollection.
+// lifecycle (launch, registration, initialization, liveness) and
+// garbagecollection; deleted claims are finished by package termination.
 package nodeclaim
 
 import (

@@ -47,8 +47,8 @@ func ClaimsByProviderID(ctx context.Context, kube client.Reader, providerID stri
 }
 
 // DeleteNode deletes the Node and releases its termination finalizer at
-// once. Only the placeholder termination and garbage collection call it;
-// a drain-aware flow releases the finalizer after draining instead.
+// once, without draining: for Nodes of instances no NodeClaim owns, which
+// garbage collection has already terminated.
 func DeleteNode(ctx context.Context, kube client.Client, node *corev1.Node) error {
 	if node.DeletionTimestamp == nil {
 		if err := kube.Delete(ctx, node); client.IgnoreNotFound(err) != nil {

@@ -5,7 +5,6 @@ import (
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim/garbagecollection"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim/lifecycle"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim/termination"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodepool/counter"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodepool/readiness"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/provisioning"
@@ -14,8 +13,8 @@ import (
 // WithProvisioning registers the provisioning half of the runtime: pod and
 // node triggers, the provisioner, the NodeClaim lifecycle and garbage
 // collection, and the NodePool counter and readiness. Deleted NodeClaims
-// need a finalizer controller besides (WithImmediateTermination or a
-// drain-aware one). Call SetCloud first.
+// need the finalizer controllers besides (WithTermination). Call SetCloud
+// first.
 func (o *Operator) WithProvisioning() error {
 	if o.Cloud == nil {
 		return fmt.Errorf("operator: SetCloud must be called before WithProvisioning")
@@ -41,14 +40,4 @@ func (o *Operator) WithProvisioning() error {
 		}
 	}
 	return nil
-}
-
-// WithImmediateTermination registers the NodeClaim finalizer that deletes
-// the Node and terminates the instance without draining. A drain-aware
-// termination flow is registered instead of it, not beside it.
-func (o *Operator) WithImmediateTermination() error {
-	if o.Cloud == nil {
-		return fmt.Errorf("operator: SetCloud must be called before WithImmediateTermination")
-	}
-	return termination.NewController(o.Manager.GetClient(), o.Cloud, o.Recorder).Register(o.Manager)
 }

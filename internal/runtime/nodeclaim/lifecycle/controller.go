@@ -1,7 +1,7 @@
 // Package lifecycle brings a NodeClaim from creation to a usable Node:
 // launch (cloud Create), registration (sync the Node), initialization (the
 // Node is Ready and complete) and liveness (give up on claims that never
-// launch or register). Deleting claims belong to the termination controller.
+// launch or register). Deleting claims belong to package termination.
 package lifecycle
 
 import (

@@ -1,0 +1,47 @@
+package operator
+
+import (
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/interruption"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/termination"
+)
+
+// WithTermination registers the drain-aware finalizers of Nodes and
+// NodeClaims (cordon, evict through the Eviction API, terminate, release).
+func (o *Operator) WithTermination() error {
+	if o.Cloud == nil {
+		return fmt.Errorf("operator: SetCloud must be called before WithTermination")
+	}
+	return termination.Register(o.Manager, o.Cloud, o.Recorder, o.Clock)
+}
+
+// WithDisruption registers the disruption loop (emptiness, drift,
+// consolidation, budgets) and the controllers it reads: NodeClaim
+// conditions, pod events, the NodePool hash and expiration.
+func (o *Operator) WithDisruption() error {
+	if o.Cloud == nil {
+		return fmt.Errorf("operator: SetCloud must be called before WithDisruption")
+	}
+	s := o.Settings
+	return disruption.Register(o.Manager, o.Cluster, o.Cloud, o.Recorder, o.Clock, disruption.Options{
+		SpotToSpot:       s.FeatureGates.Enabled("SpotToSpotConsolidation"),
+		PreferencePolicy: s.PreferencePolicy,
+		MinValuesPolicy:  s.MinValuesPolicy,
+	})
+}
+
+// WithInterruption consumes INTERRUPTION_QUEUE when it is set.
+func (o *Operator) WithInterruption(p *awsprovider.Provider) error {
+	if o.Settings.InterruptionQueue == "" {
+		return nil
+	}
+	return interruption.NewController(interruption.Options{
+		Kube: o.Manager.GetClient(), SQS: sqs.NewFromConfig(o.AWS), QueueName: o.Settings.InterruptionQueue,
+		Unavailable: p.UnavailableOfferings(), Recorder: o.Recorder, Logger: o.Logger.WithName("interruption"),
+	}).Register(o.Manager)
+}
