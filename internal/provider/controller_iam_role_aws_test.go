@@ -1,69 +1,33 @@
 package provider
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"sync"
 	"testing"
 
-	"github.com/go-logr/logr"
-	"k8s.io/client-go/tools/clientcmd"
-
 	"github.com/joistdev/terraform-provider-joist/internal/awssim"
-	"github.com/joistdev/terraform-provider-joist/internal/awssim/eks"
 )
 
-// testAWS is the local AWS the AWS-backed resources' tests share, started on
-// first use and reached through the SDK's standard environment
-// (AWS_ENDPOINT_URL and static credentials), as a user's provider would.
-var testAWS struct {
-	once sync.Once
-	sim  *awssim.Server
-	err  error
-}
+// testAWSCluster is the EKS cluster the sandbox's local AWS registers for
+// the sandbox's apiserver.
+const testAWSCluster = "joist"
 
-const testAWSCluster = "acc"
-
+// awsSim is the sandbox's local AWS, which the provider reaches through the
+// SDK's standard environment (AWS_ENDPOINT_URL and static credentials) that
+// TestMain sets, as a user's provider would reach AWS.
 func awsSim(t *testing.T) *awssim.Server {
 	t.Helper()
-	testAWS.once.Do(func() {
-		sim, err := awssim.Start(context.Background(), awssim.Options{ClusterName: testAWSCluster, Logger: logr.Discard()})
-		if err != nil {
-			testAWS.err = err
-			return
-		}
-		for k, v := range sim.Env() {
-			if err := os.Setenv(k, v); err != nil {
-				testAWS.err = err
-				return
-			}
-		}
-		// The EKS cluster is the sandbox's apiserver.
-		rc, err := clientcmd.BuildConfigFromFlags("", testCluster.kubeconfig)
-		if err != nil {
-			testAWS.err = err
-			return
-		}
-		n := sim.EC2.Network()
-		if _, err := sim.EKS.RegisterCluster(eks.Cluster{
-			Name: testAWSCluster, Endpoint: rc.Host, CertificateAuthorityPEM: rc.CAData, Version: "1.36",
-			VpcID: n.VpcID, SubnetIDs: n.PrivateSubnetIDs, SecurityGroupIDs: []string{n.NodeSecurityGroupID},
-			ClusterSecurityGroupID: n.ClusterSecurityGroupID,
-		}); err != nil {
-			testAWS.err = err
-			return
-		}
-		testAWS.sim = sim
-	})
-	if testAWS.err != nil {
-		t.Fatalf("starting the local AWS: %v", testAWS.err)
+	sim := testCluster.aws
+	if sim == nil {
+		t.Fatal("the test sandbox runs without its local AWS")
 	}
-	return testAWS.sim
+	if got := sim.Options().ClusterName; got != testAWSCluster {
+		t.Fatalf("the local AWS registers EKS cluster %q; these tests expect %q", got, testAWSCluster)
+	}
+	return sim
 }
 
-// awsProviderBlock configures the provider for the local AWS (and the
-// sandbox cluster).
+// awsProviderBlock configures the provider for the local AWS and the
+// sandbox cluster.
 func awsProviderBlock() string {
 	return fmt.Sprintf(`
 provider "joist" {
