@@ -79,7 +79,7 @@ func runningPID(dir string) int {
 	if err != nil || pid <= 0 {
 		return 0
 	}
-	if syscall.Kill(pid, 0) != nil {
+	if !processAlive(pid) {
 		return 0
 	}
 	return pid
@@ -109,7 +109,7 @@ func up(ctx context.Context, dir, cluster string, stdout io.Writer) error {
 	cmd := exec.Command(exe, "sandbox", "serve", "--dir", dir, "--cluster-name", cluster)
 	cmd.Stdout, cmd.Stderr = log, log
 	// Its own session: the sandbox outlives this command and its terminal.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.SysProcAttr = daemonAttr()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("sandbox: starting the background process: %w", err)
 	}
@@ -145,7 +145,7 @@ func up(ctx context.Context, dir, cluster string, stdout io.Writer) error {
 			relay()
 			return fmt.Errorf("sandbox: the background process exited (%v) before the sandbox was ready; log %s", err, logPath)
 		case <-ctx.Done():
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+			_ = terminate(cmd.Process.Pid, true)
 			return ctx.Err()
 		case <-time.After(250 * time.Millisecond):
 		}
@@ -173,7 +173,7 @@ func indent(s string) string {
 // serve is the background process behind `up`: it owns the components and
 // stops them on SIGTERM or SIGINT.
 func serve(ctx context.Context, dir, cluster string, stdout io.Writer) error {
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := os.WriteFile(filepath.Join(dir, pidFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 		return err
@@ -207,7 +207,11 @@ func serve(ctx context.Context, dir, cluster string, stdout io.Writer) error {
 	}
 	// `status` runs in another process: publish what the runner runs.
 	for done := false; !done; {
-		_ = os.WriteFile(filepath.Join(dir, controllersFile), []byte(strings.Join(sb.Controllers(), "\n")), 0o644)
+		var lines []string
+		for _, c := range sb.Controllers() {
+			lines = append(lines, c.String())
+		}
+		_ = os.WriteFile(filepath.Join(dir, controllersFile), []byte(strings.Join(lines, "\n")), 0o644)
 		select {
 		case <-ctx.Done():
 			done = true
@@ -226,12 +230,12 @@ func down(dir string, stdout io.Writer) error {
 		return os.RemoveAll(dir)
 	}
 	fmt.Fprintf(stdout, "sandbox: stopping (pid %d)\n", pid)
-	_ = syscall.Kill(pid, syscall.SIGTERM)
+	_ = terminate(pid, false)
 	deadline := time.Now().Add(90 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
+	for processAlive(pid) {
 		if time.Now().After(deadline) {
 			// The process group holds every component the sandbox started.
-			_ = syscall.Kill(-pid, syscall.SIGKILL)
+			_ = kill(pid, true)
 			return fmt.Errorf("sandbox: pid %d did not stop within 90s; killed its process group; log %s", pid, filepath.Join(dir, logFile))
 		}
 		time.Sleep(200 * time.Millisecond)

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -44,8 +43,7 @@ func startComponentEnv(name, binary string, args, env []string, logDir string) (
 	cmd.Env = env
 	cmd.Stdout = f
 	cmd.Stderr = f
-	// Pdeathsig: a crashed parent (a killed test) must not leave components behind.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = childAttr()
 	if err := cmd.Start(); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: starting %s: %w (log: %s)", name, binary, err, logPath)
@@ -91,14 +89,13 @@ func (c *component) stop(grace time.Duration) error {
 		return nil
 	default:
 	}
-	pgid := -c.cmd.Process.Pid
-	_ = syscall.Kill(pgid, syscall.SIGTERM)
+	_ = terminate(c.cmd.Process.Pid, true)
 	select {
 	case <-c.exited:
 		return nil
 	case <-time.After(grace):
 	}
-	_ = syscall.Kill(pgid, syscall.SIGKILL)
+	_ = kill(c.cmd.Process.Pid, true)
 	select {
 	case <-c.exited:
 		return nil

@@ -105,20 +105,32 @@ func (r *controllerRunner) shutdown() {
 	}
 }
 
-// Running describes the controller processes: Deployment, pod and PID.
-func (r *controllerRunner) running() []string {
+// ControllerProcess is one joist controller process the sandbox runs.
+type ControllerProcess struct {
+	Deployment types.NamespacedName
+	Pod        string
+	PID        int
+	Log        string
+}
+
+func (p ControllerProcess) String() string {
+	return fmt.Sprintf("deployment %s as pod %s (pid %d, log %s)", p.Deployment, p.Pod, p.PID, p.Log)
+}
+
+// running lists the live controller processes, by Deployment.
+func (r *controllerRunner) running() []ControllerProcess {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []string
+	var out []ControllerProcess
 	for key, p := range r.procs {
 		select {
 		case <-p.comp.exited:
 			continue
 		default:
 		}
-		out = append(out, fmt.Sprintf("deployment %s as pod %s (pid %d, log %s)", key, p.pod, p.comp.pid(), p.comp.logPath))
+		out = append(out, ControllerProcess{Deployment: key, Pod: p.pod, PID: p.comp.pid(), Log: p.comp.logPath})
 	}
-	sort.Strings(out)
+	sort.Slice(out, func(i, j int) bool { return out[i].Deployment.String() < out[j].Deployment.String() })
 	return out
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -133,11 +134,10 @@ func waitController(ctx context.Context, t *testing.T, sb *Sandbox, previous str
 	var pid string
 	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
 		running := sb.Controllers()
-		if len(running) != 1 || !strings.Contains(running[0], "deployment joist/joist as pod joist-") {
+		if len(running) != 1 || running[0].Deployment.String() != "joist/joist" || !strings.HasPrefix(running[0].Pod, "joist-") {
 			return false, nil
 		}
-		f := strings.Fields(strings.SplitN(running[0], "(pid ", 2)[1])
-		pid = strings.TrimSuffix(f[0], ",")
+		pid = strconv.Itoa(running[0].PID)
 		return pid != previous, nil
 	})
 	if err != nil {
@@ -151,10 +151,7 @@ func controllerLog(sb *Sandbox, ns string) string {
 }
 
 func atoi(s string) int {
-	n := 0
-	for _, c := range s {
-		n = n*10 + int(c-'0')
-	}
+	n, _ := strconv.Atoi(s)
 	return n
 }
 

@@ -214,8 +214,8 @@ func (s *Sandbox) startAWS(ctx context.Context, opts awssim.Options) error {
 	return nil
 }
 
-// Controllers describes the joist controller processes the sandbox runs.
-func (s *Sandbox) Controllers() []string {
+// Controllers lists the joist controller processes the sandbox runs.
+func (s *Sandbox) Controllers() []ControllerProcess {
 	if s.runner == nil {
 		return nil
 	}

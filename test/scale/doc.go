@@ -1,0 +1,10 @@
+// Package scale runs Joist at cluster scale in the sandbox: the real
+// controller binary, deployed as joist_controller deploys it and run by the
+// sandbox as its pod, against kube-scheduler, kube-controller-manager, kwok
+// and awssim. Each scenario prints a table row (wall time, controller RSS and
+// CPU, AWS calls, cost and its ratio to the LP lower bound).
+//
+// JOIST_SCALE selects the size: "smoke" (default, part of `make test`) runs a
+// small scale-out and scale-in; "full" (`make scale`) runs Karpenter's
+// performance-suite scenarios and writes docs/performance.md.
+package scale

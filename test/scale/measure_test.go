@@ -1,0 +1,186 @@
+package scale
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/joistdev/terraform-provider-joist/internal/awssim/catalog"
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+)
+
+// row is one line of the results table.
+type row struct {
+	Scenario string
+	Pods     int
+	Nodes    int
+	// Wall is the time to the scenario's end state; Decision is from the
+	// first pod to the last NodeClaim created (provisioning scenarios).
+	Wall, Decision  time.Duration
+	PeakRSS, P95RSS float64 // MiB
+	CPU             float64 // cores, averaged over the scenario
+	Calls           map[string]int
+	Cost, LPRatio   float64
+	Note            string
+}
+
+// sampler follows the controller process: RSS and CPU time every 250 ms.
+type sampler struct {
+	w    *world
+	stop chan struct{}
+	done chan struct{}
+
+	mu       sync.Mutex
+	rss      []float64
+	cpuTicks map[int]int64 // per PID: last utime+stime seen
+	firstCPU map[int]int64
+	start    time.Time
+	end      time.Time
+}
+
+func startSampler(w *world) *sampler {
+	s := &sampler{w: w, stop: make(chan struct{}), done: make(chan struct{}), cpuTicks: map[int]int64{}, firstCPU: map[int]int64{}, start: time.Now()}
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			s.sample()
+			select {
+			case <-s.stop:
+				s.sample()
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return s
+}
+
+func (s *sampler) sample() {
+	pid := s.w.controllerPID()
+	if pid == 0 {
+		return
+	}
+	rss, ticks, ok := procStats(pid)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rss = append(s.rss, rss)
+	if _, seen := s.firstCPU[pid]; !seen {
+		s.firstCPU[pid] = ticks
+	}
+	s.cpuTicks[pid] = ticks
+}
+
+// finish stops sampling and returns peak and P95 RSS (MiB) and average cores.
+func (s *sampler) finish() (peak, p95, cores float64) {
+	close(s.stop)
+	<-s.done
+	s.end = time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.rss) > 0 {
+		sorted := append([]float64(nil), s.rss...)
+		sort.Float64s(sorted)
+		peak = sorted[len(sorted)-1]
+		p95 = sorted[int(float64(len(sorted)-1)*0.95)]
+	}
+	var ticks int64
+	for pid, last := range s.cpuTicks {
+		ticks += last - s.firstCPU[pid]
+	}
+	// Linux reports CPU time in clock ticks of 1/100 s.
+	cores = float64(ticks) / 100 / s.end.Sub(s.start).Seconds()
+	return peak, p95, cores
+}
+
+// procStats reads a process's resident set (MiB) and user+system CPU ticks.
+func procStats(pid int) (rssMiB float64, ticks int64, ok bool) {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, false
+	}
+	for _, l := range strings.Split(string(status), "\n") {
+		if strings.HasPrefix(l, "VmRSS:") {
+			f := strings.Fields(l)
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			rssMiB = kb / 1024
+		}
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0, false
+	}
+	rest := strings.Fields(string(stat)[strings.LastIndex(string(stat), ")")+2:])
+	// After the command: state is field 3; utime and stime are fields 14 and 15.
+	utime, _ := strconv.ParseInt(rest[11], 10, 64)
+	stime, _ := strconv.ParseInt(rest[12], 10, 64)
+	return rssMiB, utime + stime, true
+}
+
+// awsCalls counts the requests awssim served since the last reset, by operation.
+func (w *world) awsCalls() map[string]int {
+	out := map[string]int{}
+	for _, r := range w.sb.AWS.Requests().Requests("", "") {
+		out[r.Operation]++
+	}
+	return out
+}
+
+func formatCalls(calls map[string]int) string {
+	var keys []string
+	for k := range calls {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return calls[keys[i]] > calls[keys[j]] || (calls[keys[i]] == calls[keys[j]] && keys[i] < keys[j])
+	})
+	var parts []string
+	for i, k := range keys {
+		if i == 6 {
+			parts = append(parts, "...")
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s %d", k, calls[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+var prices = catalog.MustLoad()
+
+// poolCost is the $/h of the pool's nodes, at the catalog's price for each
+// node's type, zone and capacity type.
+func (w *world) poolCost(ctx context.Context, pool string) (float64, int, error) {
+	var nodes corev1.NodeList
+	if err := w.kube.List(ctx, &nodes, client.MatchingLabels{v1.NodePoolLabelKey: pool}); err != nil {
+		return 0, 0, err
+	}
+	region := w.sb.AWS.Options().Region
+	var sum float64
+	for _, n := range nodes.Items {
+		it, zone := n.Labels[corev1.LabelInstanceTypeStable], n.Labels[corev1.LabelTopologyZone]
+		var p float64
+		var ok bool
+		if n.Labels[v1.CapacityTypeLabelKey] == v1.CapacityTypeSpot {
+			p, ok = prices.SpotPrice(region, zone, it)
+		} else {
+			p, ok = prices.OnDemandPrice(region, it)
+		}
+		if !ok {
+			return 0, 0, fmt.Errorf("no catalog price for node %s (%s in %s)", n.Name, it, zone)
+		}
+		sum += p
+	}
+	return sum, len(nodes.Items), nil
+}

@@ -1,0 +1,399 @@
+package scale
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	cloudaws "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
+)
+
+// workload is one Deployment of a scenario.
+type workload struct {
+	name     string
+	replicas int32
+	cpu, mem string
+	// spread: "" none, "zone" (maxSkew 1, DoNotSchedule), "hostname-anti"
+	// (required pod anti-affinity on the hostname).
+	spread string
+}
+
+var nodeClaimGVR = schema.GroupVersionResource{Group: v1.Group, Version: "v1", Resource: "nodeclaims"}
+
+// claimWatch records when each NodeClaim of a pool was first seen.
+type claimWatch struct {
+	mu    sync.Mutex
+	added map[string]time.Time
+	stop  func()
+}
+
+func (w *world) watchClaims(ctx context.Context, pool string) (*claimWatch, error) {
+	dyn, err := dynamic.NewForConfig(w.sb.Config)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	wi, err := dyn.Resource(nodeClaimGVR).Watch(ctx, metav1.ListOptions{LabelSelector: v1.NodePoolLabelKey + "=" + pool})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	cw := &claimWatch{added: map[string]time.Time{}, stop: func() { cancel(); wi.Stop() }}
+	go func() {
+		for ev := range wi.ResultChan() {
+			if ev.Type != watch.Added {
+				continue
+			}
+			if m, ok := ev.Object.(metav1.Object); ok {
+				cw.mu.Lock()
+				if _, seen := cw.added[m.GetName()]; !seen {
+					cw.added[m.GetName()] = time.Now()
+				}
+				cw.mu.Unlock()
+			}
+		}
+	}()
+	return cw, nil
+}
+
+func (c *claimWatch) last() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var last time.Time
+	for _, t := range c.added {
+		if t.After(last) {
+			last = t
+		}
+	}
+	return last
+}
+
+func deployment(ns, pool string, wl workload) *appsv1.Deployment {
+	labels := map[string]string{"app": wl.name}
+	spec := corev1.PodSpec{
+		NodeSelector:                  map[string]string{v1.NodePoolLabelKey: pool},
+		TerminationGracePeriodSeconds: new(int64),
+		Containers: []corev1.Container{{
+			Name: "pause", Image: "registry.k8s.io/pause:3.10",
+			Resources: corev1.ResourceRequirements{Requests: requests(wl.cpu, wl.mem)},
+		}},
+	}
+	switch wl.spread {
+	case "zone":
+		spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
+			MaxSkew: 1, TopologyKey: corev1.LabelTopologyZone, WhenUnsatisfiable: corev1.DoNotSchedule,
+			LabelSelector: &metav1.LabelSelector{MatchLabels: labels},
+		}}
+	case "hostname-anti":
+		spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+				TopologyKey: corev1.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: labels},
+			}},
+		}}
+	}
+	r := wl.replicas
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: wl.name, Namespace: ns},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &r,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec},
+		},
+	}
+}
+
+// runningPods counts Running pods of a namespace and returns them.
+func (w *world) runningPods(ctx context.Context, ns string) ([]*corev1.Pod, error) {
+	var pods corev1.PodList
+	if err := w.kube.List(ctx, &pods, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	var out []*corev1.Pod
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+func (w *world) waitRunning(ctx context.Context, ns string, want int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		pods, err := w.runningPods(ctx, ns)
+		if err == nil && len(pods) == want {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d pods Running in %s after %s (err %v)", len(pods), want, ns, timeout, err)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// lpRatio is the pool's $/h over the LP lower bound for the Running pods,
+// over the instance types the runtime itself discovers for the pool.
+func (w *world) lpRatio(ctx context.Context, pool string, pods []*corev1.Pod, cost float64) (float64, error) {
+	if w.cloud == nil {
+		p, err := cloudaws.New(w.sb.AWS.AWSConfig(), w.kube, cloudaws.Settings{
+			ClusterName: clusterName, ClusterEndpoint: w.sb.Config.Host, KubernetesVersion: "1.36",
+			ClusterCIDR: "10.100.0.0/16", IsolatedVPC: true,
+		})
+		if err != nil {
+			return 0, err
+		}
+		w.cloud = p
+	}
+	var np v1.NodePool
+	if err := w.kube.Get(ctx, client.ObjectKey{Name: pool}, &np); err != nil {
+		return 0, err
+	}
+	types, err := w.cloud.GetInstanceTypes(ctx, &np)
+	if err != nil {
+		return 0, err
+	}
+	bound := scheduling.LPLowerBoundForPods(poolTypes(&np, types), pods)
+	if bound <= 0 {
+		avail, free := 0, []string{}
+		for _, it := range types {
+			for _, o := range it.Offerings {
+				if o.Available {
+					avail++
+					if o.Price <= 0 {
+						free = append(free, it.Name+"/"+o.CapacityType+"/"+o.Zone)
+					}
+				}
+			}
+			cpu, mem := it.Allocatable[corev1.ResourceCPU], it.Allocatable[corev1.ResourceMemory]
+			if cpu.Sign() < 0 || mem.Sign() < 0 {
+				free = append(free, it.Name+" negative allocatable "+cpu.String()+"/"+mem.String())
+			}
+		}
+		if len(free) > 8 {
+			free = free[:8]
+		}
+		return 0, fmt.Errorf("LP bound is %v over %d types (%d available offerings) and %d pods; suspicious: %v", bound, len(types), avail, len(pods), free)
+	}
+	return cost / bound, nil
+}
+
+// poolTypes keeps the instance types and offerings the pool's requirements
+// allow; a key a type does not label (zone, capacity type) is checked on its
+// offerings.
+func poolTypes(np *v1.NodePool, types []*scheduling.InstanceType) []*scheduling.InstanceType {
+	var reqs []corev1.NodeSelectorRequirement
+	for _, r := range np.Spec.Template.Spec.Requirements {
+		reqs = append(reqs, r.NodeSelectorRequirement())
+	}
+	rs, err := requirements.FromNodeSelectorRequirements(reqs, nil)
+	if err != nil {
+		return nil
+	}
+	var out []*scheduling.InstanceType
+	for _, it := range types {
+		ok := true
+		for key, r := range rs {
+			if v, labelled := it.Labels[key]; labelled && !r.Has(v) {
+				ok = false
+			}
+		}
+		if !ok {
+			continue
+		}
+		cp := *it
+		cp.Offerings = nil
+		for _, o := range it.Offerings {
+			if rs.Get(v1.CapacityTypeLabelKey).Has(o.CapacityType) && rs.Get(corev1.LabelTopologyZone).Has(o.Zone) {
+				cp.Offerings = append(cp.Offerings, o)
+			}
+		}
+		out = append(out, &cp)
+	}
+	return out
+}
+
+// provision runs a scale-out: workloads created at once in a new namespace
+// served by a new pool; ends when every pod is Running.
+func (w *world) provision(ctx context.Context, t *testing.T, scenario, pool string, wls []workload, budget string, timeout time.Duration) (row, string) {
+	t.Helper()
+	ns := pool
+	if err := w.kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.kube.Create(ctx, nodePool(pool, "scale", budget, 0)); err != nil {
+		t.Fatal(err)
+	}
+	cw, err := w.watchClaims(ctx, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cw.stop()
+	w.sb.AWS.Requests().Reset()
+	s := startSampler(w)
+	t0 := time.Now()
+	total := 0
+	for _, wl := range wls {
+		total += int(wl.replicas)
+		if err := w.kube.Create(ctx, deployment(ns, pool, wl)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = w.waitRunning(ctx, ns, total, timeout)
+	wall := time.Since(t0)
+	peak, p95, cores := s.finish()
+	if err != nil {
+		t.Fatalf("%s: %v", scenario, err)
+	}
+	r := row{Scenario: scenario, Pods: total, Wall: wall, PeakRSS: peak, P95RSS: p95, CPU: cores, Calls: w.awsCalls()}
+	if last := cw.last(); !last.IsZero() {
+		r.Decision = last.Sub(t0)
+	}
+	w.fillCost(ctx, t, &r, pool, ns)
+	return r, ns
+}
+
+func (w *world) fillCost(ctx context.Context, t *testing.T, r *row, pool, ns string) {
+	t.Helper()
+	cost, nodes, err := w.poolCost(ctx, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Cost, r.Nodes = cost, nodes
+	pods, err := w.runningPods(ctx, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.LPRatio, err = w.lpRatio(ctx, pool, pods, cost); err != nil {
+		t.Logf("%s: no LP ratio: %v", r.Scenario, err)
+	}
+}
+
+// scaleTo sets every Deployment of ns to replicas.
+func (w *world) scaleTo(ctx context.Context, t *testing.T, ns string, wls []workload, replicas int32) int {
+	t.Helper()
+	total := 0
+	for _, wl := range wls {
+		var d appsv1.Deployment
+		if err := w.kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: wl.name}, &d); err != nil {
+			t.Fatal(err)
+		}
+		d.Spec.Replicas = &replicas
+		if err := w.kube.Update(ctx, &d); err != nil {
+			t.Fatal(err)
+		}
+		total += int(replicas)
+	}
+	return total
+}
+
+// settle waits until the pool's NodeClaims stop changing for quiet (no
+// claim created, deleted or deleting) and every pod is Running.
+func (w *world) settle(ctx context.Context, pool, ns string, pods int, quiet, timeout time.Duration) (maxDisrupting int, err error) {
+	deadline := time.Now().Add(timeout)
+	var lastSig string
+	lastChange := time.Now()
+	for {
+		var claims v1.NodeClaimList
+		if err := w.kube.List(ctx, &claims, client.MatchingLabels{v1.NodePoolLabelKey: pool}); err != nil {
+			return maxDisrupting, err
+		}
+		var names []string
+		deleting := 0
+		for _, c := range claims.Items {
+			names = append(names, c.Name)
+			if c.DeletionTimestamp != nil {
+				deleting++
+			}
+		}
+		maxDisrupting = max(maxDisrupting, deleting)
+		sort.Strings(names)
+		sig := fmt.Sprint(names, deleting)
+		if sig != lastSig {
+			lastSig, lastChange = sig, time.Now()
+		}
+		running, _ := w.runningPods(ctx, ns)
+		if deleting == 0 && len(running) == pods && time.Since(lastChange) >= quiet {
+			return maxDisrupting, nil
+		}
+		if time.Now().After(deadline) {
+			return maxDisrupting, fmt.Errorf("pool %s not settled after %s: %d claims, %d deleting, %d/%d pods Running", pool, timeout, len(names), deleting, len(running), pods)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// teardown deletes the namespace's workloads and the pool, and waits until
+// its NodeClaims are gone.
+func (w *world) teardown(ctx context.Context, t *testing.T, pool, ns string) {
+	t.Helper()
+	_ = w.kube.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	_ = w.kube.Delete(ctx, &v1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: pool}})
+	deadline := time.Now().Add(15 * time.Minute)
+	for {
+		var claims v1.NodeClaimList
+		if err := w.kube.List(ctx, &claims, client.MatchingLabels{v1.NodePoolLabelKey: pool}); err == nil && len(claims.Items) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pool %s still has NodeClaims 15m after deletion", pool)
+		}
+		time.Sleep(2 * time.Second)
+	}
+}
+
+// schedulerBaseline measures the sandbox's own share: kube-scheduler binding
+// and kwok running pods on pre-made nodes, with no Joist involved.
+func (w *world) schedulerBaseline(ctx context.Context, t *testing.T, pods int) row {
+	t.Helper()
+	const ns = "baseline"
+	if err := w.kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	nodes := (pods + 99) / 100
+	for i := 0; i < nodes; i++ {
+		name := fmt.Sprintf("baseline-%d", i)
+		res := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("64"), corev1.ResourceMemory: resource.MustParse("256Gi"), corev1.ResourcePods: resource.MustParse("110")}
+		n := &corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"scale/baseline": "true", corev1.LabelHostname: name},
+				Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}},
+			Status: corev1.NodeStatus{Capacity: res, Allocatable: res},
+		}
+		if err := w.kube.Create(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(2 * time.Second) // kwok marks the nodes Ready
+	t0 := time.Now()
+	replicas := int32(pods)
+	d := deployment(ns, "", workload{name: "baseline", replicas: replicas, cpu: "100m", mem: "128Mi"})
+	d.Spec.Template.Spec.NodeSelector = map[string]string{"scale/baseline": "true"}
+	if err := w.kube.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.waitRunning(ctx, ns, pods, 10*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	wall := time.Since(t0)
+	_ = w.kube.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	for i := 0; i < nodes; i++ {
+		_ = w.kube.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("baseline-%d", i)}})
+	}
+	return row{Scenario: "sandbox only: kube-controller-manager + kube-scheduler + kwok", Pods: pods, Nodes: nodes, Wall: wall,
+		Note: fmt.Sprintf("%.0f pods/s created, bound and Running, no Joist", float64(pods)/wall.Seconds())}
+}

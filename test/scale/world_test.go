@@ -1,0 +1,186 @@
+package scale
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/joistdev/terraform-provider-joist/internal/awssim"
+	"github.com/joistdev/terraform-provider-joist/internal/controllerdeploy"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/crds"
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	cloudaws "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/operator"
+	"github.com/joistdev/terraform-provider-joist/internal/sandbox"
+)
+
+const clusterName = "joist-scale"
+
+type world struct {
+	sb    *sandbox.Sandbox
+	kube  client.Client
+	cs    kubernetes.Interface
+	cloud *cloudaws.Provider
+}
+
+// startWorld brings up the sandbox with awssim and deploys the controller
+// the way joist_controller does; the sandbox runs it as the Deployment's pod.
+func startWorld(ctx context.Context, progress io.Writer) (*world, error) {
+	bin, err := sandbox.FindBinDir()
+	if err != nil {
+		return nil, err
+	}
+	sb, err := sandbox.Start(ctx, sandbox.Options{
+		BinDir: bin, Progress: progress, RunControllers: true, SystemNodes: 2,
+		AWS: &awssim.Options{ClusterName: clusterName, DefaultPoolCapacity: 100000},
+	})
+	if err != nil {
+		return nil, err
+	}
+	w := &world{sb: sb, cs: kubernetes.NewForConfigOrDie(sb.Config)}
+	scheme, err := operator.Scheme()
+	if err != nil {
+		return w, err
+	}
+	if w.kube, err = client.New(sb.Config, client.Options{Scheme: scheme}); err != nil {
+		return w, err
+	}
+	if _, err := iam.NewFromConfig(sb.AWS.AWSConfig()).CreateRole(ctx, &iam.CreateRoleInput{
+		RoleName: aws.String(nodeRole),
+		AssumeRolePolicyDocument: aws.String(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow",` +
+			`"Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}`),
+	}); err != nil {
+		return w, fmt.Errorf("creating the node role: %w", err)
+	}
+	return w, w.deployController(ctx)
+}
+
+const nodeRole = "JoistNodeRole-" + clusterName
+
+func (w *world) deployController(ctx context.Context) error {
+	dyn, err := dynamic.NewForConfig(w.sb.Config)
+	if err != nil {
+		return err
+	}
+	manifests, err := crds.Manifests()
+	if err != nil {
+		return err
+	}
+	defs, hash, err := controllerdeploy.CRDs(manifests)
+	if err != nil {
+		return err
+	}
+	if err := controllerdeploy.Apply(ctx, dyn, defs); err != nil {
+		return fmt.Errorf("installing CRDs: %w", err)
+	}
+	if err := controllerdeploy.WaitEstablished(ctx, dyn, defs); err != nil {
+		return err
+	}
+	objs, err := controllerdeploy.Objects(controllerdeploy.Spec{
+		Image:        "ghcr.io/joistdev/" + sandbox.ControllerImage + ":dev",
+		Replicas:     1,
+		Settings:     map[string]string{"CLUSTER_NAME": clusterName, "LOG_LEVEL": "info"},
+		RolloutToken: hash,
+	})
+	if err != nil {
+		return err
+	}
+	if err := controllerdeploy.Apply(ctx, dyn, objs); err != nil {
+		return fmt.Errorf("deploying the controller: %w", err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	if err := controllerdeploy.WaitAvailable(wctx, dyn, "kube-system"); err != nil {
+		return fmt.Errorf("controller Deployment not available: %w", err)
+	}
+	// Available means kwok reports the pod Ready; wait for the process too.
+	deadline := time.Now().Add(time.Minute)
+	for len(w.sb.Controllers()) == 0 {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the sandbox did not start the controller process")
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	return nil
+}
+
+func (w *world) stop() {
+	if w.sb != nil {
+		_ = w.sb.Stop()
+	}
+}
+
+func (w *world) controllerPID() int {
+	if c := w.sb.Controllers(); len(c) > 0 {
+		return c[0].PID
+	}
+	return 0
+}
+
+// nodeClass is the EC2NodeClass every scenario's pools use.
+func nodeClass(name string) *awsv1.EC2NodeClass {
+	return &awsv1.EC2NodeClass{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: awsv1.EC2NodeClassSpec{
+			Role:                       nodeRole,
+			AMISelectorTerms:           []awsv1.AMISelectorTerm{{Alias: "al2023@latest"}},
+			SubnetSelectorTerms:        []awsv1.SubnetSelectorTerm{{Tags: map[string]string{"karpenter.sh/discovery": clusterName}}},
+			SecurityGroupSelectorTerms: []awsv1.SecurityGroupSelectorTerm{{Tags: map[string]string{"karpenter.sh/discovery": clusterName}}},
+		},
+	}
+}
+
+// nodePool is a general-purpose spot-and-on-demand pool over c/m/r.
+func nodePool(name, class string, budget string, consolidateAfter time.Duration) *v1.NodePool {
+	weight := int32(10)
+	return &v1.NodePool{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1.NodePoolSpec{
+			Weight: &weight,
+			Template: v1.NodeClaimTemplate{
+				ObjectMeta: v1.ObjectMeta{Labels: map[string]string{"scale/pool": name}},
+				Spec: v1.NodeClaimTemplateSpec{
+					NodeClassRef: &v1.NodeClassReference{Group: v1.AWSGroup, Kind: "EC2NodeClass", Name: class},
+					ExpireAfter:  v1.NewNillableDuration(v1.DefaultExpireAfter),
+					Requirements: []v1.NodeSelectorRequirementWithMinValues{
+						{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{"spot", "on-demand"}},
+						{Key: v1.LabelInstanceCategory, Operator: corev1.NodeSelectorOpIn, Values: []string{"c", "m", "r"}},
+						{Key: v1.LabelInstanceGeneration, Operator: corev1.NodeSelectorOpGt, Values: []string{"2"}},
+						{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"amd64"}},
+						// Node sizes of a typical general-purpose pool; it also
+						// gives consolidation something to pack.
+						{Key: v1.LabelInstanceCPU, Operator: v1.NodeSelectorOpLte, Values: []string{"16"}},
+					},
+				},
+			},
+			Disruption: v1.Disruption{
+				ConsolidationPolicy: v1.ConsolidationPolicyWhenEmptyOrUnderutilized,
+				ConsolidateAfter:    v1.NewNillableDuration(consolidateAfter),
+				Budgets:             []v1.Budget{{Nodes: budget}},
+			},
+		},
+	}
+}
+
+func requests(cpu, mem string) corev1.ResourceList {
+	return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}
+}
+
+func progressWriter() io.Writer {
+	if os.Getenv("JOIST_SCALE_VERBOSE") != "" {
+		return os.Stderr
+	}
+	return io.Discard
+}
