@@ -110,7 +110,7 @@ func (p *Provisioner) Schedule(ctx context.Context) (*Result, error) {
 	unplaced := append([]scheduling.PodError(nil), plan.Errors...)
 	unplaced = append(unplaced, p.create(ctx, plan.NewClaims, pools, in, res)...)
 	for _, pe := range unplaced {
-		p.recorder.PodFailedScheduling(pe.Pod, pe.Err)
+		p.recorder.PodFailedScheduling(pe.Pod, errors.New(ConciseReason(pe.Err)))
 	}
 	res.Unassigned = unplaced
 	metrics.UnschedulablePods.Set(float64(len(unplaced)))
