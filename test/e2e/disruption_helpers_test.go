@@ -41,6 +41,9 @@ func consolidatingPool(t *testing.T, name, consolidateAfter string, mutate func(
 		mutate(np)
 	}
 	create(t, np)
+	// Later scenarios should not see this pool: its deletion cascades to
+	// its nodeclaims.
+	t.Cleanup(func() { _ = w.kube.Delete(context.Background(), np) })
 	eventually(t, "NodePool "+name+" Ready", func() (bool, string) {
 		got := &v1.NodePool{}
 		if err := w.kube.Get(context.Background(), client.ObjectKey{Name: name}, got); err != nil {
@@ -155,4 +158,14 @@ func hostnameAntiAffinity(spec *corev1.PodSpec, app string) {
 			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
 		}},
 	}}
+}
+
+// scenarioNamespace is namespace() that is deleted with its pods when the
+// scenario ends.
+func scenarioNamespace(t *testing.T, name string) string {
+	ns := namespace(t, name)
+	t.Cleanup(func() {
+		_ = w.kube.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	})
+	return ns
 }

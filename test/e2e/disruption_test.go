@@ -46,14 +46,14 @@ func testConsolidationScaleDown(t *testing.T) {
 	t.Parallel()
 	const after = 20 * time.Second
 	// The reference: the same 6 pods provisioned from scratch.
-	freshNS := namespace(t, "e2e-consolidate-fresh")
+	freshNS := scenarioNamespace(t, "e2e-consolidate-fresh")
 	consolidatingPool(t, "consolidate-fresh", "Never", nil)
 	create(t, deployment(freshNS, "pause", 6, podSpec("consolidate-fresh", requests("1", "1.5Gi"))))
 	waitRunning(t, freshNS, 6)
 	fresh, freshNodes := poolCost(t, "consolidate-fresh")
 	t.Logf("fresh provisioning of 6 pods: %d nodes, $%.4f/h", freshNodes, fresh)
 
-	ns := namespace(t, "e2e-consolidate")
+	ns := scenarioNamespace(t, "e2e-consolidate")
 	consolidatingPool(t, "consolidate", after.String(), nil)
 	d := deployment(ns, "pause", 60, podSpec("consolidate", requests("1", "1.5Gi")))
 	create(t, d)
@@ -167,7 +167,7 @@ func testDoNotDisrupt(t *testing.T) {
 	t.Parallel()
 	for _, level := range []string{"pod", "node"} {
 		pool := "dnd-" + level
-		ns := namespace(t, "e2e-"+pool)
+		ns := scenarioNamespace(t, "e2e-"+pool)
 		consolidatingPool(t, pool, "5s", nil)
 		spec := podSpec(pool, requests("1", "1Gi"))
 		d := deployment(ns, "pause", 3, spec)
@@ -226,7 +226,7 @@ func claimNames(t *testing.T, pool string) []string {
 func testBudgets(t *testing.T) {
 	t.Parallel()
 	const pool = "budget"
-	ns := namespace(t, "e2e-budget")
+	ns := scenarioNamespace(t, "e2e-budget")
 	consolidatingPool(t, pool, "10s", func(np *v1.NodePool) {
 		np.Spec.Disruption.Budgets = []v1.Budget{
 			{Nodes: "0", Reasons: []v1.DisruptionReason{v1.DisruptionReasonDrifted}},
@@ -291,7 +291,7 @@ func testBudgets(t *testing.T) {
 func testExpiration(t *testing.T) {
 	t.Parallel()
 	const pool = "expire"
-	ns := namespace(t, "e2e-expire")
+	ns := scenarioNamespace(t, "e2e-expire")
 	consolidatingPool(t, pool, "Never", func(np *v1.NodePool) {
 		np.Spec.Template.Spec.ExpireAfter = v1.MustParseNillableDuration("2m")
 	})
@@ -325,7 +325,7 @@ func testExpiration(t *testing.T) {
 func testDeleteNodeClaimAndNode(t *testing.T) {
 	t.Parallel()
 	const pool = "delete"
-	ns := namespace(t, "e2e-delete")
+	ns := scenarioNamespace(t, "e2e-delete")
 	consolidatingPool(t, pool, "Never", nil)
 	spec := podSpec(pool, requests("1", "1Gi"))
 	hostnameAntiAffinity(&spec, "pause")
@@ -370,7 +370,7 @@ func testDeleteNodeClaimAndNode(t *testing.T) {
 func testDeleteNodePool(t *testing.T) {
 	t.Parallel()
 	const pool = "doomed"
-	ns := namespace(t, "e2e-doomed")
+	ns := scenarioNamespace(t, "e2e-doomed")
 	consolidatingPool(t, pool, "Never", nil)
 	spec := podSpec(pool, requests("1", "1Gi"))
 	hostnameAntiAffinity(&spec, "pause")
@@ -394,7 +394,7 @@ func testDeleteNodePool(t *testing.T) {
 // drifts the nodes, which are replaced within the 10% default budget.
 func testAMIDrift(t *testing.T) {
 	const pool = "ami"
-	ns := namespace(t, "e2e-ami")
+	ns := scenarioNamespace(t, "e2e-ami")
 	consolidatingPool(t, pool, "Never", func(np *v1.NodePool) { np.Spec.Disruption.Budgets = nil })
 	spec := podSpec(pool, requests("1", "1Gi"))
 	hostnameAntiAffinity(&spec, "pause")
