@@ -158,6 +158,11 @@ func (w *world) lpRatio(ctx context.Context, pool string, pods []*corev1.Pod, co
 		if err != nil {
 			return 0, err
 		}
+		// Start loads on-demand and spot prices; without it offerings
+		// carry no spot price and the bound is not the controller's.
+		if err := p.Start(ctx); err != nil {
+			return 0, err
+		}
 		w.cloud = p
 	}
 	var np v1.NodePool

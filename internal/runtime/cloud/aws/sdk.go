@@ -14,6 +14,7 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awserr"
+	"github.com/joistdev/terraform-provider-joist/internal/sdkhttp"
 )
 
 // Retry tuning: throttled describe storms back off up to 20s over 8
@@ -55,6 +56,7 @@ func init() {
 // provider uses.
 func tune(cfg aws.Config) aws.Config {
 	cfg = cfg.Copy()
+	cfg.HTTPClient = sdkhttp.Client()
 	cfg.Retryer = func() aws.Retryer {
 		return retry.NewStandard(func(o *retry.StandardOptions) {
 			o.MaxAttempts = retryMaxAttempts
