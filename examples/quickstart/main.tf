@@ -38,6 +38,10 @@ resource "joist_controller" "this" {
   namespace          = joist_controller_iam_role.this.namespace
   service_account    = joist_controller_iam_role.this.service_account
   interruption_queue = joist_interruption_queue.this.name
+
+  feature_gates = {
+    SpotToSpotConsolidation = var.spot_to_spot_consolidation
+  }
 }
 
 resource "joist_ec2_node_class" "default" {
@@ -87,7 +91,7 @@ resource "joist_node_pool" "general" {
 
   disruption = {
     consolidation_policy = "WhenEmptyOrUnderutilized"
-    consolidate_after    = "1m"
+    consolidate_after    = var.consolidate_after
     budgets              = [{ nodes = "10%" }]
   }
 }

@@ -9,3 +9,15 @@ variable "kubeconfig_path" {
   type        = string
   default     = "../../.sandbox/kubeconfig"
 }
+
+variable "consolidate_after" {
+  description = "How long a general-purpose node must go without pod changes before consolidation may remove or replace it."
+  type        = string
+  default     = "1m"
+}
+
+variable "spot_to_spot_consolidation" {
+  description = "Let consolidation replace a spot node with a cheaper spot node (the SpotToSpotConsolidation feature gate, off by default as in Karpenter)."
+  type        = bool
+  default     = false
+}
