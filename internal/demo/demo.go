@@ -63,8 +63,10 @@ type Phase struct {
 	Snapshot
 	// Note says in a few words what happened.
 	Note string
-	// Interrupted is the instance the spot interruption reclaimed.
+	// Interrupted is the instance the spot interruption reclaimed, and
+	// NoticeAt when its two-minute warning was sent.
 	Interrupted string
+	NoticeAt    time.Time
 	// Images are the AMIs the drift phase released.
 	Images []string
 }
@@ -315,11 +317,11 @@ func (d *demo) interrupt(ctx context.Context, p *Phase) error {
 	sort.Slice(spot, func(i, j int) bool { return *spot[i].InstanceId < *spot[j].InstanceId })
 	target := *spot[0].InstanceId
 	d.say("   awssim sends the two-minute spot interruption warning for %s (%s); EventBridge routes it to the queue", target, spot[0].InstanceType)
+	p.Interrupted, p.NoticeAt = target, time.Now()
 	if err := d.w.Admin(ctx, "POST", "/_awssim/ec2/instances/"+target+"/spot-interruption", map[string]any{"NoticeSeconds": 120}, nil); err != nil {
 		return err
 	}
-	p.Interrupted = target
-	notice := time.Now()
+	notice := p.NoticeAt
 	want := int(d.plan.down + d.plan.critical)
 	err = d.wait(ctx, "the interrupted node replaced", func(s Snapshot) (bool, string) {
 		if slices.Contains(s.instanceIDs, target) || slices.ContainsFunc(s.claimProviderIDs, func(id string) bool { return strings.HasSuffix(id, "/"+target) }) {
@@ -437,36 +439,24 @@ func workload(name string, replicas int32, critical bool) *appsv1.Deployment {
 
 // lookAround prints how to inspect what the demo left running.
 func (d *demo) lookAround() {
-	rel := func(p string) string {
-		if r, err := filepath.Rel(d.opts.Root, p); err == nil && !strings.HasPrefix(r, "..") {
-			return r
-		}
-		return p
+	dir := d.opts.Dir
+	if r, err := filepath.Rel(d.opts.Root, dir); err == nil && !strings.HasPrefix(r, "..") {
+		dir = r
 	}
-	dir := rel(d.opts.Dir)
+	var vars []string
+	for _, k := range sortedKeys(d.opts.variables()) {
+		vars = append(vars, fmt.Sprintf("-var %s=%s", k, d.opts.variables()[k]))
+	}
 	d.say(`
 The sandbox keeps running. Look around:
 
   bin/kubectl --kubeconfig %[1]s/kubeconfig get nodepools,nodeclaims,nodes -o wide
   bin/kubectl --kubeconfig %[1]s/kubeconfig -n %[2]s get pods -o wide
   bin/kubectl --kubeconfig %[1]s/kubeconfig get events -A
-  source %[1]s/env && TF_CLI_CONFIG_FILE=$PWD/%[1]s/dev.tfrc TF_DATA_DIR=$PWD/%[1]s/terraform \
-    terraform -chdir=examples/quickstart plan -state=$PWD/%[1]s/terraform.tfstate %[3]s
+  source %[1]s/env && TF_CLI_CONFIG_FILE=%[3]s/dev.tfrc TF_DATA_DIR=%[3]s/terraform \
+    terraform -chdir=examples/quickstart plan -state=%[3]s/terraform.tfstate %[4]s
 
-Logs are in %[1]s/logs. Remove everything with: make demo-down`, dir, Namespace, d.varFlags())
-}
-
-func (d *demo) varFlags() string {
-	vars := d.opts.variables()
-	var parts []string
-	for _, k := range sortedKeys(vars) {
-		v := vars[k]
-		if k == "kubeconfig_path" {
-			v = "$PWD/" + filepath.Base(d.opts.Dir) + "/kubeconfig"
-		}
-		parts = append(parts, fmt.Sprintf("-var %s=%s", k, v))
-	}
-	return strings.Join(parts, " ")
+Logs are in %[1]s/logs. Remove everything with: make demo-down`, dir, Namespace, d.opts.Dir, strings.Join(vars, " "))
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -20,11 +21,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/catalog"
@@ -127,7 +130,7 @@ func (c *checker) phase(p demo.Phase) error {
 	case strings.HasPrefix(p.Name, "scale down"):
 		c.scaledDown()
 	case p.Name == "spot interruption":
-		c.interrupted(p.Interrupted)
+		c.interrupted(p.Interrupted, p.NoticeAt)
 	case strings.HasPrefix(p.Name, "AMI release"):
 		c.drifted(p.Images)
 	default:
@@ -264,8 +267,9 @@ func (c *checker) scaledDown() {
 }
 
 // interrupted: the reclaimed instance is gone with its claim, users saw a
-// SpotInterrupted event, and every pod runs again.
-func (c *checker) interrupted(id string) {
+// SpotInterrupted event, a replacement was Ready before the two-minute
+// notice ran out, every pod runs again, and the queue holds no message.
+func (c *checker) interrupted(id string, notice time.Time) {
 	t := c.t
 	if id == "" {
 		t.Fatal("the interruption phase names no instance")
@@ -299,6 +303,49 @@ func (c *checker) interrupted(id string) {
 		}
 	}
 	c.claimsMatchInstances(c.instances())
+	reclaim := notice.Add(2 * time.Minute)
+	replacements := 0
+	for _, cl := range c.claims() {
+		if cl.CreationTimestamp.Time.Before(notice.Truncate(time.Second)) {
+			continue
+		}
+		init := meta.FindStatusCondition(cl.Status.Conditions, v1.ConditionTypeInitialized)
+		if init == nil || init.Status != metav1.ConditionTrue {
+			t.Errorf("replacement NodeClaim %s is not initialized", cl.Name)
+			continue
+		}
+		if !init.LastTransitionTime.Time.Before(reclaim) {
+			t.Errorf("replacement NodeClaim %s was initialized at %s, after the notice ran out at %s", cl.Name, init.LastTransitionTime.Time, reclaim)
+		}
+		replacements++
+	}
+	if replacements == 0 {
+		t.Error("no NodeClaim was launched after the interruption warning")
+	}
+	// Every message (the warning and the instance's state changes) is
+	// handled and deleted.
+	q := sqs.NewFromConfig(c.w.AWS)
+	url, err := q.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(demo.ClusterName)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left string
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Second) {
+		attrs, err := q.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: url.QueueUrl, AttributeNames: []sqstypes.QueueAttributeName{
+			sqstypes.QueueAttributeNameApproximateNumberOfMessages, sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		visible, inFlight := attrs.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessages)], attrs.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible)]
+		if visible == "0" && inFlight == "0" {
+			break
+		}
+		if left = visible + " visible, " + inFlight + " in flight"; time.Now().After(deadline) {
+			t.Errorf("the interruption queue still holds messages a minute after the interruption: %s", left)
+			break
+		}
+	}
 }
 
 // drifted: the images the demo released are what the al2023 aliases now
