@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"maps"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"time"
@@ -136,6 +138,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		protocol.WriteError(sw, service, protocol.RequestID(), perr)
+		return
+	}
+	if d.ResponseDelay > 0 {
+		held := httptest.NewRecorder()
+		handler.ServeHTTP(held, r)
+		// The work is done; the caller may be gone when the answer comes.
+		_ = sleep(r.Context(), d.ResponseDelay)
+		maps.Copy(sw.Header(), held.Header())
+		sw.WriteHeader(held.Code)
+		_, _ = sw.Write(held.Body.Bytes())
 		return
 	}
 	handler.ServeHTTP(sw, r)

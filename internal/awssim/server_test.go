@@ -172,6 +172,36 @@ func TestThrottlingSurfacesAsTheSDKsThrottleError(t *testing.T) {
 	}
 }
 
+// TestResponseLatencyCompletesTheWorkOfAnAbandonedCall: the caller gives up
+// while the response is held, yet the instance it asked for exists, as
+// when a controller dies inside a launch that EC2 completed.
+func TestResponseLatencyCompletesTheWorkOfAnAbandonedCall(t *testing.T) {
+	s := start(t, awssim.Options{})
+	s.Faults().Add(fault.Fault{Service: "ec2", Operation: "RunInstances", Kind: fault.ResponseLatency, Latency: 5 * time.Second, Count: 1})
+	client := ec2.NewFromConfig(s.AWSConfig(), func(o *ec2.Options) { o.RetryMaxAttempts = 1 })
+	img := s.EC2.Images()[0].ImageID
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	_, err := client.RunInstances(short, &ec2.RunInstancesInput{
+		ImageId: aws.String(img), InstanceType: ec2types.InstanceTypeM5Large, MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
+		SubnetId: aws.String(s.EC2.Network().PrivateSubnetIDs[0]),
+	})
+	if err == nil {
+		t.Fatal("RunInstances answered although its response was held for 5s and the caller waited 300ms")
+	}
+	out, err := client.DescribeInstances(ctx, &ec2.DescribeInstancesInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range out.Reservations {
+		n += len(r.Instances)
+	}
+	if n != 1 {
+		t.Errorf("%d instances after the abandoned RunInstances, want the 1 it launched", n)
+	}
+}
+
 func TestInstanceEventsReachAnSQSQueueThroughEventBridge(t *testing.T) {
 	s := start(t, awssim.Options{})
 	cfg := s.AWSConfig()

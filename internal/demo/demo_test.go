@@ -2,8 +2,10 @@ package demo_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,10 +32,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/joistdev/terraform-provider-joist/internal/awssim"
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/catalog"
 	"github.com/joistdev/terraform-provider-joist/internal/demo"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/policy"
+	"github.com/joistdev/terraform-provider-joist/internal/sandbox"
 )
 
 // TestDemoShort runs `make demo` in its short mode against a sandbox of its
@@ -133,6 +138,7 @@ func (c *checker) phase(p demo.Phase) error {
 		c.interrupted(p.Interrupted, p.NoticeAt)
 	case strings.HasPrefix(p.Name, "AMI release"):
 		c.drifted(p.Images)
+		c.controllerCallsGranted()
 	default:
 		c.t.Errorf("unexpected phase %q", p.Name)
 	}
@@ -387,6 +393,114 @@ func (c *checker) drifted(images []string) {
 		}
 	}
 	c.claimsMatchInstances(insts)
+}
+
+// controllerCallsGranted: every AWS call the controller that joist_controller
+// deployed made during the demo (signed with its own key) needs only actions
+// that the policy terraform attached to the controller role grants.
+func (c *checker) controllerCallsGranted() {
+	t := c.t
+	var reqs []awssim.Request
+	if err := c.w.Admin(ctx, "GET", "/_awssim/requests", nil, &reqs); err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]int{}
+	for _, r := range reqs {
+		if r.AccessKeyID == sandbox.ControllerAccessKeyID {
+			calls[r.Service+":"+r.Operation]++
+		}
+	}
+	if len(calls) == 0 {
+		t.Fatal("awssim recorded no call signed by the controller")
+	}
+	granted := map[string]bool{}
+	for _, a := range c.controllerPolicy().Actions() {
+		granted[a] = true
+	}
+	used := map[string]bool{}
+	for call := range calls {
+		for _, a := range policy.ActionsFor(call) {
+			used[a] = true
+		}
+	}
+	var unused []string
+	for a := range granted {
+		if !used[a] {
+			unused = append(unused, a)
+		}
+	}
+	slices.Sort(unused)
+	t.Logf("granted actions this run did not need (other paths: capacity errors, reservations, GC, node class deletion): %v", unused)
+	for call := range calls {
+		actions := policy.ActionsFor(call)
+		if len(actions) == 0 {
+			t.Errorf("the controller called %s, which no action of the policy table covers", call)
+		}
+		for _, a := range actions {
+			if !granted[a] {
+				t.Errorf("the controller called %s, which needs %s; the role's policy does not grant it", call, a)
+			}
+		}
+	}
+	t.Logf("the controller made %d kinds of AWS call, all granted by its role's policy: %v", len(calls), calls)
+}
+
+// controllerPolicy reads the statements of the controller role's inline and
+// managed policies back from IAM.
+func (c *checker) controllerPolicy() policy.Document {
+	t := c.t
+	client := iam.NewFromConfig(c.w.AWS)
+	roles, err := client.ListRoles(ctx, &iam.ListRolesInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc policy.Document
+	add := func(raw *string) {
+		text, err := url.QueryUnescape(aws.ToString(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d policy.Document
+		if err := json.Unmarshal([]byte(text), &d); err != nil {
+			t.Fatalf("policy document: %v", err)
+		}
+		doc.Statement = append(doc.Statement, d.Statement...)
+	}
+	for _, r := range roles.Roles {
+		if !strings.Contains(aws.ToString(r.AssumeRolePolicyDocument), "pods.eks.amazonaws.com") {
+			continue
+		}
+		inline, err := client.ListRolePolicies(ctx, &iam.ListRolePoliciesInput{RoleName: r.RoleName})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range inline.PolicyNames {
+			p, err := client.GetRolePolicy(ctx, &iam.GetRolePolicyInput{RoleName: r.RoleName, PolicyName: aws.String(name)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			add(p.PolicyDocument)
+		}
+		attached, err := client.ListAttachedRolePolicies(ctx, &iam.ListAttachedRolePoliciesInput{RoleName: r.RoleName})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range attached.AttachedPolicies {
+			p, err := client.GetPolicy(ctx, &iam.GetPolicyInput{PolicyArn: a.PolicyArn})
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := client.GetPolicyVersion(ctx, &iam.GetPolicyVersionInput{PolicyArn: a.PolicyArn, VersionId: p.Policy.DefaultVersionId})
+			if err != nil {
+				t.Fatal(err)
+			}
+			add(v.PolicyVersion.Document)
+		}
+	}
+	if len(doc.Statement) == 0 {
+		t.Fatal("the controller role has no policy statement")
+	}
+	return doc
 }
 
 // nothingLeft runs after terraform destroy: no live instance, NodeClaim or

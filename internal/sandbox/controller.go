@@ -31,7 +31,9 @@ import (
 //   - arguments: the container's args;
 //   - environment: the container's env (fieldRefs resolved against that pod,
 //     secret and config map references read from the cluster), plus the
-//     AWS endpoint and credentials of awssim (standing in for Pod Identity);
+//     AWS endpoint of awssim and credentials of the controller's own
+//     (ControllerAccessKeyID, standing in for Pod Identity's), so awssim's
+//     request log tells the controller's calls from everyone else's;
 //   - identity: a kubeconfig holding a token issued for the pod's
 //     ServiceAccount (TokenRequest), so RBAC applies exactly as in-cluster;
 //   - ports: METRICS_PORT and HEALTH_PROBE_PORT get free loopback ports,
@@ -59,6 +61,10 @@ type controllerProcess struct {
 	restarts int
 	nextTry  time.Time
 }
+
+// ControllerAccessKeyID is the access key the controller processes sign
+// their AWS calls with.
+const ControllerAccessKeyID = "AKIAJOISTCONTROLLER1"
 
 // ControllerImage is the image repository the runner recognises.
 const ControllerImage = "joist-controller"
@@ -343,6 +349,8 @@ func (r *controllerRunner) withSandboxEnv(ctx context.Context, env []string, pod
 		for k, v := range r.sb.AWS.Env() {
 			out = append(out, k+"="+v)
 		}
+		// Later entries win (os/exec keeps the last of duplicate keys).
+		out = append(out, "AWS_ACCESS_KEY_ID="+ControllerAccessKeyID)
 	}
 	return out, nil
 }

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -17,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
+	"github.com/joistdev/terraform-provider-joist/internal/awssim/fault"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 )
 
@@ -355,14 +353,28 @@ func testLimits(t *testing.T) {
 func testControllerRestart(t *testing.T) {
 	ns := namespace(t, "e2e-restart")
 	nodePool(t, "restart", class, nil, spotAndOnDemand, amd64, categoriesCMR)
+	// EC2 completes every CreateFleet but holds the answer, so the
+	// controller is killed inside a launch whose instance already exists.
+	held, err := w.sim.Faults().Add(fault.Fault{Service: "ec2", Operation: "CreateFleet", Kind: fault.ResponseLatency, Latency: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
 	create(t, deployment(ns, "pause", 8, podSpec("restart", requests("1", "1.5Gi"))))
-	eventually(t, "a nodeclaim is being launched", func() (bool, string) {
-		n := len(claimsOf(t, "restart"))
-		return n > 0, fmt.Sprintf("%d nodeclaims", n)
+	var inFlight []string
+	eventually(t, "an instance launched by a CreateFleet still in flight", func() (bool, string) {
+		for id := range instances(t, "restart") {
+			inFlight = append(inFlight, id)
+		}
+		return len(inFlight) > 0, "no instance yet"
 	})
+	for _, c := range claimsOf(t, "restart") {
+		if c.Status.ProviderID != "" {
+			t.Fatalf("nodeclaim %s learned its instance %s: the launch was not in flight", c.Name, c.Status.ProviderID)
+		}
+	}
 	w.controller.kill()
-	t.Log("controller killed with SIGKILL")
-	orphan := plantOrphan(t)
+	w.sim.Faults().Remove(held.ID)
+	t.Logf("controller killed with SIGKILL inside CreateFleet; instances launched by the abandoned call: %v", inFlight)
 	ctx := context.Background()
 	next, err := startController(ctx, w)
 	if err != nil {
@@ -397,34 +409,5 @@ func testControllerRestart(t *testing.T) {
 		}
 		return true, ""
 	})
-	t.Logf("after the restart: pods running and no orphans %s later (orphan %s collected)", time.Since(restarted).Round(time.Second), orphan)
-}
-
-// plantOrphan launches an instance with the tags the runtime puts on its
-// own, as if a launch had succeeded just before the crash.
-func plantOrphan(t *testing.T) string {
-	t.Helper()
-	nc := &awsv1.EC2NodeClass{}
-	if err := w.kube.Get(context.Background(), client.ObjectKey{Name: class}, nc); err != nil {
-		t.Fatal(err)
-	}
-	if len(nc.Status.Subnets) == 0 || len(nc.Status.AMIs) == 0 {
-		t.Fatalf("node class status lacks subnets or AMIs: %+v", nc.Status)
-	}
-	tags := []ec2types.Tag{}
-	for k, v := range map[string]string{
-		"eks:eks-cluster-name": clusterName, "kubernetes.io/cluster/" + clusterName: "owned",
-		v1.NodePoolLabelKey: "restart", v1.LabelNodeClass: class, "karpenter.sh/nodeclaim": "restart-lost",
-	} {
-		tags = append(tags, ec2types.Tag{Key: aws.String(k), Value: aws.String(v)})
-	}
-	out, err := ec2.NewFromConfig(w.sim.AWSConfig()).RunInstances(context.Background(), &ec2.RunInstancesInput{
-		ImageId: aws.String(nc.Status.AMIs[0].ID), InstanceType: ec2types.InstanceTypeM5Large,
-		SubnetId: aws.String(nc.Status.Subnets[0].ID), MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
-		TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeInstance, Tags: tags}},
-	})
-	if err != nil {
-		t.Fatalf("planting an orphan instance: %v", err)
-	}
-	return aws.ToString(out.Instances[0].InstanceId)
+	t.Logf("after the restart: pods running and no orphans %s later", time.Since(restarted).Round(time.Second))
 }

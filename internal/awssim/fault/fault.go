@@ -21,6 +21,10 @@ const (
 	ServerError Kind = "error"
 	// Latency delays the request by Latency before it is handled.
 	Latency Kind = "latency"
+	// ResponseLatency handles the request at once and holds its response
+	// for Latency: the work is done even when the caller goes away while it
+	// waits, as when a process dies inside a call that AWS completed.
+	ResponseLatency Kind = "response-latency"
 )
 
 // Fault is one injection rule.
@@ -39,15 +43,15 @@ type Fault struct {
 
 func (f *Fault) validate() error {
 	switch f.Kind {
-	case Throttle, ServerError, Latency:
+	case Throttle, ServerError, Latency, ResponseLatency:
 	default:
-		return fmt.Errorf("fault kind %q: use throttle, error or latency", f.Kind)
+		return fmt.Errorf("fault kind %q: use throttle, error, latency or response-latency", f.Kind)
 	}
 	if f.Rate < 0 || f.Rate > 1 {
 		return fmt.Errorf("fault rate %v: use a probability in (0, 1]", f.Rate)
 	}
-	if f.Kind == Latency && f.Latency <= 0 {
-		return fmt.Errorf("latency fault needs a positive latency")
+	if (f.Kind == Latency || f.Kind == ResponseLatency) && f.Latency <= 0 {
+		return fmt.Errorf("%s fault needs a positive latency", f.Kind)
 	}
 	if f.Kind == ServerError && f.Status != 0 && (f.Status < 500 || f.Status > 599) {
 		return fmt.Errorf("fault status %d: server errors are 5xx", f.Status)
@@ -120,7 +124,9 @@ func (in *Injector) List() []Fault {
 // failure in place of the service's answer.
 type Decision struct {
 	Delay time.Duration
-	Fail  *Fault // nil: handle the request
+	// ResponseDelay holds the response of a handled request.
+	ResponseDelay time.Duration
+	Fail          *Fault // nil: handle the request
 }
 
 // Decide applies every matching fault to a request: latencies add up; the
@@ -136,16 +142,20 @@ func (in *Injector) Decide(service, operation string) Decision {
 		if f.Count > 0 && f.Fired >= f.Count {
 			continue
 		}
-		if f.Kind != Latency && d.Fail != nil {
+		delay := f.Kind == Latency || f.Kind == ResponseLatency
+		if !delay && d.Fail != nil {
 			continue
 		}
 		if f.Rate < 1 && in.rng.Float64() >= f.Rate {
 			continue
 		}
 		f.Fired++
-		if f.Kind == Latency {
+		switch f.Kind {
+		case Latency:
 			d.Delay += f.Latency
-		} else {
+		case ResponseLatency:
+			d.ResponseDelay += f.Latency
+		default:
 			c := *f
 			d.Fail = &c
 		}
