@@ -25,6 +25,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -38,6 +39,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/policy"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/policy/audit"
 	"github.com/joistdev/terraform-provider-joist/internal/sandbox"
 )
 
@@ -115,6 +117,9 @@ type checker struct {
 	w   *demo.World
 	// scaledUpCost is what the instances cost after the scale-up.
 	scaledUpCost float64
+	// policy is the controller role's, audit its view of AWS resources.
+	policy policy.Document
+	audit  *audit.Audit
 }
 
 func (c *checker) phase(p demo.Phase) error {
@@ -138,7 +143,7 @@ func (c *checker) phase(p demo.Phase) error {
 		c.interrupted(p.Interrupted, p.NoticeAt)
 	case strings.HasPrefix(p.Name, "AMI release"):
 		c.drifted(p.Images)
-		c.controllerCallsGranted()
+		c.prepareAudit()
 	default:
 		c.t.Errorf("unexpected phase %q", p.Name)
 	}
@@ -395,54 +400,76 @@ func (c *checker) drifted(images []string) {
 	c.claimsMatchInstances(insts)
 }
 
-// controllerCallsGranted: every AWS call the controller that joist_controller
-// deployed made during the demo (signed with its own key) needs only actions
-// that the policy terraform attached to the controller role grants.
-func (c *checker) controllerCallsGranted() {
+// prepareAudit reads the policy terraform attached to the controller role
+// and snapshots the tags of what the controller created, while it all
+// exists: the destroy removes the role, the templates and the profile.
+func (c *checker) prepareAudit() {
 	t := c.t
-	var reqs []awssim.Request
-	if err := c.w.Admin(ctx, "GET", "/_awssim/requests", nil, &reqs); err != nil {
+	c.policy = c.controllerPolicy()
+	nc := &awsv1.EC2NodeClass{}
+	if err := c.w.Kube.Get(ctx, client.ObjectKey{Name: "default"}, nc); err != nil {
 		t.Fatal(err)
 	}
-	calls := map[string]int{}
+	id, err := sts.NewFromConfig(c.w.AWS).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.audit = audit.New(c.w.AWS, aws.ToString(id.Account), nc.Spec.Role)
+	if err := c.audit.Snapshot(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// controllerCallsAudited: every AWS call the controller that joist_controller
+// deployed made during the whole demo, destroy included (it signs them with
+// its own key), is allowed by the policy terraform attached to its role,
+// evaluated as IAM would (action, resource, request and resource tags); and
+// every action that policy grants was needed by some call.
+func (c *checker) controllerCallsAudited(w *demo.World) {
+	t := c.t
+	if c.audit == nil {
+		t.Fatal("no audit was prepared: the drift phase did not run")
+	}
+	if err := c.audit.Snapshot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var reqs []awssim.Request
+	if err := w.Admin(ctx, "GET", "/_awssim/requests", nil, &reqs); err != nil {
+		t.Fatal(err)
+	}
+	calls, used := map[string]int{}, map[string]bool{}
 	for _, r := range reqs {
-		if r.AccessKeyID == sandbox.ControllerAccessKeyID {
-			calls[r.Service+":"+r.Operation]++
+		// IAM authorizes before it looks the entity up; a missing one has
+		// no tags to evaluate.
+		if r.AccessKeyID != sandbox.ControllerAccessKeyID || r.ErrorCode == "NoSuchEntity" {
+			continue
+		}
+		call := r.Service + ":" + r.Operation
+		calls[call]++
+		checks := c.audit.Checks(audit.Call{Service: r.Service, Operation: r.Operation, Parameters: r.Parameters})
+		if len(checks) == 0 {
+			t.Errorf("no authorization model for %s", call)
+		}
+		for _, chk := range checks {
+			used[chk.Action] = true
+			ok, err := c.policy.Allows(chk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				t.Errorf("the controller's %s needs %s on %s with %v, which its role's policy denies", call, chk.Action, chk.Resource, chk.Context)
+			}
 		}
 	}
 	if len(calls) == 0 {
 		t.Fatal("awssim recorded no call signed by the controller")
 	}
-	granted := map[string]bool{}
-	for _, a := range c.controllerPolicy().Actions() {
-		granted[a] = true
-	}
-	used := map[string]bool{}
-	for call := range calls {
-		for _, a := range policy.ActionsFor(call) {
-			used[a] = true
-		}
-	}
-	var unused []string
-	for a := range granted {
+	for _, a := range c.policy.Actions() {
 		if !used[a] {
-			unused = append(unused, a)
+			t.Errorf("the controller role's policy grants %s, which no call of the demo needed", a)
 		}
 	}
-	slices.Sort(unused)
-	t.Logf("granted actions this run did not need (other paths: capacity errors, reservations, GC, node class deletion): %v", unused)
-	for call := range calls {
-		actions := policy.ActionsFor(call)
-		if len(actions) == 0 {
-			t.Errorf("the controller called %s, which no action of the policy table covers", call)
-		}
-		for _, a := range actions {
-			if !granted[a] {
-				t.Errorf("the controller called %s, which needs %s; the role's policy does not grant it", call, a)
-			}
-		}
-	}
-	t.Logf("the controller made %d kinds of AWS call, all granted by its role's policy: %v", len(calls), calls)
+	t.Logf("the controller made %d kinds of AWS call, each allowed by its role's policy, which grants nothing unused: %v", len(calls), calls)
 }
 
 // controllerPolicy reads the statements of the controller role's inline and
@@ -507,6 +534,7 @@ func (c *checker) controllerPolicy() policy.Document {
 // NodePool.
 func (c *checker) nothingLeft(w *demo.World) error {
 	t := c.t
+	c.controllerCallsAudited(w)
 	out, err := ec2.NewFromConfig(w.AWS).DescribeInstances(ctx, &ec2.DescribeInstancesInput{})
 	if err != nil {
 		return err
