@@ -25,7 +25,8 @@ var clusterRules = []rbacv1.PolicyRule{
 	// evicts; stuck terminating pods are deleted.
 	{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "delete"}},
 	{APIGroups: []string{""}, Resources: []string{"pods/eviction"}, Verbs: []string{"create"}},
-	// Scheduling simulation inputs: volumes and their topology, owners,
+	// Scheduling simulation inputs: claims, volumes and storage classes for
+	// volume topology, namespaces for affinity namespaceSelectors, owners,
 	// disruption budgets.
 	{APIGroups: []string{""}, Resources: []string{"persistentvolumes", "persistentvolumeclaims", "namespaces", "replicationcontrollers"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses", "csinodes", "volumeattachments"}, Verbs: []string{"get", "list", "watch"}},

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -76,7 +77,8 @@ type Result struct {
 	Unassigned []scheduling.PodError
 }
 
-// Schedule runs one pass: snapshot, solve, nominate and create.
+// Schedule runs one pass: snapshot, resolve volume topology, solve,
+// nominate and create.
 func (p *Provisioner) Schedule(ctx context.Context) (*Result, error) {
 	start := p.clock.Now()
 	defer func() { metrics.SchedulingDuration.Observe(p.clock.Since(start).Seconds()) }()
@@ -92,29 +94,36 @@ func (p *Provisioner) Schedule(ctx context.Context) (*Result, error) {
 	if len(pods) == 0 {
 		return res, nil
 	}
-	in, pools, err := p.input(ctx, snap, pods)
+	objs, err := p.cluster.VolumeObjects(ctx, pods)
 	if err != nil {
 		return nil, err
 	}
-	plan, err := scheduling.Solve(*in)
-	if err != nil {
-		return nil, fmt.Errorf("solving for %d pods: %w", len(pods), err)
-	}
-	for _, pl := range plan.Placements {
-		if pl.Kind == scheduling.TargetNewClaim {
-			continue
+	pods, volumes, unplaced := VolumeTopology(pods, objs)
+	if len(pods) > 0 {
+		in, pools, err := p.input(ctx, snap, pods, volumes)
+		if err != nil {
+			return nil, err
 		}
-		p.nominate(pl.Pod, pl.Node, pl.Kind == scheduling.TargetInFlight)
-		res.Nominated++
+		plan, err := scheduling.Solve(*in)
+		if err != nil {
+			return nil, fmt.Errorf("solving for %d pods: %w", len(pods), err)
+		}
+		for _, pl := range plan.Placements {
+			if pl.Kind == scheduling.TargetNewClaim {
+				continue
+			}
+			p.nominate(pl.Pod, pl.Node, pl.Kind == scheduling.TargetInFlight)
+			res.Nominated++
+		}
+		unplaced = append(unplaced, plan.Errors...)
+		unplaced = append(unplaced, p.create(ctx, plan.NewClaims, pools, in, res)...)
 	}
-	unplaced := append([]scheduling.PodError(nil), plan.Errors...)
-	unplaced = append(unplaced, p.create(ctx, plan.NewClaims, pools, in, res)...)
 	for _, pe := range unplaced {
 		p.recorder.PodFailedScheduling(pe.Pod, errors.New(ConciseReason(pe.Err)))
 	}
 	res.Unassigned = unplaced
 	metrics.UnschedulablePods.Set(float64(len(unplaced)))
-	logger.Info("scheduling pass", "pods", len(pods), "nodeclaims", len(res.Created), "nominated", res.Nominated,
+	logger.Info("scheduling pass", "pods", res.Pods, "nodeclaims", len(res.Created), "nominated", res.Nominated,
 		"unschedulable", len(unplaced), "duration", p.clock.Since(start).String())
 	return res, nil
 }
@@ -168,9 +177,9 @@ func ExcludesManagedNodes(pod *corev1.Pod) bool {
 }
 
 // input builds the solver's input; it also returns the NodePools by name.
-func (p *Provisioner) input(ctx context.Context, snap *state.Snapshot, pods []*corev1.Pod) (*scheduling.Input, map[string]*v1.NodePool, error) {
+func (p *Provisioner) input(ctx context.Context, snap *state.Snapshot, pods []*corev1.Pod, volumes map[types.UID][][]corev1.NodeSelectorRequirement) (*scheduling.Input, map[string]*v1.NodePool, error) {
 	pools := SchedulablePools(snap.NodePools)
-	types := map[string][]*scheduling.InstanceType{}
+	poolTypes := map[string][]*scheduling.InstanceType{}
 	byName := map[string]*v1.NodePool{}
 	var errs []error
 	for _, pool := range pools {
@@ -184,7 +193,7 @@ func (p *Provisioner) input(ctx context.Context, snap *state.Snapshot, pods []*c
 				"NodePool requirements filtered out all compatible available instance types")
 			continue
 		}
-		types[pool.Name] = its
+		poolTypes[pool.Name] = its
 		byName[pool.Name] = pool
 	}
 	if len(byName) == 0 && len(errs) > 0 {
@@ -193,17 +202,19 @@ func (p *Provisioner) input(ctx context.Context, snap *state.Snapshot, pods []*c
 	for _, err := range errs {
 		log.FromContext(ctx).Error(err, "skipping nodepool")
 	}
-	usage := Usage(snap.Nodes, types)
+	usage := Usage(snap.Nodes, poolTypes)
 	in := &scheduling.Input{
-		Pods:       pods,
-		DaemonSets: DaemonSetPods(snap.DaemonSets),
+		Pods:            pods,
+		DaemonSets:      DaemonSetPods(snap.DaemonSets),
+		VolumeTopology:  volumes,
+		NamespaceLabels: snap.NamespaceLabels,
 		Options: scheduling.Options{
 			PreferencePolicy: p.opts.PreferencePolicy,
 			MinValuesPolicy:  p.opts.MinValuesPolicy,
 		},
 	}
 	for _, pool := range pools {
-		if its, ok := types[pool.Name]; ok {
+		if its, ok := poolTypes[pool.Name]; ok {
 			in.NodePools = append(in.NodePools, SolverPool(pool, its, usage[pool.Name]))
 		}
 	}

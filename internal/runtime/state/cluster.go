@@ -1,15 +1,18 @@
 // Package state is the runtime's view of the cluster: Nodes, NodeClaims,
-// pods, DaemonSets and NodePools from the manager's informers, joined into
+// pods, DaemonSets, NodePools and namespaces from the manager's informers
+// (plus the storage objects behind pod volumes on demand), joined into
 // consistent snapshots for the solver, plus what only this process knows
 // (nominations and NodeClaims created but not yet seen by the informers).
 package state
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -52,8 +55,17 @@ func NewCluster(kube, live client.Reader, clk clock.Clock) *Cluster {
 	return &Cluster{kube: kube, live: live, clock: clk, nominations: map[types.UID]Nomination{}, created: map[string]createdClaim{}}
 }
 
-// Setup registers the field indexes the runtime relies on.
+// Setup registers the field indexes the runtime relies on, and the
+// informers of objects only read on demand (namespaces for affinity
+// namespaceSelectors, and the claims, volumes and storage classes behind
+// pod volumes), so they sync with the manager's cache before the first
+// scheduling pass instead of lazily inside it.
 func Setup(ctx context.Context, mgr manager.Manager) error {
+	for _, obj := range []client.Object{&corev1.Namespace{}, &corev1.PersistentVolumeClaim{}, &corev1.PersistentVolume{}, &storagev1.StorageClass{}} {
+		if _, err := mgr.GetCache().GetInformer(ctx, obj); err != nil {
+			return fmt.Errorf("informer for %T: %w", obj, err)
+		}
+	}
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, &corev1.Node{}, NodeProviderIDIndex, func(o client.Object) []string {
 		if id := o.(*corev1.Node).Spec.ProviderID; id != "" {

@@ -134,6 +134,9 @@ type Snapshot struct {
 	Pending    []*corev1.Pod
 	DaemonSets []*appsv1.DaemonSet
 	NodePools  []*v1.NodePool
+	// NamespaceLabels are every namespace's labels, for pod affinity terms
+	// that pick namespaces by namespaceSelector.
+	NamespaceLabels map[string]map[string]string
 }
 
 // Snapshot lists everything from the informers. Objects are shared with
@@ -157,11 +160,18 @@ func (c *Cluster) Snapshot(ctx context.Context) (*Snapshot, error) {
 	if err := c.kube.List(ctx, dss, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing daemonsets: %w", err)
 	}
+	namespaces := &corev1.NamespaceList{}
+	if err := c.kube.List(ctx, namespaces, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing namespaces: %w", err)
+	}
 	pods := &corev1.PodList{}
 	if err := c.kube.List(ctx, pods, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing pods: %w", err)
 	}
-	snap := &Snapshot{}
+	snap := &Snapshot{NamespaceLabels: make(map[string]map[string]string, len(namespaces.Items))}
+	for i := range namespaces.Items {
+		snap.NamespaceLabels[namespaces.Items[i].Name] = namespaces.Items[i].Labels
+	}
 	for i := range pools.Items {
 		snap.NodePools = append(snap.NodePools, &pools.Items[i])
 	}

@@ -6,9 +6,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -96,6 +98,7 @@ func TestSnapshot(t *testing.T) {
 	cluster.Nominate(waiting.UID, "pool-b", true, 20*time.Second)
 	// A claim created and deleted before any informer showed it.
 	cluster.ClaimCreated(&v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "pool-gone"}})
+	must(t, kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "data", Labels: map[string]string{"team": "storage"}}}))
 
 	snap, err := cluster.Snapshot(ctx)
 	must(t, err)
@@ -128,6 +131,12 @@ func TestSnapshot(t *testing.T) {
 	}
 	if len(snap.Pending) != 1 || snap.Pending[0].Name != "other" {
 		t.Errorf("pending %v: the nominated pod is not pending again", names(snap.Pending))
+	}
+	if snap.NamespaceLabels["data"]["team"] != "storage" {
+		t.Errorf("namespace labels %v: want data's team=storage for namespaceSelectors", snap.NamespaceLabels)
+	}
+	if _, ok := snap.NamespaceLabels["default"]; !ok {
+		t.Errorf("namespace labels %v: every namespace is listed", snap.NamespaceLabels)
 	}
 
 	// The nomination expires; the pod is pending again.
@@ -176,5 +185,64 @@ func TestTransformPodKeepsWhatSchedulingReads(t *testing.T) {
 	if p.Annotations[v1.DoNotDisruptAnnotationKey] != "true" || p.Spec.NodeSelector["zone"] != "a" || len(c.Ports) != 1 ||
 		c.Resources.Requests.Cpu().Cmp(resource.MustParse("1")) != 0 {
 		t.Errorf("read fields dropped: %+v", p)
+	}
+}
+
+func TestVolumeObjectsReadsWhatPodsUse(t *testing.T) {
+	ctx := context.Background()
+	kube := apiserver(t)
+	cluster := NewCluster(kube, kube, clocktesting.NewFakeClock(time.Now()))
+	wffc := storagev1.VolumeBindingWaitForFirstConsumer
+	must(t, kube.Create(ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "zonal"}, Provisioner: "ebs.csi.aws.com", VolumeBindingMode: &wffc}))
+	must(t, kube.Create(ctx, &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: "pv-a"},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:               corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+			AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "ebs.csi.aws.com", VolumeHandle: "vol-1"}},
+		},
+	}))
+	claim := func(name, class, volume string) {
+		must(t, kube.Create(ctx, &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+				StorageClassName: &class, VolumeName: volume,
+			},
+		}))
+	}
+	claim("bound", "zonal", "pv-a")
+	claim("unbound", "zonal", "")
+	claim("orphan", "gone", "")
+	vol := func(name, claim string) corev1.Volume {
+		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}
+	}
+	pods := []*corev1.Pod{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "a"}, Spec: corev1.PodSpec{Volumes: []corev1.Volume{vol("x", "bound"), vol("y", "unbound")}}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "b"}, Spec: corev1.PodSpec{Volumes: []corev1.Volume{vol("x", "bound"), vol("y", "orphan"), vol("z", "missing")}}},
+	}
+	objs, err := cluster.VolumeObjects(ctx, pods)
+	must(t, err)
+	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "default", Name: name} }
+	for _, name := range []string{"bound", "unbound", "orphan"} {
+		if c := objs.Claims[key(name)]; c == nil || c.Name != name {
+			t.Errorf("claim %s: %v", name, c)
+		}
+	}
+	if c, ok := objs.Claims[key("missing")]; !ok || c != nil {
+		t.Errorf("missing claim recorded as %v (present %v), want a nil entry", c, ok)
+	}
+	if pv := objs.Volumes["pv-a"]; pv == nil {
+		t.Error("the bound claim's volume was not read")
+	}
+	if sc := objs.StorageClasses["zonal"]; sc == nil || *sc.VolumeBindingMode != wffc {
+		t.Errorf("the unbound claim's class: %v", sc)
+	}
+	if sc, ok := objs.StorageClasses["gone"]; !ok || sc != nil {
+		t.Errorf("missing class recorded as %v (present %v), want a nil entry", sc, ok)
+	}
+	if len(objs.Claims) != 4 || len(objs.Volumes) != 1 || len(objs.StorageClasses) != 2 {
+		t.Errorf("read %d claims, %d volumes, %d classes; want each object once", len(objs.Claims), len(objs.Volumes), len(objs.StorageClasses))
 	}
 }
