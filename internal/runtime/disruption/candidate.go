@@ -17,7 +17,9 @@ import (
 // Candidate is a node that may be disrupted.
 type Candidate struct {
 	*state.StateNode
-	Pool         *v1.NodePool
+	Pool *v1.NodePool
+	// InstanceType is nil, and Price 0, for a drift candidate whose type
+	// the catalog no longer lists.
 	InstanceType *scheduling.InstanceType
 	Zone         string
 	CapacityType string
@@ -72,13 +74,25 @@ func newCandidate(env *Env, n *state.StateNode, reason v1.DisruptionReason) (*Ca
 	typeName := labels[corev1.LabelInstanceTypeStable]
 	zone := labels[corev1.LabelTopologyZone]
 	capacityType := labels[v1.CapacityTypeLabelKey]
-	it := findType(env.InstanceTypes[poolName], typeName)
-	if it == nil {
-		return nil, fmt.Sprintf("instance type %q is not offered by nodepool %q", typeName, poolName)
+	catalog, known := env.InstanceTypes[poolName]
+	if !known {
+		return nil, fmt.Sprintf("instance types of nodepool %q are unavailable", poolName)
 	}
-	price, ok := offeringPrice(it, zone, capacityType)
-	if !ok {
-		return nil, fmt.Sprintf("no %s offering of %s in zone %q", capacityType, typeName, zone)
+	it := findType(catalog, typeName)
+	var price float64
+	var why string
+	if it == nil {
+		why = fmt.Sprintf("instance type %q is not offered by nodepool %q", typeName, poolName)
+	} else if p, ok := offeringPrice(it, zone, capacityType); ok {
+		price = p
+	} else {
+		why = fmt.Sprintf("no %s offering of %s in zone %q", capacityType, typeName, zone)
+	}
+	// Other methods compare prices, but drift needs none: it must still
+	// replace a node whose type or offering left the catalog, which is
+	// exactly what InstanceTypeNotFound drift marks.
+	if why != "" && reason != v1.DisruptionReasonDrifted {
+		return nil, why
 	}
 	// Drift of a claim with a terminationGracePeriod may go ahead despite
 	// blocking pods: the grace period bounds how long they can hold it.
@@ -128,8 +142,10 @@ func offeringPrice(it *scheduling.InstanceType, zone, capacityType string) (floa
 	return 0, false
 }
 
-// Empty is true when no pod on the node needs a new home.
-func (c *Candidate) Empty() bool { return len(c.Reschedulable) == 0 }
+// Empty is true when moving the node's pods costs nothing: its reschedule
+// cost is the base 1, so every reschedulable pod (if any) has a
+// non-positive eviction cost.
+func (c *Candidate) Empty() bool { return RescheduleCost(c.Reschedulable) == baseRescheduleCost }
 
 // Consolidatable is true when the claim has been quiet for consolidateAfter.
 func (c *Candidate) Consolidatable() bool {

@@ -148,6 +148,67 @@ func TestEvictionAndDisruptionCost(t *testing.T) {
 	}
 }
 
+func TestEmptyMeansNothingCostlyToReschedule(t *testing.T) {
+	pool := mkPool("default")
+	cheap := func(p *corev1.Pod) { p.Spec.Priority = new(int32(-1 << 25)) } // eviction cost 0
+	expendable := func(p *corev1.Pod) { p.Annotations = map[string]string{podDeletionCostAnnotation: "-2147483648"} }
+	daemon := func(p *corev1.Pod) {
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "agent", Controller: new(true)}}
+	}
+	nodes := []*state.StateNode{
+		mkNode("no-pods", pool, 0, 4, v1.CapacityTypeOnDemand, nil),
+		mkNode("daemonset-only", pool, 0, 4, v1.CapacityTypeOnDemand, []*corev1.Pod{mkPod("100m", daemon)}),
+		mkNode("non-positive-cost-pods", pool, 0, 4, v1.CapacityTypeOnDemand, []*corev1.Pod{mkPod("1", cheap), mkPod("1", expendable)}),
+		mkNode("normal-pod", pool, 0, 4, v1.CapacityTypeOnDemand, []*corev1.Pod{mkPod("1")}),
+		mkNode("cheap-and-normal", pool, 0, 4, v1.CapacityTypeOnDemand, []*corev1.Pod{mkPod("1", expendable), mkPod("1")}),
+	}
+	cands, _ := Candidates(mkEnv([]*v1.NodePool{pool}, nodes, 1), v1.DisruptionReasonEmpty)
+	empty := map[string]bool{}
+	for _, c := range cands {
+		empty[c.Name()] = c.Empty()
+	}
+	for name, want := range map[string]bool{
+		"no-pods": true, "daemonset-only": true, "non-positive-cost-pods": true,
+		"normal-pod": false, "cheap-and-normal": false,
+	} {
+		got, ok := empty[name]
+		if !ok {
+			t.Fatalf("node %s is not a candidate", name)
+		}
+		if got != want {
+			t.Errorf("node %s: empty %v, want %v", name, got, want)
+		}
+	}
+	// The non-positive-cost pods still need a new home: they are what the
+	// node's deletion evicts.
+	for _, c := range cands {
+		if c.Name() == "non-positive-cost-pods" && len(c.Reschedulable) != 2 {
+			t.Errorf("node %s has %d reschedulable pods, want 2", c.Name(), len(c.Reschedulable))
+		}
+	}
+}
+
+func TestRescheduleCost(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		pods []*corev1.Pod
+		want float64
+	}{
+		{"no pods", nil, 1},
+		{"one plain pod", []*corev1.Pod{mkPod("1")}, 2},
+		{"negative costs add nothing", []*corev1.Pod{mkPod("1"), mkPod("1", func(p *corev1.Pod) {
+			p.Annotations = map[string]string{podDeletionCostAnnotation: "-2147483648"}
+		})}, 2},
+		{"a small positive cost counts", []*corev1.Pod{mkPod("1", func(p *corev1.Pod) {
+			p.Annotations = map[string]string{podDeletionCostAnnotation: "-134217727"} // 1 - (2^27-1)/2^27
+		})}, 1 + 1/float64(1<<27)},
+	} {
+		if got := RescheduleCost(tc.pods); got != tc.want {
+			t.Errorf("%s: reschedule cost %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 func TestPDBLimits(t *testing.T) {
 	always := policyv1.AlwaysAllow
 	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}

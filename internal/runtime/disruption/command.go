@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 )
@@ -57,7 +59,7 @@ func (c *Command) NeedsValidation() bool { return c.Method != MethodDrift }
 func (c *Command) String() string {
 	var names []string
 	for _, cand := range c.Candidates {
-		names = append(names, fmt.Sprintf("%s/%s/%s", cand.Name(), cand.InstanceType.Name, cand.CapacityType))
+		names = append(names, fmt.Sprintf("%s/%s/%s", cand.Name(), cand.Labels()[corev1.LabelInstanceTypeStable], cand.CapacityType))
 	}
 	s := fmt.Sprintf("%s %s (%s) of %s", c.Decision(), c.Method, c.Reason, strings.Join(names, ", "))
 	for _, r := range c.Replacements {

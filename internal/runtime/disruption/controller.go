@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -187,6 +188,13 @@ func (c *Controller) Env(ctx context.Context) (*Env, error) {
 		return nil, fmt.Errorf("listing poddisruptionbudgets: %w", err)
 	}
 	env.PDBs = NewPDBLimits(pdbs.Items)
+	var pods []*corev1.Pod
+	for _, n := range snap.Nodes {
+		pods = append(pods, n.Pods...)
+	}
+	if env.Volumes, err = c.cluster.VolumeObjects(ctx, pods); err != nil {
+		return nil, err
+	}
 	return env, nil
 }
 

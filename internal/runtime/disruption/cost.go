@@ -38,6 +38,20 @@ func ReschedulingCost(pods []*corev1.Pod) float64 {
 	return sum
 }
 
+// baseRescheduleCost is the reschedule cost of a node whose pods cost
+// nothing to move.
+const baseRescheduleCost = 1.0
+
+// RescheduleCost is 1 plus the positive eviction costs of the pods: pods
+// whose owners marked them cheap to lose (non-positive cost) add nothing.
+func RescheduleCost(pods []*corev1.Pod) float64 {
+	cost := baseRescheduleCost
+	for _, p := range pods {
+		cost += max(0, EvictionCost(p))
+	}
+	return cost
+}
+
 // LifetimeRemaining is the share of the claim's expireAfter still ahead of
 // it, in [0, 1]; 1 when it never expires. Nodes near expiry are cheaper to
 // disrupt: they are going soon anyway.

@@ -6,6 +6,7 @@ import (
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/volumetopology"
 )
 
 // Env is everything a disruption decision looks at; decisions are pure
@@ -21,6 +22,9 @@ type Env struct {
 	// SpotToSpot is the SpotToSpotConsolidation feature gate.
 	SpotToSpot bool
 	Options    scheduling.Options
+	// Volumes are the claims, volumes and storage classes behind the pods
+	// on the nodes, so simulations keep pods in their volumes' zones.
+	Volumes volumetopology.Objects
 }
 
 // pool returns the named NodePool.

@@ -50,6 +50,20 @@ func TestEmptinessWithinBudget(t *testing.T) {
 	}
 }
 
+func TestEmptinessTakesNodesWithOnlyNonPositiveCostPods(t *testing.T) {
+	pool := mkPool("default")
+	expendable := func(p *corev1.Pod) { p.Spec.Priority = new(int32(-2 << 25)) } // eviction cost -1
+	nodes := []*state.StateNode{
+		mkNode("expendable", pool, 0, 4, v1.CapacityTypeOnDemand, []*corev1.Pod{mkPod("1", expendable)}),
+		mkNode("busy", pool, 0, 4, v1.CapacityTypeOnDemand, []*corev1.Pod{mkPod("1")}),
+	}
+	env := mkEnv([]*v1.NodePool{pool}, nodes, 1)
+	out := Emptiness(env, candidates(t, env, v1.DisruptionReasonEmpty), budgetsFor(env, v1.DisruptionReasonEmpty))
+	if out.Command == nil || !slices.Equal(candidateNames(out.Command.Candidates), []string{"expendable"}) || out.Command.Decision() != "delete" {
+		t.Fatalf("emptiness %+v, want a delete of only the node whose pods cost nothing to move", out.Command)
+	}
+}
+
 func TestSingleNodeDeletesWhenPodsFitElsewhere(t *testing.T) {
 	pool := mkPool("default")
 	nodes := []*state.StateNode{
@@ -223,5 +237,41 @@ func TestDriftOrderAndReplacement(t *testing.T) {
 	out = Drift(env, candidates(t, env, v1.DisruptionReasonDrifted), budgetsFor(env, v1.DisruptionReasonDrifted))
 	if out.Command == nil || out.Command.Candidates[0].Name() != "old-drift" || len(out.Command.Replacements) != 1 {
 		t.Fatalf("drift %v, want the longest-drifted node replaced (its 3-vCPU pod fits nowhere else)", out.Command)
+	}
+}
+
+func TestDriftReplacesNodesWhoseTypeLeftTheCatalog(t *testing.T) {
+	pool := mkPool("default")
+	gone := func(n *state.StateNode) {
+		n.Node.Labels[corev1.LabelInstanceTypeStable] = "x9.retired"
+		n.NodeClaim.Labels[corev1.LabelInstanceTypeStable] = "x9.retired"
+	}
+	noOffering := func(n *state.StateNode) {
+		n.Node.Labels[corev1.LabelTopologyZone] = "z9"
+		n.NodeClaim.Labels[corev1.LabelTopologyZone] = "z9"
+	}
+	nodes := []*state.StateNode{
+		mkNode("type-gone", pool, 0, 4, v1.CapacityTypeOnDemand, []*corev1.Pod{mkPod("3")}, gone, drifted(now.Add(-time.Hour))),
+		mkNode("offering-gone", pool, 0, 4, v1.CapacityTypeOnDemand, []*corev1.Pod{mkPod("3")}, noOffering, drifted(now)),
+	}
+	env := mkEnv([]*v1.NodePool{pool}, nodes, 1)
+	if got, blocked := Candidates(env, v1.DisruptionReasonUnderutilized); len(got) != 0 || len(blocked) != 2 {
+		t.Fatalf("consolidation candidates %v, want both nodes blocked: they cannot be priced", candidateNames(got))
+	}
+	cands := candidates(t, env, v1.DisruptionReasonDrifted)
+	if !slices.Equal(candidateNames(cands), []string{"type-gone", "offering-gone"}) {
+		t.Fatalf("drift candidates %v, want both nodes", candidateNames(cands))
+	}
+	out := Drift(env, cands, budgetsFor(env, v1.DisruptionReasonDrifted))
+	if out.Command == nil || out.Command.Candidates[0].Name() != "type-gone" || len(out.Command.Replacements) != 1 {
+		t.Fatalf("drift %v (rejected %v), want the node whose type is gone replaced", out.Command, out.Rejected)
+	}
+	if s := out.Command.String(); !strings.Contains(s, "type-gone/x9.retired/on-demand") {
+		t.Errorf("command %q does not name the candidate's instance type", s)
+	}
+	// Without a catalog for the pool nothing is known, so nothing drifts.
+	delete(env.InstanceTypes, pool.Name)
+	if got, _ := Candidates(env, v1.DisruptionReasonDrifted); len(got) != 0 {
+		t.Errorf("drift candidates %v without the pool's instance types, want none", candidateNames(got))
 	}
 }

@@ -25,9 +25,13 @@ import (
 
 // Orchestration timers.
 const (
-	// CommandTimeout bounds the wait for replacements to initialize.
-	CommandTimeout  = 10 * time.Minute
-	replacementPoll = 2 * time.Second
+	// Bounds of the wait for replacements to initialize; between them the
+	// wait grows by commandTimeoutPerCommand for every queued command, so a
+	// long queue (whose replacements launch slower) is not failed early.
+	MinCommandTimeout        = 10 * time.Minute
+	MaxCommandTimeout        = time.Hour
+	commandTimeoutPerCommand = 80 * time.Millisecond
+	replacementPoll          = 2 * time.Second
 	// releaseGrace keeps a finished command's nodes held until the cache
 	// shows their claims deleting, so they are not mistaken for stale taints.
 	releaseGrace = time.Minute
@@ -44,6 +48,16 @@ type Queue struct {
 
 	mu   sync.Mutex
 	held map[string]time.Time // node name -> held until (zero: while executing)
+	// executing counts the commands started and not yet finished or
+	// rolled back.
+	executing int
+}
+
+// CommandTimeout is how long a command waits for its replacements to
+// initialize while queued commands are in the queue (the command itself
+// included): 80 ms each, clamped to [10 min, 1 h].
+func CommandTimeout(queued int) time.Duration {
+	return min(max(time.Duration(queued)*commandTimeoutPerCommand, MinCommandTimeout), MaxCommandTimeout)
 }
 
 // NewQueue builds the orchestration queue.
@@ -67,9 +81,11 @@ func (q *Queue) Held() map[string]bool {
 	return out
 }
 
+// hold and release bracket every command exactly once.
 func (q *Queue) hold(cmd *Command) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.executing++
 	for _, c := range cmd.Candidates {
 		q.held[c.Node.Name] = time.Time{}
 	}
@@ -78,6 +94,7 @@ func (q *Queue) hold(cmd *Command) {
 func (q *Queue) release(cmd *Command, after time.Duration) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.executing--
 	until := q.clock.Now().Add(after)
 	for _, c := range cmd.Candidates {
 		if after == 0 {
@@ -180,8 +197,15 @@ func (q *Queue) finish(ctx context.Context, cmd *Command, replacements []*v1.Nod
 	q.release(cmd, releaseGrace)
 }
 
+// timeout is the command timeout for the queue as it is now.
+func (q *Queue) timeout() time.Duration {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return CommandTimeout(q.executing)
+}
+
 func (q *Queue) awaitInitialized(ctx context.Context, cmd *Command, replacements []*v1.NodeClaim) error {
-	deadline := q.clock.Now().Add(CommandTimeout)
+	start := q.clock.Now()
 	waiting := len(replacements) > 0
 	for waiting {
 		waiting = false
@@ -204,8 +228,9 @@ func (q *Queue) awaitInitialized(ctx context.Context, cmd *Command, replacements
 		if !waiting {
 			break
 		}
-		if q.clock.Now().After(deadline) {
-			return fmt.Errorf("replacements did not initialize within %s", CommandTimeout)
+		// The timeout follows the queue's length as commands come and go.
+		if timeout := q.timeout(); q.clock.Since(start) > timeout {
+			return fmt.Errorf("replacements did not initialize within %s", timeout)
 		}
 		for _, c := range cmd.Candidates {
 			q.recorder.Normal(c.Node, reasonDisruptionWaitingReadiness, actionDisrupt, "Waiting on readiness to continue disruption")

@@ -54,7 +54,9 @@ func Simulate(env *Env, candidates []*Candidate) (*Simulation, error) {
 			in.Nodes = append(in.Nodes, provisioning.SolverNode(n))
 		}
 	}
-	in.Pods = pods
+	// Pods whose storage does not resolve cannot be shown to fit anywhere.
+	pods, volumes, waiting := provisioning.VolumeTopology(pods, env.Volumes)
+	in.Pods, in.VolumeTopology, in.NamespaceLabels = pods, volumes, env.Snapshot.NamespaceLabels
 	usage := provisioning.Usage(env.Snapshot.Nodes, env.InstanceTypes)
 	for _, pool := range provisioning.SchedulablePools(env.Snapshot.NodePools) {
 		if its := env.InstanceTypes[pool.Name]; len(its) > 0 {
@@ -69,7 +71,7 @@ func Simulate(env *Env, candidates []*Candidate) (*Simulation, error) {
 		return nil, fmt.Errorf("simulating the removal of %d nodes: %w", len(candidates), err)
 	}
 	sim := &Simulation{Plan: plan}
-	for _, pe := range plan.Errors {
+	for _, pe := range append(waiting, plan.Errors...) {
 		if ours[pe.Pod.UID] {
 			sim.Unplaced = append(sim.Unplaced, pe)
 		}

@@ -1,7 +1,8 @@
 // Package conditions keeps the NodeClaim conditions disruption reads:
 // Consolidatable (quiet for the pool's consolidateAfter), Drifted (no
-// longer matching its NodePool or node class), and the lastPodEventTime
-// that Consolidatable counts from.
+// longer matching its NodePool or node class, or its instance type no
+// longer offered), and the lastPodEventTime that Consolidatable counts
+// from.
 package conditions
 
 import (

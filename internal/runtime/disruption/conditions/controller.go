@@ -3,6 +3,7 @@ package conditions
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -32,11 +33,15 @@ type Controller struct {
 	kube  client.Client
 	cloud cloud.Provider
 	clock clock.Clock
+
+	mu sync.Mutex
+	// typeChecked is when each claim last passed the instance type check.
+	typeChecked map[types.UID]time.Time
 }
 
 // NewController wires the controller.
 func NewController(kube client.Client, provider cloud.Provider, clk clock.Clock) *Controller {
-	return &Controller{kube: kube, cloud: provider, clock: clk}
+	return &Controller{kube: kube, cloud: provider, clock: clk, typeChecked: map[types.UID]time.Time{}}
 }
 
 // Reconcile updates one claim's disruption conditions.
@@ -95,11 +100,48 @@ func (c *Controller) drifted(ctx context.Context, claim *v1.NodeClaim, pool *v1.
 	if r := drift.Requirements(claim, pool); r != "" {
 		return r, nil
 	}
+	if r, err := c.instanceTypeDrift(ctx, claim, pool); r != "" || err != nil {
+		return r, err
+	}
 	r, err := c.cloud.IsDrifted(ctx, claim)
 	if err != nil {
 		return "", fmt.Errorf("checking nodeclaim %s for node class drift: %w", claim.Name, err)
 	}
 	return string(r), nil
+}
+
+// instanceTypeDrift checks, when due, that the pool's catalog still offers
+// the claim's instance type.
+func (c *Controller) instanceTypeDrift(ctx context.Context, claim *v1.NodeClaim, pool *v1.NodePool) (string, error) {
+	now := c.clock.Now()
+	c.mu.Lock()
+	last := c.typeChecked[claim.UID]
+	c.mu.Unlock()
+	if !drift.InstanceTypeCheckDue(claim.CreationTimestamp.Time, last, now) {
+		return "", nil
+	}
+	catalog, err := c.cloud.GetInstanceTypes(ctx, pool)
+	switch {
+	case cloud.IsNodeClassNotReady(err):
+		return "", nil // judged against a resolved node class only
+	case err != nil:
+		return "", fmt.Errorf("listing instance types of nodepool %s for nodeclaim %s: %w", pool.Name, claim.Name, err)
+	case len(catalog) == 0:
+		return "", nil // an empty catalog is missing data, not every type gone
+	}
+	if r := drift.InstanceType(claim, catalog); r != "" {
+		return r, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	// Forget passes too old to matter, so deleted claims do not pile up.
+	for uid, at := range c.typeChecked {
+		if now.Sub(at) >= drift.InstanceTypeCheckInterval {
+			delete(c.typeChecked, uid)
+		}
+	}
+	c.typeChecked[claim.UID] = now
+	return "", nil
 }
 
 // Register adds the controller: changes of a NodePool or EC2NodeClass

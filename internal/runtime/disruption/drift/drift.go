@@ -1,20 +1,36 @@
 // Package drift decides whether a NodeClaim no longer matches its NodePool:
 // the static hash of the pool's template (same hash version only: a version
-// change re-stamps claims, it never drifts them) and the pool's
-// requirements. Node class drift (AMI, subnets, security groups, the
-// EC2NodeClass hash) is the cloud provider's IsDrifted. Behavioural fields
-// (weight, limits, disruption) are outside the hash and never drift.
+// change re-stamps claims, it never drifts them), the pool's requirements,
+// and whether the cloud still offers the claim's instance type. Node class
+// drift (AMI, subnets, security groups, the EC2NodeClass hash) is the cloud
+// provider's IsDrifted. Behavioural fields (weight, limits, disruption) are
+// outside the hash and never drift.
 package drift
 
 import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 )
 
 // Reasons, the Drifted condition's reason.
 const (
-	NodePoolDrifted     = "NodePoolDrifted"
-	RequirementsDrifted = "RequirementsDrifted"
+	NodePoolDrifted      = "NodePoolDrifted"
+	RequirementsDrifted  = "RequirementsDrifted"
+	InstanceTypeNotFound = "InstanceTypeNotFound"
+)
+
+// The instance type check reads the whole catalog, so it runs less often
+// than the rest: not before a claim is InstanceTypeCheckMinAge old, and
+// not again within InstanceTypeCheckInterval of a check it passed. The
+// catalog is the cloud's, not the user's, so reacting late is acceptable.
+const (
+	InstanceTypeCheckMinAge   = time.Hour
+	InstanceTypeCheckInterval = 30 * time.Minute
 )
 
 // Static reports NodePoolDrifted when the claim was stamped with the same
@@ -57,4 +73,45 @@ func Requirements(claim *v1.NodeClaim, pool *v1.NodePool) string {
 		return RequirementsDrifted
 	}
 	return ""
+}
+
+// InstanceTypeCheckDue says whether a claim created at created, which last
+// passed the instance type check at lastPassed (zero: never), is checked
+// at now. Only passes are remembered, so a claim found drifted is checked
+// again at once, and a transient gap in the catalog clears quickly.
+func InstanceTypeCheckDue(created, lastPassed, now time.Time) bool {
+	if now.Sub(created) < InstanceTypeCheckMinAge {
+		return false
+	}
+	return lastPassed.IsZero() || now.Sub(lastPassed) >= InstanceTypeCheckInterval
+}
+
+// InstanceType reports InstanceTypeNotFound when the catalog (the pool's
+// instance types, unavailable offerings included) has no type named by
+// the claim's instance-type label, or that type has no offering in the
+// claim's zone and capacity type. Availability does not matter: a
+// temporarily exhausted offering still exists. Reserved and on-demand
+// count as one capacity type, because a claim is relabelled from reserved
+// to on-demand when its reservation ends and its label may lag; a pool
+// that no longer allows the new capacity type is requirements drift.
+func InstanceType(claim *v1.NodeClaim, catalog []*scheduling.InstanceType) string {
+	name := claim.Labels[corev1.LabelInstanceTypeStable]
+	zone, zoned := claim.Labels[corev1.LabelTopologyZone]
+	capacityType, typed := claim.Labels[v1.CapacityTypeLabelKey]
+	for _, it := range catalog {
+		if name == "" || it.Name != name {
+			continue
+		}
+		for _, o := range it.Offerings {
+			if (!zoned || o.Zone == zone) && (!typed || sameCapacityType(o.CapacityType, capacityType)) {
+				return ""
+			}
+		}
+	}
+	return InstanceTypeNotFound
+}
+
+func sameCapacityType(a, b string) bool {
+	onDemandLike := func(ct string) bool { return ct == v1.CapacityTypeOnDemand || ct == v1.CapacityTypeReserved }
+	return a == b || (onDemandLike(a) && onDemandLike(b))
 }
