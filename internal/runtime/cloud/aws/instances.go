@@ -149,7 +149,7 @@ func (p *Provider) IsDrifted(ctx context.Context, claim *v1.NodeClaim) (cloud.Dr
 	if err != nil {
 		return "", nil
 	}
-	inst, err := p.instances.Get(ctx, id)
+	inst, err := p.instances.Recent(ctx, id)
 	if err != nil {
 		if cloud.IsNodeClaimNotFound(err) {
 			return "", nil

@@ -78,12 +78,20 @@ type Provider struct {
 	cluster     string
 	unavailable *cache.UnavailableOfferings
 	batcher     *batcher
+	// described holds recent descriptions for Recent.
+	described *cache.TTL[string, *Instance]
 }
+
+// DescribedTTL is how old a description Recent may return. What drift
+// compares (image, subnet) never changes on a running instance, and
+// security groups rarely do; without it every pod event on a node would
+// cost a DescribeInstances call.
+const DescribedTTL = time.Minute
 
 // New returns a provider for a cluster's instances; concurrent launches of
 // the same configuration are batched into one fleet as BatchOptions say.
 func New(client *ec2.Client, cluster string, unavailable *cache.UnavailableOfferings, batch BatchOptions) *Provider {
-	p := &Provider{ec2: client, cluster: cluster, unavailable: unavailable}
+	p := &Provider{ec2: client, cluster: cluster, unavailable: unavailable, described: cache.NewTTL[string, *Instance](DescribedTTL)}
 	p.batcher = newBatcher(p, batch)
 	return p
 }
@@ -238,12 +246,24 @@ func (p *Provider) Get(ctx context.Context, id string) (*Instance, error) {
 		for _, i := range r.Instances {
 			inst := convert(i)
 			if inst.State == ec2types.InstanceStateNameTerminated {
+				p.described.Delete(id)
 				return nil, &cloud.NodeClaimNotFoundError{Err: fmt.Errorf("instance %s is terminated", id)}
 			}
+			p.described.Set(id, inst)
 			return inst, nil
 		}
 	}
 	return nil, &cloud.NodeClaimNotFoundError{Err: fmt.Errorf("instance %s does not exist", id)}
+}
+
+// Recent returns the instance as described at most DescribedTTL ago,
+// describing it when no such description is at hand. For callers that read
+// what an instance was launched with, not its state.
+func (p *Provider) Recent(ctx context.Context, id string) (*Instance, error) {
+	if inst, ok := p.described.Get(id); ok {
+		return inst, nil
+	}
+	return p.Get(ctx, id)
 }
 
 // List returns the cluster's live instances launched for NodePools.
@@ -271,6 +291,7 @@ func (p *Provider) List(ctx context.Context) ([]*Instance, error) {
 // Terminate starts terminating an instance; an absent instance is a
 // NodeClaimNotFoundError.
 func (p *Provider) Terminate(ctx context.Context, id string) error {
+	p.described.Delete(id)
 	if _, err := p.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{id}}); err != nil {
 		if awserr.IsCode(err, "InvalidInstanceID.NotFound") {
 			return &cloud.NodeClaimNotFoundError{Err: fmt.Errorf("instance %s does not exist", id)}

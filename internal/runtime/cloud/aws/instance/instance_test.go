@@ -164,3 +164,36 @@ func TestSingleLaunchTagsAtCreation(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestRecentDescribesOnceAndForgetsTerminated: Recent answers from the last
+// description while it is fresh, so repeated drift checks of one instance
+// cost one DescribeInstances; a terminated instance is described anew.
+func TestRecentDescribesOnceAndForgetsTerminated(t *testing.T) {
+	ctx := context.Background()
+	p := instance.New(ec2c, cluster, cache.NewUnavailableOfferings(), instance.BatchOptions{MaxItems: 1})
+	inst, err := p.Launch(ctx, request("recent", "m5.large"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := sim.Requests().Count("ec2", "DescribeInstances")
+	for range 5 {
+		got, err := p.Recent(ctx, inst.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ID != inst.ID || got.ImageID == "" {
+			t.Fatalf("Recent returned %+v", got)
+		}
+	}
+	if n := sim.Requests().Count("ec2", "DescribeInstances") - before; n != 1 {
+		t.Errorf("5 Recent calls made %d DescribeInstances calls, want 1", n)
+	}
+	if err := p.Terminate(ctx, inst.ID); err != nil {
+		t.Fatal(err)
+	}
+	before = sim.Requests().Count("ec2", "DescribeInstances")
+	_, _ = p.Recent(ctx, inst.ID)
+	if n := sim.Requests().Count("ec2", "DescribeInstances") - before; n != 1 {
+		t.Errorf("Recent after Terminate made %d DescribeInstances calls, want 1 (a fresh description)", n)
+	}
+}
