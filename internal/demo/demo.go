@@ -203,7 +203,7 @@ func (d *demo) sandboxUp(ctx context.Context) error {
 		return err
 	}
 	d.w = w
-	d.tf, err = newTerraform(w, filepath.Join(d.opts.Root, "bin"), filepath.Join(d.opts.Root, "examples", "quickstart"), d.opts.variables(), d.opts.Out)
+	d.tf, err = newTerraform(w, d.opts)
 	return err
 }
 
@@ -443,10 +443,6 @@ func (d *demo) lookAround() {
 	if r, err := filepath.Rel(d.opts.Root, dir); err == nil && !strings.HasPrefix(r, "..") {
 		dir = r
 	}
-	var vars []string
-	for _, k := range sortedKeys(d.opts.variables()) {
-		vars = append(vars, fmt.Sprintf("-var %s=%s", k, d.opts.variables()[k]))
-	}
 	d.say(`
 The sandbox keeps running. Look around:
 
@@ -456,7 +452,7 @@ The sandbox keeps running. Look around:
   source %[1]s/env && TF_CLI_CONFIG_FILE=%[3]s/dev.tfrc TF_DATA_DIR=%[3]s/terraform \
     terraform -chdir=examples/quickstart plan -state=%[3]s/terraform.tfstate %[4]s
 
-Logs are in %[1]s/logs. Remove everything with: make demo-down`, dir, Namespace, d.opts.Dir, strings.Join(vars, " "))
+Logs are in %[1]s/logs. Remove everything with: make demo-down`, dir, Namespace, d.opts.Dir, strings.Join(d.tf.vars, " "))
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -55,7 +54,7 @@ func teardown(ctx context.Context, opts Options, w *World) error {
 	}
 	if _, err := os.Stat(filepath.Join(opts.Dir, "terraform.tfstate")); err == nil {
 		fmt.Fprintln(opts.Out, "== terraform destroy")
-		tf, err := newTerraform(w, filepath.Join(opts.Root, "bin"), filepath.Join(opts.Root, "examples", "quickstart"), opts.variables(), opts.Out)
+		tf, err := newTerraform(w, opts)
 		if err != nil {
 			return err
 		}
@@ -97,24 +96,19 @@ func deleteNamespace(ctx context.Context, w *World) error {
 func liveInstances(ctx context.Context, w *World) ([]string, error) {
 	deadline := time.Now().Add(time.Minute)
 	for {
+		all, err := w.describeInstances(ctx)
+		if err != nil {
+			return nil, err
+		}
 		var live []string
 		shutting := false
-		pager := ec2.NewDescribeInstancesPaginator(ec2.NewFromConfig(w.AWS), &ec2.DescribeInstancesInput{})
-		for pager.HasMorePages() {
-			page, err := pager.NextPage(ctx)
-			if err != nil {
-				return nil, fmt.Errorf("DescribeInstances: %w", err)
-			}
-			for _, r := range page.Reservations {
-				for _, i := range r.Instances {
-					switch i.State.Name {
-					case ec2types.InstanceStateNameTerminated:
-					case ec2types.InstanceStateNameShuttingDown:
-						shutting = true
-					default:
-						live = append(live, fmt.Sprintf("%s (%s)", aws.ToString(i.InstanceId), i.State.Name))
-					}
-				}
+		for _, i := range all {
+			switch i.State.Name {
+			case ec2types.InstanceStateNameTerminated:
+			case ec2types.InstanceStateNameShuttingDown:
+				shutting = true
+			default:
+				live = append(live, fmt.Sprintf("%s (%s)", aws.ToString(i.InstanceId), i.State.Name))
 			}
 		}
 		if !shutting || time.Now().After(deadline) {

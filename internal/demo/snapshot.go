@@ -101,10 +101,14 @@ func (w *World) Observe(ctx context.Context, cluster, namespace string) (Snapsho
 
 // Instances lists the cluster's live (pending or running) instances.
 func (w *World) Instances(ctx context.Context, cluster string) ([]ec2types.Instance, error) {
-	filters := []ec2types.Filter{
-		{Name: aws.String("tag:kubernetes.io/cluster/" + cluster), Values: []string{"owned"}},
-		{Name: aws.String("instance-state-name"), Values: []string{"pending", "running"}},
-	}
+	return w.describeInstances(ctx,
+		ec2types.Filter{Name: aws.String("tag:kubernetes.io/cluster/" + cluster), Values: []string{"owned"}},
+		ec2types.Filter{Name: aws.String("instance-state-name"), Values: []string{"pending", "running"}},
+	)
+}
+
+// describeInstances pages through DescribeInstances with filters.
+func (w *World) describeInstances(ctx context.Context, filters ...ec2types.Filter) ([]ec2types.Instance, error) {
 	var out []ec2types.Instance
 	pager := ec2.NewDescribeInstancesPaginator(ec2.NewFromConfig(w.AWS), &ec2.DescribeInstancesInput{Filters: filters})
 	for pager.HasMorePages() {

@@ -26,7 +26,8 @@ type terraform struct {
 	out                 io.Writer
 }
 
-func newTerraform(w *World, binDir, config string, vars map[string]string, out io.Writer) (*terraform, error) {
+func newTerraform(w *World, opts Options) (*terraform, error) {
+	binDir, config, vars, out := filepath.Join(opts.Root, "bin"), filepath.Join(opts.Root, "examples", "quickstart"), opts.variables(), opts.Out
 	if _, err := exec.LookPath("terraform"); err != nil {
 		return nil, fmt.Errorf("demo: the terraform CLI is not on PATH: install Terraform 1.8 or later")
 	}

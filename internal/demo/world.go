@@ -14,13 +14,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
-	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/operator"
 	"github.com/joistdev/terraform-provider-joist/internal/sdkhttp"
 )
 
@@ -50,7 +47,7 @@ func Connect(dir string) (*World, error) {
 		return nil, fmt.Errorf("demo: kubeconfig %s: %w", env["KUBECONFIG"], err)
 	}
 	cfg.QPS, cfg.Burst = 50, 100
-	scheme, err := Scheme()
+	scheme, err := operator.Scheme()
 	if err != nil {
 		return nil, err
 	}
@@ -67,17 +64,6 @@ func Connect(dir string) (*World, error) {
 			BaseEndpoint: aws.String(env["AWS_ENDPOINT_URL"]),
 		},
 	}, nil
-}
-
-// Scheme holds the core Kubernetes types and Joist's (Karpenter's) APIs.
-func Scheme() (*runtime.Scheme, error) {
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1.AddToScheme, awsv1.AddToScheme} {
-		if err := add(s); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
 }
 
 // readEnv parses the `export K=V` lines `sandbox up` writes.

@@ -2,9 +2,6 @@ package disruption
 
 import (
 	"context"
-	"os"
-	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
@@ -14,15 +11,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kruntime "k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/crds"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awstest"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 )
@@ -46,36 +40,15 @@ func TestCommandTimeout(t *testing.T) {
 	}
 }
 
-// apiserver starts etcd and kube-apiserver (KUBEBUILDER_ASSETS, else the
-// checkout's bin/) with the runtime's CRDs.
+// apiserver is an envtest kube-apiserver with the runtime's CRDs.
 func apiserver(t *testing.T) client.Client {
 	t.Helper()
-	bin := os.Getenv("KUBEBUILDER_ASSETS")
-	if bin == "" {
-		_, file, _, _ := runtime.Caller(0)
-		bin = filepath.Join(filepath.Dir(file), "..", "..", "..", "bin")
-	}
-	defs, err := crds.CRDs()
+	k, err := awstest.StartKube()
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := &envtest.Environment{BinaryAssetsDirectory: bin, CRDs: defs, ControlPlaneStartTimeout: 2 * time.Minute}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("starting the apiserver from %s (run 'make tools' to build it): %v", bin, err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	scheme := kruntime.NewScheme()
-	for _, add := range []func(*kruntime.Scheme) error{clientgoscheme.AddToScheme, v1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			t.Fatal(err)
-		}
-	}
-	kube, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return kube
+	t.Cleanup(func() { _ = k.Stop() })
+	return k.Client
 }
 
 // TestQueueRollsBackFailedCommands runs drift commands through the queue
