@@ -14,6 +14,10 @@ func (s *Service) runInstances(in *ec2.RunInstancesInput, dryRun bool) (*ec2.Run
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	token := deref(in.ClientToken)
+	if prev, ok := s.runTokens[token]; ok && token != "" && !dryRun {
+		return prev, nil
+	}
 	data := &ec2types.RequestLaunchTemplateData{}
 	if lts := in.LaunchTemplate; lts != nil {
 		lt, err := s.template(deref(lts.LaunchTemplateId), deref(lts.LaunchTemplateName))
@@ -84,6 +88,9 @@ func (s *Service) runInstances(in *ec2.RunInstancesInput, dryRun bool) (*ec2.Run
 	out := &ec2.RunInstancesOutput{ReservationId: ptr(spec.reservationID), OwnerId: ptr(s.opts.AccountID), Groups: []ec2types.GroupIdentifier{}}
 	for i := 0; i < n; i++ {
 		out.Instances = append(out.Instances, s.launch(spec, i).Instance)
+	}
+	if token != "" {
+		s.runTokens[token] = out
 	}
 	return out, nil
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/catalog"
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/ec2/wire"
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/protocol"
@@ -36,6 +38,10 @@ type Service struct {
 	reservations     []*capacityReservation
 	visibilityDelay  time.Duration
 	terminationTimer map[string]*time.Timer
+	// runTokens answers a repeated RunInstances ClientToken (the SDK fills
+	// one in and retries with it) with the first call's reservation, as EC2
+	// does, so a retried call whose answer was lost launches nothing more.
+	runTokens map[string]*ec2.RunInstancesOutput
 }
 
 // New returns a seeded EC2 for the options' region and cluster.
@@ -61,6 +67,7 @@ func New(opts Options) (*Service, error) {
 		limit:            map[pool]int{},
 		used:             map[pool]int{},
 		terminationTimer: map[string]*time.Timer{},
+		runTokens:        map[string]*ec2.RunInstancesOutput{},
 	}
 	s.world = seedWorld(s)
 	s.ops = map[string]func(url.Values, string) ([]byte, *protocol.Error){
