@@ -7,4 +7,6 @@
 // JOIST_SCALE selects the size: "smoke" (default, part of `make test`) runs a
 // small scale-out and scale-in; "full" (`make scale`) runs Karpenter's
 // performance-suite scenarios and writes docs/performance.md.
+// JOIST_SCALE_DIR keeps the sandbox's state and component logs (the
+// controller's included) in that directory after the run.
 package scale

@@ -13,8 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
@@ -33,49 +34,71 @@ type workload struct {
 	spread string
 }
 
-var nodeClaimGVR = schema.GroupVersionResource{Group: v1.Group, Version: "v1", Resource: "nodeclaims"}
+var (
+	nodeClaimGVR = schema.GroupVersionResource{Group: v1.Group, Version: "v1", Resource: "nodeclaims"}
+	podGVR       = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+)
 
-// claimWatch records when each NodeClaim of a pool was first seen.
-type claimWatch struct {
+// addedWatch records when each object of a watch was first seen.
+type addedWatch struct {
 	mu    sync.Mutex
 	added map[string]time.Time
 	stop  func()
 }
 
-func (w *world) watchClaims(ctx context.Context, pool string) (*claimWatch, error) {
+// watchAdded records when each object of gvr in namespace ("" for
+// cluster-scoped) matching selector is first seen. An informer, not a bare
+// watch, so a closed watch is resumed and no object is missed.
+func (w *world) watchAdded(ctx context.Context, gvr schema.GroupVersionResource, namespace, selector string) (*addedWatch, error) {
 	dyn, err := dynamic.NewForConfig(w.sb.Config)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	wi, err := dyn.Resource(nodeClaimGVR).Watch(ctx, metav1.ListOptions{LabelSelector: v1.NodePoolLabelKey + "=" + pool})
-	if err != nil {
+	inf := dynamicinformer.NewFilteredDynamicInformer(dyn, gvr, namespace, 0, toolscache.Indexers{},
+		func(o *metav1.ListOptions) { o.LabelSelector = selector })
+	aw := &addedWatch{added: map[string]time.Time{}, stop: cancel}
+	if _, err := inf.Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+		if m, ok := obj.(metav1.Object); ok {
+			aw.mu.Lock()
+			if _, seen := aw.added[m.GetName()]; !seen {
+				aw.added[m.GetName()] = time.Now()
+			}
+			aw.mu.Unlock()
+		}
+	}}); err != nil {
 		cancel()
 		return nil, err
 	}
-	cw := &claimWatch{added: map[string]time.Time{}, stop: func() { cancel(); wi.Stop() }}
-	go func() {
-		for ev := range wi.ResultChan() {
-			if ev.Type != watch.Added {
-				continue
-			}
-			if m, ok := ev.Object.(metav1.Object); ok {
-				cw.mu.Lock()
-				if _, seen := cw.added[m.GetName()]; !seen {
-					cw.added[m.GetName()] = time.Now()
-				}
-				cw.mu.Unlock()
-			}
-		}
-	}()
-	return cw, nil
+	go inf.Informer().Run(ctx.Done())
+	if !toolscache.WaitForCacheSync(ctx.Done(), inf.Informer().HasSynced) {
+		cancel()
+		return nil, fmt.Errorf("informer for %s did not sync", gvr.Resource)
+	}
+	return aw, nil
 }
 
-func (c *claimWatch) last() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// nth is when the n-th object was first seen (zero if fewer were): the
+// scenario's own pods, not replacements created later by disruption.
+func (a *addedWatch) nth(n int) time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if n <= 0 || len(a.added) < n {
+		return time.Time{}
+	}
+	ts := make([]time.Time, 0, len(a.added))
+	for _, t := range a.added {
+		ts = append(ts, t)
+	}
+	sort.Slice(ts, func(i, j int) bool { return ts[i].Before(ts[j]) })
+	return ts[n-1]
+}
+
+func (a *addedWatch) last() time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	var last time.Time
-	for _, t := range c.added {
+	for _, t := range a.added {
 		if t.After(last) {
 			last = t
 		}
@@ -241,14 +264,21 @@ func (w *world) provision(ctx context.Context, t *testing.T, scenario, pool stri
 	if err := w.kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.kube.Create(ctx, nodePool(pool, "scale", budget, 0)); err != nil {
+	// No disruption while the pods arrive: the row measures provisioning.
+	// The scenario's budget applies once every pod is Running.
+	if err := w.kube.Create(ctx, nodePool(pool, "scale", "0", 0)); err != nil {
 		t.Fatal(err)
 	}
-	cw, err := w.watchClaims(ctx, pool)
+	cw, err := w.watchAdded(ctx, nodeClaimGVR, "", v1.NodePoolLabelKey+"="+pool)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cw.stop()
+	pw, err := w.watchAdded(ctx, podGVR, ns, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pw.stop()
 	w.sb.AWS.Requests().Reset()
 	s := startSampler(w)
 	t0 := time.Now()
@@ -266,8 +296,20 @@ func (w *world) provision(ctx context.Context, t *testing.T, scenario, pool stri
 		t.Fatalf("%s: %v", scenario, err)
 	}
 	r := row{Scenario: scenario, Pods: total, Wall: wall, PeakRSS: peak, P95RSS: p95, CPU: cores, Calls: w.awsCalls()}
-	if last := cw.last(); !last.IsZero() {
-		r.Decision = last.Sub(t0)
+	var np v1.NodePool
+	if err := w.kube.Get(ctx, client.ObjectKey{Name: pool}, &np); err != nil {
+		t.Fatal(err)
+	}
+	np.Spec.Disruption.Budgets = []v1.Budget{{Nodes: budget}}
+	if err := w.kube.Update(ctx, &np); err != nil {
+		t.Fatal(err)
+	}
+	// Joist cannot decide for a pod before kube-controller-manager creates
+	// it: decision is what remains after the last pod exists.
+	lastPod := pw.nth(total)
+	if last := cw.last(); !last.IsZero() && !lastPod.IsZero() {
+		r.Decision = max(0, last.Sub(lastPod))
+		r.Arrival = lastPod.Sub(t0)
 	}
 	w.fillCost(ctx, t, &r, pool, ns)
 	return r, ns

@@ -43,7 +43,7 @@ func startWorld(ctx context.Context, progress io.Writer) (*world, error) {
 		return nil, err
 	}
 	sb, err := sandbox.Start(ctx, sandbox.Options{
-		BinDir: bin, Progress: progress, RunControllers: true, SystemNodes: 2,
+		BinDir: bin, Dir: os.Getenv("JOIST_SCALE_DIR"), Progress: progress, RunControllers: true, SystemNodes: 2,
 		AWS: &awssim.Options{ClusterName: clusterName, DefaultPoolCapacity: 100000},
 	})
 	if err != nil {

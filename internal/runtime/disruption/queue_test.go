@@ -68,7 +68,7 @@ func TestQueueRollsBackFailedCommands(t *testing.T) {
 
 	t.Run("replacement deleted", func(t *testing.T) {
 		clk := clocktesting.NewFakeClock(now)
-		q := NewQueue(kube, state.NewCluster(kube, kube, clk), nil, clk)
+		q := NewQueue(kube, state.NewCluster(kube, clk), nil, clk)
 		cand := candidateIn(t, kube, pool, it, "deleted-replacement")
 		failures := driftQueueFailures(t)
 
@@ -93,7 +93,7 @@ func TestQueueRollsBackFailedCommands(t *testing.T) {
 
 	t.Run("command timeout", func(t *testing.T) {
 		clk := clocktesting.NewFakeClock(now)
-		q := NewQueue(kube, state.NewCluster(kube, kube, clk), nil, clk)
+		q := NewQueue(kube, state.NewCluster(kube, clk), nil, clk)
 		cand := candidateIn(t, kube, pool, it, "slow-replacement")
 		failures := driftQueueFailures(t)
 

@@ -111,10 +111,14 @@ func New(ctx context.Context, s *Settings) (*Operator, error) {
 		return nil, fmt.Errorf("registering field indexes: %w", err)
 	}
 	clk := clock.RealClock{}
+	cluster := state.NewCluster(mgr.GetCache(), clk)
+	if err := cluster.TrackClaims(ctx, mgr.GetCache()); err != nil {
+		return nil, err
+	}
 	return &Operator{
 		Settings: s,
 		Manager:  mgr,
-		Cluster:  state.NewCluster(mgr.GetCache(), mgr.GetAPIReader(), clk),
+		Cluster:  cluster,
 		Recorder: events.NewRecorder(mgr.GetEventRecorder(EventSource)),
 		Clock:    clk,
 		AWS:      awsCfg,

@@ -88,6 +88,8 @@ func (p *Provisioner) Schedule(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	tSnap := p.clock.Since(start)
+	var tSolve, tCreate time.Duration
 	pods := podsToSchedule(snap)
 	metrics.PendingPods.Set(float64(len(pods)))
 	res := &Result{Pods: len(pods)}
@@ -104,10 +106,12 @@ func (p *Provisioner) Schedule(ctx context.Context) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		t0 := p.clock.Now()
 		plan, err := scheduling.Solve(*in)
 		if err != nil {
 			return nil, fmt.Errorf("solving for %d pods: %w", len(pods), err)
 		}
+		tSolve = p.clock.Since(t0)
 		for _, pl := range plan.Placements {
 			if pl.Kind == scheduling.TargetNewClaim {
 				continue
@@ -116,7 +120,9 @@ func (p *Provisioner) Schedule(ctx context.Context) (*Result, error) {
 			res.Nominated++
 		}
 		unplaced = append(unplaced, plan.Errors...)
+		t0 = p.clock.Now()
 		unplaced = append(unplaced, p.create(ctx, plan.NewClaims, pools, in, res)...)
+		tCreate = p.clock.Since(t0)
 	}
 	for _, pe := range unplaced {
 		p.recorder.PodFailedScheduling(pe.Pod, errors.New(ConciseReason(pe.Err)))
@@ -124,7 +130,8 @@ func (p *Provisioner) Schedule(ctx context.Context) (*Result, error) {
 	res.Unassigned = unplaced
 	metrics.UnschedulablePods.Set(float64(len(unplaced)))
 	logger.Info("scheduling pass", "pods", res.Pods, "nodeclaims", len(res.Created), "nominated", res.Nominated,
-		"unschedulable", len(unplaced), "duration", p.clock.Since(start).String())
+		"unschedulable", len(unplaced), "duration", p.clock.Since(start).String(),
+		"snapshot", tSnap.String(), "solve", tSolve.String(), "create", tCreate.String())
 	return res, nil
 }
 
@@ -240,6 +247,10 @@ func (p *Provisioner) nominate(pod *corev1.Pod, target string, inFlight bool) {
 	p.recorder.PodNominated(pod, kind, target)
 }
 
+// createWorkers bounds concurrent NodeClaim creates: under load each takes
+// the API server hundreds of milliseconds, and a large pass creates hundreds.
+const createWorkers = 50
+
 // create re-checks each pool's limits against usage that includes the
 // claims of this pass, then creates the claims in parallel. It returns the
 // pods of claims it could not create.
@@ -270,7 +281,7 @@ func (p *Provisioner) create(ctx context.Context, claims []*scheduling.NewClaim,
 		ok = append(ok, nc)
 	}
 	var mu sync.Mutex
-	workqueue.ParallelizeUntil(ctx, 10, len(ok), func(i int) {
+	workqueue.ParallelizeUntil(ctx, createWorkers, len(ok), func(i int) {
 		nc := ok[i]
 		claim := NewNodeClaim(pools[nc.NodePool], nc)
 		err := p.kube.Create(ctx, claim)

@@ -93,7 +93,10 @@ func newWorld(t *testing.T) *world {
 		t.Fatal("informer caches did not sync")
 	}
 	clk := clock.RealClock{}
-	cs := state.NewCluster(mgr.GetCache(), mgr.GetAPIReader(), clk)
+	cs := state.NewCluster(mgr.GetCache(), clk)
+	if err := cs.TrackClaims(ctx, mgr.GetCache()); err != nil {
+		t.Fatal(err)
+	}
 	p := provisioning.NewProvisioner(k.Client, cs, prov, provisioning.NewBatcher(clk, time.Second, 10*time.Second), nil, clk,
 		provisioning.Options{NominationTTL: time.Hour})
 	return &world{kube: k.Client, cache: mgr.GetCache(), provisioner: p}

@@ -14,7 +14,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -34,9 +36,7 @@ const createdTTL = time.Minute
 
 // Cluster is the shared state. Its methods are safe for concurrent use.
 type Cluster struct {
-	kube client.Reader
-	// live reads around the cache, for created claims it has not shown.
-	live  client.Reader
+	kube  client.Reader
 	clock clock.Clock
 
 	mu          sync.Mutex
@@ -49,10 +49,40 @@ type createdClaim struct {
 	at    time.Time
 }
 
-// NewCluster reads through kube, normally the manager's cache; live reads
-// the API server directly (the manager's API reader).
-func NewCluster(kube, live client.Reader, clk clock.Clock) *Cluster {
-	return &Cluster{kube: kube, live: live, clock: clk, nominations: map[types.UID]Nomination{}, created: map[string]createdClaim{}}
+// NewCluster reads through kube, normally the manager's cache.
+func NewCluster(kube client.Reader, clk clock.Clock) *Cluster {
+	return &Cluster{kube: kube, clock: clk, nominations: map[types.UID]Nomination{}, created: map[string]createdClaim{}}
+}
+
+// TrackClaims lets the NodeClaim informer tell the cluster which created
+// claims it has shown: from then on the cache, not the copy kept at
+// creation, is the truth, including a deletion.
+func (c *Cluster) TrackClaims(ctx context.Context, informers cache.Informers) error {
+	inf, err := informers.GetInformer(ctx, &v1.NodeClaim{})
+	if err != nil {
+		return fmt.Errorf("nodeclaim informer: %w", err)
+	}
+	observe := func(obj any) {
+		if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+			obj = tomb.Obj
+		}
+		if claim, ok := obj.(*v1.NodeClaim); ok {
+			c.ClaimObserved(claim.Name)
+		}
+	}
+	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    observe,
+		UpdateFunc: func(_, obj any) { observe(obj) },
+		DeleteFunc: observe,
+	})
+	return err
+}
+
+// ClaimObserved forgets the creation copy of a claim the informer has shown.
+func (c *Cluster) ClaimObserved(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.created, name)
 }
 
 // Setup registers the field indexes the runtime relies on, and the

@@ -7,11 +7,12 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 )
 
 // StateNode is a Node, a NodeClaim, or both joined by providerID.
@@ -178,10 +179,7 @@ func (c *Cluster) Snapshot(ctx context.Context) (*Snapshot, error) {
 	for i := range dss.Items {
 		snap.DaemonSets = append(snap.DaemonSets, &dss.Items[i])
 	}
-	all, err := c.withCreated(ctx, claims.Items)
-	if err != nil {
-		return nil, err
-	}
+	all := c.withCreated(claims.Items)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	snap.Nodes = c.join(nodes.Items, all)
@@ -193,6 +191,7 @@ func (c *Cluster) Snapshot(ctx context.Context) (*Snapshot, error) {
 		}
 	}
 	keep := map[types.UID]bool{}
+	var pending []*corev1.Pod
 	for i := range pods.Items {
 		pod := &pods.Items[i]
 		if IsTerminal(pod) {
@@ -204,8 +203,16 @@ func (c *Cluster) Snapshot(ctx context.Context) (*Snapshot, error) {
 			}
 			continue
 		}
+		pending = append(pending, pod)
+	}
+	// Bound pods first, then nominations: kube-scheduler does not follow
+	// them, so a registered node may have filled up with other pods. A
+	// nomination that no longer fits its node is dropped at once and the
+	// pod solved again, instead of waiting out the TTL.
+	used := map[*StateNode]corev1.ResourceList{}
+	for _, pod := range pending {
 		if nom, ok := c.liveNomination(pod.UID); ok {
-			if n, ok := byName[nom.Target]; ok && !n.Deleting() {
+			if n, ok := byName[nom.Target]; ok && !n.Deleting() && stillFits(n, pod, used) {
 				keep[pod.UID] = true
 				n.Nominated = append(n.Nominated, pod)
 				continue
@@ -217,43 +224,68 @@ func (c *Cluster) Snapshot(ctx context.Context) (*Snapshot, error) {
 	return snap, nil
 }
 
-// withCreated adds claims created by this process that the informer has not
-// delivered yet. Each is read from the API server: a claim deleted before
-// the informer ever showed it (a launch that failed at once) must not stay
-// behind as phantom capacity.
-func (c *Cluster) withCreated(ctx context.Context, items []v1.NodeClaim) ([]*v1.NodeClaim, error) {
+// stillFits is true while n can take pod next to its bound pods and the
+// nominated pods already kept. A claim without a Node always fits: nothing
+// but its nominated pods can land there yet.
+func stillFits(n *StateNode, pod *corev1.Pod, used map[*StateNode]corev1.ResourceList) bool {
+	if n.Node == nil {
+		return true
+	}
+	u, ok := used[n]
+	if !ok {
+		u = corev1.ResourceList{}
+		for _, p := range n.Pods {
+			addRequests(u, p)
+		}
+		used[n] = u
+	}
+	next := u.DeepCopy()
+	addRequests(next, pod)
+	alloc := n.Allocatable()
+	for name, q := range next {
+		if a, ok := alloc[name]; ok && q.Cmp(a) > 0 {
+			return false
+		}
+	}
+	used[n] = next
+	return true
+}
+
+func addRequests(into corev1.ResourceList, pod *corev1.Pod) {
+	for name, q := range scheduling.PodRequests(pod) {
+		sum := into[name]
+		sum.Add(q)
+		into[name] = sum
+	}
+	pods := into[corev1.ResourcePods]
+	pods.Add(*resource.NewQuantity(1, resource.DecimalSI))
+	into[corev1.ResourcePods] = pods
+}
+
+// withCreated adds claims created by this process that the informer has
+// not shown yet, as they were created. Once the informer shows a claim
+// (TrackClaims) its copy is dropped, so a claim deleted right after
+// creation stays no longer than the informer's lag. No API reads: under
+// load they cost more than the lag they cover.
+func (c *Cluster) withCreated(items []v1.NodeClaim) []*v1.NodeClaim {
 	out := make([]*v1.NodeClaim, 0, len(items))
-	seen := map[string]bool{}
+	seen := make(map[string]bool, len(items))
 	for i := range items {
 		out = append(out, &items[i])
 		seen[items[i].Name] = true
 	}
 	c.mu.Lock()
-	var lagging []string
+	defer c.mu.Unlock()
 	now := c.clock.Now()
 	for name, cc := range c.created {
 		switch {
 		case seen[name] || now.Sub(cc.at) > createdTTL:
 			delete(c.created, name)
 		default:
-			lagging = append(lagging, name)
+			out = append(out, cc.claim)
 		}
 	}
-	c.mu.Unlock()
-	for _, name := range lagging {
-		claim := &v1.NodeClaim{}
-		if err := c.live.Get(ctx, client.ObjectKey{Name: name}, claim); err != nil {
-			if apierrors.IsNotFound(err) {
-				c.mu.Lock()
-				delete(c.created, name)
-				c.mu.Unlock()
-				continue
-			}
-			return nil, fmt.Errorf("reading nodeclaim %s: %w", name, err)
-		}
-		out = append(out, claim)
-	}
-	return out, nil
+	return out
 }
 
 // join pairs claims with Nodes by providerID; unmatched claims are in

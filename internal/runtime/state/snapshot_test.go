@@ -58,7 +58,7 @@ func TestSnapshot(t *testing.T) {
 	ctx := context.Background()
 	kube := apiserver(t)
 	clk := clocktesting.NewFakeClock(time.Now())
-	cluster := NewCluster(kube, kube, clk)
+	cluster := NewCluster(kube, clk)
 
 	// A launched claim with its Node, a claim still launching, and a Node
 	// the runtime does not manage.
@@ -96,8 +96,12 @@ func TestSnapshot(t *testing.T) {
 	waiting := mkPod("waiting", "")
 	mkPod("other", "")
 	cluster.Nominate(waiting.UID, "pool-b", true, 20*time.Second)
-	// A claim created and deleted before any informer showed it.
+	// A claim the informer showed and then deleted, and one it has not
+	// shown yet.
 	cluster.ClaimCreated(&v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "pool-gone"}})
+	cluster.ClaimObserved("pool-gone")
+	cluster.ClaimCreated(&v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "pool-lagging"},
+		Spec: v1.NodeClaimSpec{Resources: v1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}})
 	must(t, kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "data", Labels: map[string]string{"team": "storage"}}}))
 
 	snap, err := cluster.Snapshot(ctx)
@@ -106,8 +110,8 @@ func TestSnapshot(t *testing.T) {
 	for _, n := range snap.Nodes {
 		byName[n.Name()] = n
 	}
-	if len(snap.Nodes) != 3 {
-		t.Fatalf("nodes %v: want node-a (with its claim), system and in-flight pool-b", keys(byName))
+	if len(snap.Nodes) != 4 || byName["pool-lagging"] == nil || !byName["pool-lagging"].InFlight() {
+		t.Fatalf("nodes %v: want node-a (with its claim), system, in-flight pool-b and the created pool-lagging", keys(byName))
 	}
 	a := byName["node-a"]
 	if a == nil || a.NodeClaim == nil || a.NodeClaim.Name != "pool-a" || a.InFlight() || a.NodePool() != "pool" {
@@ -191,7 +195,7 @@ func TestTransformPodKeepsWhatSchedulingReads(t *testing.T) {
 func TestVolumeObjectsReadsWhatPodsUse(t *testing.T) {
 	ctx := context.Background()
 	kube := apiserver(t)
-	cluster := NewCluster(kube, kube, clocktesting.NewFakeClock(time.Now()))
+	cluster := NewCluster(kube, clocktesting.NewFakeClock(time.Now()))
 	wffc := storagev1.VolumeBindingWaitForFirstConsumer
 	must(t, kube.Create(ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "zonal"}, Provisioner: "ebs.csi.aws.com", VolumeBindingMode: &wffc}))
 	must(t, kube.Create(ctx, &corev1.PersistentVolume{
@@ -244,5 +248,53 @@ func TestVolumeObjectsReadsWhatPodsUse(t *testing.T) {
 	}
 	if len(objs.Claims) != 4 || len(objs.Volumes) != 1 || len(objs.StorageClasses) != 2 {
 		t.Errorf("read %d claims, %d volumes, %d classes; want each object once", len(objs.Claims), len(objs.Volumes), len(objs.StorageClasses))
+	}
+}
+
+// kube-scheduler does not follow nominations: once a claim's Node is up,
+// other pods may fill it. A nomination that no longer fits is dropped at
+// the next snapshot instead of holding the pod back until its TTL.
+func TestNominationToAFilledNodeIsDropped(t *testing.T) {
+	ctx := context.Background()
+	kube := apiserver(t)
+	cluster := NewCluster(kube, clocktesting.NewFakeClock(time.Now()))
+
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "full"}}
+	must(t, kube.Create(ctx, node))
+	node.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourcePods: resource.MustParse("110")}
+	must(t, kube.Status().Update(ctx, node))
+	mkPod := func(name, node, cpu string) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+			Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Image: "pause",
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}}}
+		must(t, kube.Create(ctx, p))
+		return p
+	}
+	mkPod("squatter", "full", "1500m")
+	first := mkPod("first", "", "400m")
+	second := mkPod("second", "", "400m")
+	cluster.Nominate(first.UID, "full", false, time.Hour)
+	cluster.Nominate(second.UID, "full", false, time.Hour)
+
+	snap, err := cluster.Snapshot(ctx)
+	must(t, err)
+	var full *StateNode
+	for _, n := range snap.Nodes {
+		if n.Name() == "full" {
+			full = n
+		}
+	}
+	if full == nil || len(full.Nominated) != 1 {
+		t.Fatalf("node full: %+v; want exactly one of the two nominations kept (1.5 + 0.4 fits 2 CPU, + 0.4 does not)", full)
+	}
+	if len(snap.Pending) != 1 || snap.Pending[0].Name == full.Nominated[0].Name {
+		t.Fatalf("pending %v, nominated %v: the pod that no longer fits is pending again", names(snap.Pending), names(full.Nominated))
+	}
+	dropped := snap.Pending[0]
+	if _, ok := cluster.NominatedTo(dropped.UID); ok {
+		t.Errorf("pod %s still nominated after its node filled up", dropped.Name)
+	}
+	if _, ok := cluster.NominatedTo(full.Nominated[0].UID); !ok {
+		t.Errorf("pod %s lost a nomination that still fits", full.Nominated[0].Name)
 	}
 }

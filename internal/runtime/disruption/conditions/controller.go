@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -82,6 +83,10 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		if err := c.kube.Status().Patch(ctx, claim, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
 			if client.IgnoreNotFound(err) == nil {
 				return reconcile.Result{}, nil
+			}
+			if apierrors.IsConflict(err) {
+				// The lifecycle controller wrote first; judge the new version.
+				return reconcile.Result{Requeue: true}, nil
 			}
 			return reconcile.Result{}, fmt.Errorf("updating disruption conditions of nodeclaim %s: %w", claim.Name, err)
 		}
