@@ -29,7 +29,9 @@ func mixed(prefix string, n int32) []workload {
 }
 
 func TestScale(t *testing.T) {
-	full := os.Getenv("JOIST_SCALE") == "full"
+	mode := os.Getenv("JOIST_SCALE")
+	full := mode == "full"
+	scaleOutOnly := mode == "scale-out"
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	w, err := startWorld(ctx, progressWriter())
@@ -51,10 +53,12 @@ func TestScale(t *testing.T) {
 	}
 
 	basePods, outPods, inPods := 200, int32(100), int32(72)
-	if full {
+	if full || scaleOutOnly {
 		basePods, outPods, inPods = 2000, 1000, 700
 	}
-	report(w.schedulerBaseline(ctx, t, basePods))
+	if !scaleOutOnly {
+		report(w.schedulerBaseline(ctx, t, basePods))
+	}
 
 	// Scale-out, then scale-in with consolidation on the same pool.
 	wls := mixed("mix", outPods)
@@ -62,6 +66,9 @@ func TestScale(t *testing.T) {
 	report(out)
 	if out.Nodes == 0 {
 		t.Fatal("scale-out created no nodes")
+	}
+	if scaleOutOnly {
+		return
 	}
 
 	s := startSampler(w)

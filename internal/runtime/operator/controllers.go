@@ -22,7 +22,7 @@ func (o *Operator) WithProvisioning() error {
 	mgr, kube, s := o.Manager, o.Manager.GetClient(), o.Settings
 	batcher := provisioning.NewBatcher(o.Clock, s.BatchIdleDuration, s.BatchMaxDuration)
 	steps := []func() error{
-		func() error { return provisioning.NewPodTrigger(kube, batcher).Register(mgr) },
+		func() error { return provisioning.NewPodTrigger(kube, batcher, o.Cluster).Register(mgr) },
 		func() error { return provisioning.NewNodeTrigger(kube, batcher).Register(mgr) },
 		func() error {
 			return mgr.Add(provisioning.NewProvisioner(kube, o.Cluster, o.Cloud, batcher, o.Recorder, o.Clock, provisioning.Options{

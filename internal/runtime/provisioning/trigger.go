@@ -13,20 +13,25 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 )
 
 // podRecheck is how often a still-provisionable pod triggers again.
 const podRecheck = 10 * time.Second
 
-// PodTrigger opens or extends a batch for every provisionable pod.
+// PodTrigger opens or extends a batch for every provisionable pod, except
+// pods waiting for the claim they are nominated to: while hundreds of them
+// wait for their nodes, their status updates would keep every batch open
+// to its maximum duration.
 type PodTrigger struct {
 	kube    client.Client
 	batcher *Batcher
+	cluster *state.Cluster
 }
 
 // NewPodTrigger returns the pod trigger controller.
-func NewPodTrigger(kube client.Client, b *Batcher) *PodTrigger {
-	return &PodTrigger{kube: kube, batcher: b}
+func NewPodTrigger(kube client.Client, b *Batcher, cluster *state.Cluster) *PodTrigger {
+	return &PodTrigger{kube: kube, batcher: b, cluster: cluster}
 }
 
 // Reconcile triggers the batcher and re-checks the pod until it is placed.
@@ -38,8 +43,29 @@ func (t *PodTrigger) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if !IsProvisionable(pod) {
 		return reconcile.Result{}, nil
 	}
-	t.batcher.Trigger(pod.UID)
+	if !t.awaitingNode(ctx, pod) {
+		t.batcher.Trigger(pod.UID)
+	}
 	return reconcile.Result{RequeueAfter: podRecheck}, nil
+}
+
+// awaitingNode is true while the pod is nominated to a claim whose Node has
+// not registered. Once it has, a pod still pending may have lost its room to
+// pods kube-scheduler put there, and the next pass must look again; an
+// expired nomination triggers too.
+func (t *PodTrigger) awaitingNode(ctx context.Context, pod *corev1.Pod) bool {
+	if t.cluster == nil {
+		return false
+	}
+	nom, ok := t.cluster.NominatedTo(pod.UID)
+	if !ok || !nom.InFlight {
+		return false
+	}
+	claim := &v1.NodeClaim{}
+	if err := t.kube.Get(ctx, client.ObjectKey{Name: nom.Target}, claim); err != nil {
+		return false
+	}
+	return claim.DeletionTimestamp == nil && claim.Status.NodeName == ""
 }
 
 // Register adds the controller; bound pods are filtered out before they

@@ -23,6 +23,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/ratelimit"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 )
 
@@ -286,6 +287,6 @@ func (c *NodeController) Register(mgr manager.Manager) error {
 			}
 			return nil
 		})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: maxNodeConcurrency}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: maxNodeConcurrency, RateLimiter: ratelimit.PerObject()}).
 		Complete(c)
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/metrics"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/ratelimit"
 )
 
 // nodeWait is how often a deleted claim checks on its Node's termination,
@@ -131,7 +132,7 @@ func (c *NodeClaimController) Register(mgr manager.Manager) error {
 			}
 			return out
 		})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 50}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 50, RateLimiter: ratelimit.PerObject()}).
 		Complete(c)
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/drift"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/ratelimit"
 )
 
 // DriftRecheck is how often drift is evaluated again without a trigger.
@@ -163,7 +164,7 @@ func (c *Controller) Register(mgr manager.Manager) error {
 				return cl.Spec.NodeClassRef != nil && cl.Spec.NodeClassRef.Name == o.GetName()
 			})
 		})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 10}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 10, RateLimiter: ratelimit.PerObject()}).
 		Complete(c)
 }
 

@@ -1,0 +1,82 @@
+package provisioning
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awstest"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
+)
+
+// A pod waiting for the claim it is nominated to does not hold batches
+// open; once the claim's Node registers, or the nomination is gone, the pod
+// triggers again so the next pass can check it still has room.
+func TestPodTriggerSkipsPodsAwaitingTheirNode(t *testing.T) {
+	ctx := context.Background()
+	k, err := awstest.StartKube()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k.Stop() })
+	kube := k.Client
+	cluster := state.NewCluster(kube, clock.RealClock{})
+	b := NewBatcher(clock.RealClock{}, time.Second, 10*time.Second)
+	trigger := NewPodTrigger(kube, b, cluster)
+
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "pause"}}}}
+	mustDo(t, kube.Create(ctx, pod))
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
+	mustDo(t, kube.Status().Update(ctx, pod))
+	claim := &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "general-abc"}, Spec: v1.NodeClaimSpec{
+		NodeClassRef: &v1.NodeClassReference{Group: v1.AWSGroup, Kind: "EC2NodeClass", Name: "default"},
+		Requirements: v1.Requirements{awstest.In(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand)}}}
+	mustDo(t, kube.Create(ctx, claim))
+
+	triggered := func() bool {
+		t.Helper()
+		b.reset()
+		if _, err := trigger.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(pod)}); err != nil {
+			t.Fatal(err)
+		}
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		_, ok := b.seen[pod.UID]
+		return ok
+	}
+	if !triggered() {
+		t.Fatal("a pending pod without a nomination did not trigger")
+	}
+	cluster.Nominate(pod.UID, claim.Name, true, time.Hour)
+	if triggered() {
+		t.Error("a pod nominated to a claim still launching triggered a batch")
+	}
+	claim.Status.NodeName = "ip-10-0-0-1.us-west-2.compute.internal"
+	mustDo(t, kube.Status().Update(ctx, claim))
+	if !triggered() {
+		t.Error("a pod still pending after its claim's Node registered did not trigger")
+	}
+	cluster.Nominate(pod.UID, "gone", true, time.Hour)
+	if !triggered() {
+		t.Error("a pod nominated to a claim that does not exist did not trigger")
+	}
+	cluster.Nominate(pod.UID, "ip-10-0-0-1", false, time.Hour)
+	if !triggered() {
+		t.Error("a pod nominated to an existing node but pending did not trigger")
+	}
+}
+
+func mustDo(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
