@@ -1,7 +1,10 @@
 package scale
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"sort"
@@ -27,11 +30,15 @@ type row struct {
 	// created (kube-controller-manager's share) and Decision from there to
 	// the last NodeClaim created (Joist's).
 	Wall, Arrival, Decision time.Duration
-	PeakRSS, P95RSS         float64 // MiB
-	CPU                     float64 // cores, averaged over the scenario
-	Calls                   map[string]int
-	Cost, LPRatio           float64
-	Note                    string
+	// Passes are the controller's scheduling passes during the scenario:
+	// count, the first one's duration and their sum.
+	Passes               int
+	FirstPass, PassTotal time.Duration
+	PeakRSS, P95RSS      float64 // MiB
+	CPU                  float64 // cores, averaged over the scenario
+	Calls                map[string]int
+	Cost, LPRatio        float64
+	Note                 string
 }
 
 // sampler follows the controller process: RSS and CPU time every 250 ms.
@@ -185,4 +192,45 @@ func (w *world) poolCost(ctx context.Context, pool string) (float64, int, error)
 		sum += p
 	}
 	return sum, len(nodes.Items), nil
+}
+
+// passes sums the controller's own scheduling passes logged in [from, to]:
+// how many, the first one's duration, and their total. Together with the
+// wall time they separate Joist's share from waiting on batch windows,
+// launches and kube-scheduler.
+func (w *world) passes(from, to time.Time) (n int, first, total time.Duration, err error) {
+	c := w.sb.Controllers()
+	if len(c) == 0 {
+		return 0, 0, 0, fmt.Errorf("no controller process")
+	}
+	f, err := os.Open(c[0].Log)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if !bytes.Contains(line, []byte(`"scheduling pass"`)) {
+			continue
+		}
+		var e struct {
+			Time     time.Time `json:"time"`
+			Duration string    `json:"duration"`
+		}
+		if json.Unmarshal(line, &e) != nil || e.Time.Before(from) || e.Time.After(to) {
+			continue
+		}
+		d, perr := time.ParseDuration(e.Duration)
+		if perr != nil {
+			continue
+		}
+		if n == 0 {
+			first = d
+		}
+		n++
+		total += d
+	}
+	return n, first, total, sc.Err()
 }
