@@ -88,10 +88,10 @@ func newCandidate(env *Env, n *state.StateNode, reason v1.DisruptionReason) (*Ca
 	} else {
 		why = fmt.Sprintf("no %s offering of %s in zone %q", capacityType, typeName, zone)
 	}
-	// Other methods compare prices, but drift needs none: it must still
-	// replace a node whose type or offering left the catalog, which is
-	// exactly what InstanceTypeNotFound drift marks.
-	if why != "" && reason != v1.DisruptionReasonDrifted {
+	// Consolidation compares prices; drift and emptiness need none. Drift
+	// must still replace a node whose type or offering left the catalog
+	// (InstanceTypeNotFound), and an empty one is deleted whatever it cost.
+	if why != "" && reason != v1.DisruptionReasonDrifted && reason != v1.DisruptionReasonEmpty {
 		return nil, why
 	}
 	// Drift of a claim with a terminationGracePeriod may go ahead despite

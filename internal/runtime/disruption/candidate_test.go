@@ -74,6 +74,23 @@ func TestCandidatesFilter(t *testing.T) {
 	}
 }
 
+// Emptiness needs no price: an empty node whose type left the catalog is
+// deleted like any other, while consolidation, which compares prices,
+// passes it over.
+func TestEmptyNodeOfATypeGoneFromTheCatalogIsAnEmptinessCandidate(t *testing.T) {
+	pool := mkPool("default")
+	gone := mkNode("gone-type", pool, 0, 4, v1.CapacityTypeOnDemand, nil, func(n *state.StateNode) {
+		n.Node.Labels[corev1.LabelInstanceTypeStable] = "x9.huge"
+	})
+	env := mkEnv([]*v1.NodePool{pool}, []*state.StateNode{gone}, 1)
+	if got, _ := Candidates(env, v1.DisruptionReasonEmpty); !slices.Equal(candidateNames(got), []string{"gone-type"}) {
+		t.Fatalf("emptiness candidates %v, want the empty node of an unknown type", candidateNames(got))
+	}
+	if got, _ := Candidates(env, v1.DisruptionReasonUnderutilized); len(got) != 0 {
+		t.Fatalf("consolidation candidates %v, want none without a price", candidateNames(got))
+	}
+}
+
 func TestDriftWithTerminationGracePeriodIgnoresBlockingPods(t *testing.T) {
 	pool := mkPool("default")
 	dnd := func(p *corev1.Pod) { p.Annotations = map[string]string{v1.DoNotDisruptAnnotationKey: "true"} }

@@ -111,11 +111,15 @@ func (q *Queue) Execute(ctx context.Context, cmd *Command, pools []*v1.NodePool)
 	logger := log.FromContext(ctx).WithValues("command", cmd.String())
 	q.hold(cmd)
 	if err := q.markCandidates(ctx, cmd); err != nil {
+		queueFailures.WithLabelValues(cmd.Method).Inc()
 		q.rollback(ctx, cmd)
 		return err
 	}
 	created, err := q.createReplacements(ctx, cmd, pools)
 	if err != nil {
+		// Replacements created before the failure stay as capacity;
+		// consolidation removes them if nothing needs them.
+		queueFailures.WithLabelValues(cmd.Method).Inc()
 		q.rollback(ctx, cmd)
 		return err
 	}

@@ -2,6 +2,7 @@ package disruption
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -127,6 +128,37 @@ func TestQueueRollsBackFailedCommands(t *testing.T) {
 			t.Errorf("the replacement is gone after the rollback: %v", err)
 		}
 	})
+}
+
+// A replacement that cannot be created fails the command at once: the
+// candidate is rolled back, nothing is deleted, and the failure counts.
+func TestQueueRollsBackWhenReplacementsCannotBeCreated(t *testing.T) {
+	kube := apiserver(t)
+	ctx := context.Background()
+	pool := mkPool("default")
+	if err := kube.Create(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	it := catalog(1)[2]
+	clk := clocktesting.NewFakeClock(now)
+	q := NewQueue(kube, state.NewCluster(kube, clk), nil, clk)
+	cand := candidateIn(t, kube, pool, it, "orphan-replacement")
+	failures := driftQueueFailures(t)
+
+	replacement := &scheduling.NewClaim{NodePool: "deleted-pool", Requirements: requirements.NewRequirements(),
+		InstanceTypes: []scheduling.ClaimOption{{Type: it, Price: odPrice(0, 4), Offerings: it.Offerings[:1]}}}
+	cmd := &Command{Method: MethodDrift, Reason: v1.DisruptionReasonDrifted, Candidates: []*Candidate{cand}, Replacements: []*scheduling.NewClaim{replacement}}
+	err := q.Execute(ctx, cmd, []*v1.NodePool{pool})
+	if err == nil || !strings.Contains(err.Error(), "deleted-pool") {
+		t.Fatalf("Execute = %v, want an error naming the replacement's missing nodepool", err)
+	}
+	assertRolledBack(t, kube, cand)
+	if got := driftQueueFailures(t) - failures; got != 1 {
+		t.Errorf("queue failures rose by %v, want 1", got)
+	}
+	if q.Held()[cand.Node.Name] {
+		t.Errorf("candidate %s still held by a failed command", cand.Node.Name)
+	}
 }
 
 func driftQueueFailures(t *testing.T) float64 {
