@@ -52,6 +52,18 @@ func apiserver(t *testing.T) client.Client {
 	return k.Client
 }
 
+// queueWorld is a real apiserver with the pool "default" and the instance
+// type (f0.4x) the queue tests' candidates and replacements use.
+func queueWorld(t *testing.T) (client.Client, *v1.NodePool, *scheduling.InstanceType) {
+	t.Helper()
+	kube := apiserver(t)
+	pool := mkPool("default")
+	if err := kube.Create(context.Background(), pool); err != nil {
+		t.Fatal(err)
+	}
+	return kube, pool, catalog(1)[2]
+}
+
 // TestQueueRollsBackFailedCommands runs drift commands through the queue
 // against a real apiserver. Nothing launches the replacements, so they
 // never initialize: one is deleted the way an insufficient-capacity launch
@@ -59,13 +71,8 @@ func apiserver(t *testing.T) client.Client {
 // candidate must end up as before the command: untainted, without a
 // DisruptionReason, not deleted, and the failure counted.
 func TestQueueRollsBackFailedCommands(t *testing.T) {
-	kube := apiserver(t)
+	kube, pool, it := queueWorld(t)
 	ctx := context.Background()
-	pool := mkPool("default")
-	if err := kube.Create(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
-	it := catalog(1)[2] // f0.4x
 
 	t.Run("replacement deleted", func(t *testing.T) {
 		clk := clocktesting.NewFakeClock(now)
@@ -133,13 +140,8 @@ func TestQueueRollsBackFailedCommands(t *testing.T) {
 // A replacement that cannot be created fails the command at once: the
 // candidate is rolled back, nothing is deleted, and the failure counts.
 func TestQueueRollsBackWhenReplacementsCannotBeCreated(t *testing.T) {
-	kube := apiserver(t)
+	kube, pool, it := queueWorld(t)
 	ctx := context.Background()
-	pool := mkPool("default")
-	if err := kube.Create(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
-	it := catalog(1)[2]
 	clk := clocktesting.NewFakeClock(now)
 	q := NewQueue(kube, state.NewCluster(kube, clk), nil, clk)
 	cand := candidateIn(t, kube, pool, it, "orphan-replacement")
