@@ -37,8 +37,10 @@ type row struct {
 	PeakRSS, P95RSS      float64 // MiB
 	CPU                  float64 // cores, averaged over the scenario
 	Calls                map[string]int
-	Cost, LPRatio        float64
-	Note                 string
+	// FreshRatio is Cost over what the solver would pay to provision the
+	// same pods from nothing.
+	Cost, LPRatio, FreshRatio float64
+	Note                      string
 }
 
 // sampler follows the controller process: RSS and CPU time every 250 ms.

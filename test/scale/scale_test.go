@@ -194,18 +194,18 @@ func waitNodeClassReady(ctx context.Context, t *testing.T, w *world) {
 }
 
 func formatRow(r row) string {
-	return fmt.Sprintf("%s: %d pods, %d nodes, %s (pods created in %s, then decision %s; %d passes, first %s, total %s), RSS peak %.0f MiB p95 %.0f MiB, CPU %.2f cores, $/h %.3f, LP ratio %.3f, AWS: %s %s",
+	return fmt.Sprintf("%s: %d pods, %d nodes, %s (pods created in %s, then decision %s; %d passes, first %s, total %s), RSS peak %.0f MiB p95 %.0f MiB, CPU %.2f cores, $/h %.3f, LP ratio %.3f, fresh-plan ratio %.3f, AWS: %s %s",
 		r.Scenario, r.Pods, r.Nodes, r.Wall.Round(100*time.Millisecond), r.Arrival.Round(100*time.Millisecond), r.Decision.Round(100*time.Millisecond),
-		r.Passes, r.FirstPass.Round(10*time.Millisecond), r.PassTotal.Round(10*time.Millisecond), r.PeakRSS, r.P95RSS, r.CPU, r.Cost, r.LPRatio, formatCalls(r.Calls), r.Note)
+		r.Passes, r.FirstPass.Round(10*time.Millisecond), r.PassTotal.Round(10*time.Millisecond), r.PeakRSS, r.P95RSS, r.CPU, r.Cost, r.LPRatio, r.FreshRatio, formatCalls(r.Calls), r.Note)
 }
 
 func formatTable(rows []row) string {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 1, ' ', tabwriter.Debug)
-	fmt.Fprintln(tw, "| scenario\t pods\t nodes\t wall\t pods created in\t decision\t passes: n, first, total\t RSS peak / p95 (MiB)\t CPU (cores)\t $/h\t $/h ÷ LP bound\t AWS calls\t notes\t")
-	fmt.Fprintln(tw, "|---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t")
+	fmt.Fprintln(tw, "| scenario\t pods\t nodes\t wall\t pods created in\t decision\t passes: n, first, total\t RSS peak / p95 (MiB)\t CPU (cores)\t $/h\t $/h ÷ LP bound\t $/h ÷ fresh plan\t AWS calls\t notes\t")
+	fmt.Fprintln(tw, "|---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t")
 	for _, r := range rows {
-		arr, dec, passes, rss, cpu, cost, lp := "-", "-", "-", "-", "-", "-", "-"
+		arr, dec, passes, rss, cpu, cost, lp, fresh := "-", "-", "-", "-", "-", "-", "-", "-"
 		if r.Arrival > 0 {
 			arr = r.Arrival.Round(100 * time.Millisecond).String()
 			dec = r.Decision.Round(100 * time.Millisecond).String()
@@ -223,8 +223,11 @@ func formatTable(rows []row) string {
 		if r.LPRatio > 0 {
 			lp = fmt.Sprintf("%.3f", r.LPRatio)
 		}
-		fmt.Fprintf(tw, "| %s\t %d\t %d\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t\n", r.Scenario, r.Pods, r.Nodes,
-			r.Wall.Round(100*time.Millisecond), arr, dec, passes, rss, cpu, cost, lp, formatCalls(r.Calls), r.Note)
+		if r.FreshRatio > 0 {
+			fresh = fmt.Sprintf("%.3f", r.FreshRatio)
+		}
+		fmt.Fprintf(tw, "| %s\t %d\t %d\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t\n", r.Scenario, r.Pods, r.Nodes,
+			r.Wall.Round(100*time.Millisecond), arr, dec, passes, rss, cpu, cost, lp, fresh, formatCalls(r.Calls), r.Note)
 	}
 	tw.Flush()
 	// tabwriter's Debug mode separates cells with '|'; make it a Markdown table.
@@ -247,7 +250,8 @@ last pod's creation to the last NodeClaim created. That includes later passes fo
 kube-scheduler placed elsewhere than planned, each after a batch window; "passes" counts the
 controller's scheduling passes, the first one's duration and their total: the time Joist itself
 spent snapshotting, solving and creating NodeClaims. The LP bound is the cost of the fractional 2-resource relaxation over the
-instance types the controller discovers for the pool.
+instance types the controller discovers for the pool, and the fresh plan is what the solver would
+pay to provision the same Running pods from nothing.
 
 %s
 

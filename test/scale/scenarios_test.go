@@ -21,6 +21,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	cloudaws "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/provisioning"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 )
 
@@ -332,6 +333,45 @@ func (w *world) fillCost(ctx context.Context, t *testing.T, r *row, pool, ns str
 	if r.LPRatio, err = w.lpRatio(ctx, pool, pods, cost); err != nil {
 		t.Logf("%s: no LP ratio: %v", r.Scenario, err)
 	}
+	if fresh, err := w.freshCost(ctx, pool, pods); err != nil {
+		t.Logf("%s: no fresh plan: %v", r.Scenario, err)
+	} else if fresh > 0 {
+		r.FreshRatio = cost / fresh
+	}
+}
+
+// freshCost is what the solver would pay to provision pods from nothing in
+// the pool ($/h of each new claim's cheapest type): the reference for
+// "consolidation reaches fresh-provisioning cost".
+func (w *world) freshCost(ctx context.Context, pool string, pods []*corev1.Pod) (float64, error) {
+	if w.cloud == nil {
+		return 0, fmt.Errorf("no cloud provider (the LP ratio sets it up)")
+	}
+	var np v1.NodePool
+	if err := w.kube.Get(ctx, client.ObjectKey{Name: pool}, &np); err != nil {
+		return 0, err
+	}
+	types, err := w.cloud.GetInstanceTypes(ctx, &np)
+	if err != nil {
+		return 0, err
+	}
+	pending := make([]*corev1.Pod, len(pods))
+	for i, p := range pods {
+		cp := p.DeepCopy()
+		cp.Spec.NodeName = ""
+		pending[i] = cp
+	}
+	plan, err := scheduling.Solve(scheduling.Input{
+		NodePools: []*scheduling.NodePool{provisioning.SolverPool(&np, types, nil)},
+		Pods:      pending,
+	})
+	if err != nil {
+		return 0, err
+	}
+	if len(plan.Errors) > 0 {
+		return 0, fmt.Errorf("%d of %d pods do not fit a fresh plan: %v", len(plan.Errors), len(pods), plan.Errors[0].Err)
+	}
+	return plan.Cost(), nil
 }
 
 // scaleTo sets every Deployment of ns to replicas.
