@@ -41,6 +41,9 @@ type Provider struct {
 	unavailable *cache.UnavailableOfferings
 	opts        Options
 
+	// refreshing serializes refreshes of a stale catalog.
+	refreshing sync.Mutex
+
 	mu        sync.RWMutex
 	infos     map[string]ec2types.InstanceTypeInfo
 	zones     map[string][]string // type -> zones offering it
@@ -110,11 +113,22 @@ func (p *Provider) Refresh(ctx context.Context) error {
 	return nil
 }
 
-func (p *Provider) ensureFresh(ctx context.Context) error {
+func (p *Provider) stale() bool {
 	p.mu.RLock()
-	stale := p.infos == nil || time.Since(p.fetchedAt) > p.opts.Refresh
-	p.mu.RUnlock()
-	if !stale {
+	defer p.mu.RUnlock()
+	return p.infos == nil || time.Since(p.fetchedAt) > p.opts.Refresh
+}
+
+// ensureFresh refreshes a stale catalog once: callers that find it stale
+// together wait for one refresh instead of each describing the whole
+// catalog (at 2,000 nodes that was hundreds of concurrent refreshes).
+func (p *Provider) ensureFresh(ctx context.Context) error {
+	if !p.stale() {
+		return nil
+	}
+	p.refreshing.Lock()
+	defer p.refreshing.Unlock()
+	if !p.stale() {
 		return nil
 	}
 	return p.Refresh(ctx)
