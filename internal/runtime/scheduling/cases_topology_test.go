@@ -170,6 +170,20 @@ func TestSpreadCases(t *testing.T) {
 			func(t *testing.T, r *result) {
 				expectCounts(t, r.zoneCounts(t, names("web", 6)...), map[string]int{"z1": 2, "z2": 2, "z3": 2})
 			}},
+		{"zonal spread sizes each zone's claim for the zone's share", func() Input {
+			// A node of 8 holds 8 web pods for the price of 3 nodes of 2 (1
+			// pod each): one claim per zone, not one per pod.
+			its := []*InstanceType{mkType("c.large", "amd64", 2, 4, 0.1), mkType("c.2xlarge", "amd64", 8, 16, 0.3)}
+			return Input{NodePools: []*NodePool{mkPool("default", its)}, Pods: web(24, zonal)}
+		}, func(t *testing.T, r *result) {
+			expectCounts(t, r.zoneCounts(t, names("web", 24)...), map[string]int{"z1": 8, "z2": 8, "z3": 8})
+			r.claims(t, 3)
+			for _, c := range r.plan.NewClaims {
+				if len(c.Pods) != 8 || c.InstanceTypes[0].Type.Name != "c.2xlarge" {
+					t.Errorf("claim with %d pods on %s, want 8 on c.2xlarge", len(c.Pods), c.InstanceTypes[0].Type.Name)
+				}
+			}
+		}},
 		{"zonal spread counts running pods", func() Input {
 			in := stdInput(web(4, zonal)...)
 			in.Nodes = []*Node{mkNode("node-1", 1, 1, map[string]string{labelZone: "z1"}, pods(2, "old", "100m", "100Mi", withLabels("app", "web"))...)}

@@ -12,9 +12,10 @@ import (
 )
 
 // openClaim opens new claims for up to n pods of c in the first NodePool
-// (weight order) that can host them, and places pods on it. It returns how
-// many were placed and, when none, why each NodePool refused.
-func (s *solver) openClaim(c *class, reqID, n int) (int, []string) {
+// (weight order) that can host them, and places pods on it; the claim is
+// sized for sizeFor pods of c (at least n). It returns how many were placed
+// and, when none, why each NodePool refused.
+func (s *solver) openClaim(c *class, reqID, n, sizeFor int) (int, []string) {
 	var reasons []string
 	for _, ps := range s.pools {
 		nr, types, relaxedMV, err := s.canOpen(c, ps, reqID)
@@ -23,7 +24,7 @@ func (s *solver) openClaim(c *class, reqID, n int) (int, []string) {
 			continue
 		}
 		slots := s.cat.compile(nr, s.table.sets[nr]).slots
-		perClaim := min(n, s.hostnameCap(c, &bin{name: "\x00new"}))
+		perClaim := min(max(n, sizeFor), s.hostnameCap(c, &bin{name: "\x00new"}))
 		if len(c.ports) > 0 {
 			perClaim = 1
 		}

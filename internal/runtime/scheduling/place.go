@@ -31,6 +31,17 @@ func (s *solver) placeClass(c *class) int {
 		}
 		return before - len(c.pods)
 	}
+	// Pods go one at a time, but a new claim in a domain is sized for the
+	// domain's share of the class: the pods that follow land on it. Sized
+	// for one pod, every claim would hold one.
+	share := len(c.pods)
+	for _, g := range perDomain {
+		if g.kind == kindAnti {
+			share = 1
+		} else if d := len(g.eligible); d > 0 {
+			share = min(share, (len(c.pods)+d-1)/d)
+		}
+	}
 	placers := map[string]*placer{}
 	failed := map[*topoGroup]map[string]bool{}
 	for len(c.pods) > 0 {
@@ -48,6 +59,7 @@ func (s *solver) placeClass(c *class) int {
 		p := placers[key]
 		if p == nil {
 			p = s.newPlacer(c, extra)
+			p.sizeFor = share
 			placers[key] = p
 		}
 		if p.place(1) == 0 {
@@ -233,6 +245,9 @@ type placer struct {
 	reqID   int
 	cursor  int
 	reasons []string
+	// sizeFor is how many pods of the class a new claim is sized for when
+	// more will follow than place is asked for at once.
+	sizeFor int
 }
 
 func (s *solver) newPlacer(c *class, extra requirements.Requirements) *placer {
@@ -266,7 +281,7 @@ func (p *placer) place(n int) int {
 			}
 			p.cursor++
 		}
-		k, reasons := s.openClaim(p.c, p.reqID, n-placed)
+		k, reasons := s.openClaim(p.c, p.reqID, n-placed, max(n-placed, p.sizeFor))
 		if k == 0 {
 			p.reasons = reasons
 			return placed
