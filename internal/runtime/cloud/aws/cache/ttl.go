@@ -6,13 +6,16 @@ import (
 )
 
 // TTL maps keys to values that expire a fixed time after they were set.
-// Expired entries are dropped lazily on access. Safe for concurrent use.
+// Expired entries are dropped on access and, for keys never asked for
+// again, by a sweep at most once per TTL when values are set. Safe for
+// concurrent use.
 type TTL[K comparable, V any] struct {
 	ttl time.Duration
 	now func() time.Time
 
-	mu      sync.Mutex
-	entries map[K]ttlEntry[V]
+	mu        sync.Mutex
+	entries   map[K]ttlEntry[V]
+	nextSweep time.Time
 }
 
 type ttlEntry[V any] struct {
@@ -42,7 +45,16 @@ func (c *TTL[K, V]) Get(key K) (V, bool) {
 func (c *TTL[K, V]) Set(key K, value V) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.entries[key] = ttlEntry[V]{value: value, expires: c.now().Add(c.ttl)}
+	now := c.now()
+	if !now.Before(c.nextSweep) {
+		for k, e := range c.entries {
+			if !now.Before(e.expires) {
+				delete(c.entries, k)
+			}
+		}
+		c.nextSweep = now.Add(c.ttl)
+	}
+	c.entries[key] = ttlEntry[V]{value: value, expires: now.Add(c.ttl)}
 }
 
 // Delete drops key.

@@ -50,7 +50,7 @@ type Provider struct {
 	fetchedAt time.Time
 	seq       uint64
 
-	results *cache.TTL[string, []*scheduling.InstanceType]
+	results *cache.TTL[string, listed]
 }
 
 // New returns a provider; nothing is fetched until the first List.
@@ -59,7 +59,7 @@ func New(client *ec2.Client, prices *pricing.Provider, unavailable *cache.Unavai
 		opts.Refresh = DefaultRefresh
 	}
 	return &Provider{ec2: client, pricing: prices, unavailable: unavailable, opts: opts,
-		results: cache.NewTTL[string, []*scheduling.InstanceType](opts.Refresh)}
+		results: cache.NewTTL[string, listed](opts.Refresh)}
 }
 
 // Info returns the EC2 description of a discovered type.
@@ -146,7 +146,12 @@ func (p *Provider) List(ctx context.Context, nc *awsv1.EC2NodeClass, zones []str
 	p.mu.RUnlock()
 	zones = slices.Clone(zones)
 	slices.Sort(zones)
-	key := fmt.Sprintf("%d/%d/%d/%s", seq, p.pricing.SeqNum(), p.unavailable.SeqNum(), structhash.Hash(struct {
+	// One entry per node class configuration, tagged with the generation of
+	// the catalog, prices and unavailable offerings it was computed from: a
+	// new generation replaces the entry instead of adding one, so the cache
+	// holds one copy of the types per node class, not one per change.
+	gen := fmt.Sprintf("%d/%d/%d", seq, p.pricing.SeqNum(), p.unavailable.SeqNum())
+	key := structhash.Hash(struct {
 		Name    string
 		Family  string
 		Kubelet *awsv1.KubeletConfiguration
@@ -154,16 +159,22 @@ func (p *Provider) List(ctx context.Context, nc *awsv1.EC2NodeClass, zones []str
 		Store   *awsv1.InstanceStorePolicy
 		AMIs    []awsv1.AMI
 		Zones   string
-	}{nc.Name, nc.AMIFamily(), nc.Spec.Kubelet, nc.Spec.BlockDeviceMappings, nc.Spec.InstanceStorePolicy, nc.Status.AMIs, strings.Join(zones, ",")}))
-	if out, ok := p.results.Get(key); ok {
-		return out, nil
+	}{nc.Name, nc.AMIFamily(), nc.Spec.Kubelet, nc.Spec.BlockDeviceMappings, nc.Spec.InstanceStorePolicy, nc.Status.AMIs, strings.Join(zones, ",")})
+	if r, ok := p.results.Get(key); ok && r.gen == gen {
+		return r.types, nil
 	}
 	out, err := p.compute(nc, zones)
 	if err != nil {
 		return nil, err
 	}
-	p.results.Set(key, out)
+	p.results.Set(key, listed{gen: gen, types: out})
 	return out, nil
+}
+
+// listed is a List result and the generation it was computed from.
+type listed struct {
+	gen   string
+	types []*scheduling.InstanceType
 }
 
 func (p *Provider) compute(nc *awsv1.EC2NodeClass, zones []string) ([]*scheduling.InstanceType, error) {
