@@ -98,6 +98,12 @@ func (q *EvictionQueue) next(ctx context.Context) bool {
 // evict makes one attempt; true means the pod needs no further attempt.
 func (q *EvictionQueue) evict(ctx context.Context, key evictionKey) bool {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, UID: key.UID}}
+	// A pod the cache no longer holds (or holds as a new pod of the same
+	// name) needs nothing more; retrying it only costs API calls.
+	current := &corev1.Pod{}
+	if err := q.kube.Get(ctx, key.NamespacedName, current); apierrors.IsNotFound(err) || (err == nil && current.UID != key.UID) {
+		return true
+	}
 	eviction := &policyv1.Eviction{
 		ObjectMeta:    metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
 		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &key.UID}},
@@ -122,6 +128,16 @@ func (q *EvictionQueue) evict(ctx context.Context, key evictionKey) bool {
 	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
 		// Gone, or replaced by a pod of the same name: nothing to evict.
 		return true
+	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+		// The namespace is being deleted, which overrides PDBs, and the
+		// Eviction API refuses new objects there: delete the pod itself.
+		err := q.kube.Delete(ctx, pod, client.Preconditions{UID: &key.UID})
+		if err == nil || apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+			podsDrained.WithLabelValues("deleted").Inc()
+			return true
+		}
+		logger.Error(err, "deleting pod of a terminating namespace")
+		return false
 	case apierrors.IsTooManyRequests(err):
 		q.recorder.Warning(pod, reasonFailedDraining, actionDrain, "Evicting pod violates a PDB: %s", err)
 		return false

@@ -26,7 +26,7 @@ var (
 	}, []string{"nodepool"})
 	podsDrained = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "joist", Subsystem: "pods", Name: "drained_total",
-		Help: "Pods removed by a drain, by how: evicted or deleted (grace period deadline).",
+		Help: "Pods removed by a drain, by how: evicted, or deleted (grace period deadline, namespace being deleted).",
 	}, []string{"reason"})
 	evictionRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "joist", Subsystem: "pods", Name: "eviction_requests_total",

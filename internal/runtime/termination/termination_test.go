@@ -376,3 +376,32 @@ func expectEvent(t *testing.T, pod, reason string) {
 		return false
 	})
 }
+
+// The Eviction API refuses pods of a namespace being deleted; the drain
+// deletes them instead (the namespace's deletion overrides their PDBs), so
+// the node does not wait on pods the namespace controller may be slow to
+// remove. This apiserver has no namespace controller: without the drain's
+// deletion the pod would stay forever.
+func TestDrainDeletesPodsOfATerminatingNamespace(t *testing.T) {
+	ctx := testContext(t)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "leaving"}}
+	if err := kube.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	m := newMachine(t, "leaving-ns")
+	pod := newPod(t, m, "leaving-app", func(p *corev1.Pod) { p.Namespace = ns.Name })
+	if err := kube.Delete(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "namespace terminating", func(ctx context.Context) bool {
+		cur := &corev1.Namespace{}
+		return kube.Get(ctx, client.ObjectKeyFromObject(ns), cur) == nil && cur.Status.Phase == corev1.NamespaceTerminating
+	})
+	if err := kube.Delete(ctx, m.claim); err != nil {
+		t.Fatal(err)
+	}
+	expectTerminated(t, m)
+	if !isGone(ctx, pod) {
+		t.Error("the pod of the terminating namespace is still there after its node terminated")
+	}
+}
