@@ -171,33 +171,36 @@ func (w *world) waitRunning(ctx context.Context, ns string, want int, timeout ti
 	}
 }
 
-// lpRatio is the pool's $/h over the LP lower bound for the Running pods,
-// over the instance types the runtime itself discovers for the pool.
-func (w *world) lpRatio(ctx context.Context, pool string, pods []*corev1.Pod, cost float64) (float64, error) {
+// poolAndTypes reads the pool and the instance types the runtime itself
+// discovers for it, through a cloud provider set up on first use.
+func (w *world) poolAndTypes(ctx context.Context, pool string) (*v1.NodePool, []*scheduling.InstanceType, error) {
 	if w.cloud == nil {
 		p, err := cloudaws.New(w.sb.AWS.AWSConfig(), w.kube, cloudaws.Settings{
 			ClusterName: clusterName, ClusterEndpoint: w.sb.Config.Host, KubernetesVersion: "1.36",
 			ClusterCIDR: "10.100.0.0/16", IsolatedVPC: true,
 		})
 		if err != nil {
-			return 0, err
+			return nil, nil, err
 		}
 		// Start loads on-demand and spot prices; without it offerings
 		// carry no spot price and the bound is not the controller's.
 		if err := p.Start(ctx); err != nil {
-			return 0, err
+			return nil, nil, err
 		}
 		w.cloud = p
 	}
 	var np v1.NodePool
 	if err := w.kube.Get(ctx, client.ObjectKey{Name: pool}, &np); err != nil {
-		return 0, err
+		return nil, nil, err
 	}
 	types, err := w.cloud.GetInstanceTypes(ctx, &np)
-	if err != nil {
-		return 0, err
-	}
-	bound := scheduling.LPLowerBoundForPods(poolTypes(&np, types), pods)
+	return &np, types, err
+}
+
+// lpRatio is the pool's $/h over the LP lower bound for the Running pods,
+// over the pool's instance types.
+func lpRatio(np *v1.NodePool, types []*scheduling.InstanceType, pods []*corev1.Pod, cost float64) (float64, error) {
+	bound := scheduling.LPLowerBoundForPods(poolTypes(np, types), pods)
 	if bound <= 0 {
 		avail, free := 0, []string{}
 		for _, it := range types {
@@ -330,10 +333,15 @@ func (w *world) fillCost(ctx context.Context, t *testing.T, r *row, pool, ns str
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.LPRatio, err = w.lpRatio(ctx, pool, pods, cost); err != nil {
+	np, types, err := w.poolAndTypes(ctx, pool)
+	if err != nil {
+		t.Logf("%s: no instance types for the cost ratios: %v", r.Scenario, err)
+		return
+	}
+	if r.LPRatio, err = lpRatio(np, types, pods, cost); err != nil {
 		t.Logf("%s: no LP ratio: %v", r.Scenario, err)
 	}
-	if fresh, err := w.freshCost(ctx, pool, pods); err != nil {
+	if fresh, err := freshCost(np, types, pods); err != nil {
 		t.Logf("%s: no fresh plan: %v", r.Scenario, err)
 	} else if fresh > 0 {
 		r.FreshRatio = cost / fresh
@@ -343,18 +351,7 @@ func (w *world) fillCost(ctx context.Context, t *testing.T, r *row, pool, ns str
 // freshCost is what the solver would pay to provision pods from nothing in
 // the pool ($/h of each new claim's cheapest type): the reference for
 // "consolidation reaches fresh-provisioning cost".
-func (w *world) freshCost(ctx context.Context, pool string, pods []*corev1.Pod) (float64, error) {
-	if w.cloud == nil {
-		return 0, fmt.Errorf("no cloud provider (the LP ratio sets it up)")
-	}
-	var np v1.NodePool
-	if err := w.kube.Get(ctx, client.ObjectKey{Name: pool}, &np); err != nil {
-		return 0, err
-	}
-	types, err := w.cloud.GetInstanceTypes(ctx, &np)
-	if err != nil {
-		return 0, err
-	}
+func freshCost(np *v1.NodePool, types []*scheduling.InstanceType, pods []*corev1.Pod) (float64, error) {
 	pending := make([]*corev1.Pod, len(pods))
 	for i, p := range pods {
 		cp := p.DeepCopy()
@@ -362,7 +359,7 @@ func (w *world) freshCost(ctx context.Context, pool string, pods []*corev1.Pod) 
 		pending[i] = cp
 	}
 	plan, err := scheduling.Solve(scheduling.Input{
-		NodePools: []*scheduling.NodePool{provisioning.SolverPool(&np, types, nil)},
+		NodePools: []*scheduling.NodePool{provisioning.SolverPool(np, types, nil)},
 		Pods:      pending,
 	})
 	if err != nil {

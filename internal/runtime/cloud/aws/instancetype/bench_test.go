@@ -20,14 +20,8 @@ import (
 // capacity and offerings, which happens after each change to the
 // unavailable-offerings cache (the catalog itself is fetched once).
 func BenchmarkListAfterCapacityError(b *testing.B) {
-	sim, err := awstest.Start(ec2sim.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer sim.Close()
+	sim, client, prices := simulated(b)
 	ctx := context.Background()
-	client := ec2.NewFromConfig(sim.Config)
-	prices := pricing.New(client, nil, sim.Config.Region)
 	if err := prices.UpdateSpotPricing(ctx); err != nil {
 		b.Fatal(err)
 	}
@@ -36,10 +30,7 @@ func BenchmarkListAfterCapacityError(b *testing.B) {
 	if err := p.Refresh(ctx); err != nil {
 		b.Fatal(err)
 	}
-	nc := &awsv1.EC2NodeClass{ObjectMeta: metav1.ObjectMeta{Name: "bench"}, Status: awsv1.EC2NodeClassStatus{AMIs: []awsv1.AMI{
-		{ID: "ami-amd64", Requirements: []corev1.NodeSelectorRequirement{{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"amd64"}}}},
-		{ID: "ami-arm64", Requirements: []corev1.NodeSelectorRequirement{{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"arm64"}}}},
-	}}}
+	nc := nodeClass("bench", "amd64", "arm64")
 	var zones []string
 	for _, z := range sim.EC2.Region().Zones {
 		zones = append(zones, z.Name)
@@ -55,4 +46,27 @@ func BenchmarkListAfterCapacityError(b *testing.B) {
 		n = len(its)
 	}
 	b.ReportMetric(float64(n), "types")
+}
+
+// simulated starts the simulated EC2 and returns it with a client and a
+// pricing provider on it.
+func simulated(tb testing.TB) (*awstest.Sim, *ec2.Client, *pricing.Provider) {
+	tb.Helper()
+	sim, err := awstest.Start(ec2sim.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(sim.Close)
+	client := ec2.NewFromConfig(sim.Config)
+	return sim, client, pricing.New(client, nil, sim.Config.Region)
+}
+
+// nodeClass is a resolved node class with an AMI for each architecture.
+func nodeClass(name string, arches ...string) *awsv1.EC2NodeClass {
+	nc := &awsv1.EC2NodeClass{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	for _, arch := range arches {
+		nc.Status.AMIs = append(nc.Status.AMIs, awsv1.AMI{ID: "ami-" + arch, Requirements: []corev1.NodeSelectorRequirement{
+			{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{arch}}}})
+	}
+	return nc
 }

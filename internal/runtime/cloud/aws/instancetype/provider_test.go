@@ -6,33 +6,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	ec2sim "github.com/joistdev/terraform-provider-joist/internal/awssim/ec2"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awstest"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/cache"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instancetype"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/pricing"
 )
 
 // Many callers finding the catalog stale at once share one refresh: the
 // catalog is described once per refresh period, not once per caller.
 func TestConcurrentListsShareOneRefresh(t *testing.T) {
-	sim, err := awstest.Start(ec2sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(sim.Close)
+	sim, client, prices := simulated(t)
 	ctx := context.Background()
-	client := ec2.NewFromConfig(sim.Config)
-	prices := pricing.New(client, nil, sim.Config.Region)
 	p := instancetype.New(client, prices, cache.NewUnavailableOfferings(), instancetype.Options{Region: sim.Config.Region, Refresh: time.Hour})
-	nc := &awsv1.EC2NodeClass{ObjectMeta: metav1.ObjectMeta{Name: "herd"}, Status: awsv1.EC2NodeClassStatus{AMIs: []awsv1.AMI{
-		{ID: "ami-amd64", Requirements: []corev1.NodeSelectorRequirement{{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"amd64"}}}},
-	}}}
+	nc := nodeClass("herd", "amd64")
 	zones := []string{sim.EC2.Region().Zones[0].Name}
 
 	// One refresh on its own, to count its pages.
