@@ -129,6 +129,12 @@ func deployment(s Spec, cpu, mem resource.Quantity) *appsv1.Deployment {
 	for _, k := range sortedKeys(settings) {
 		env = append(env, corev1.EnvVar{Name: k, Value: settings[k]})
 	}
+	if _, ok := settings["MEMORY_LIMIT"]; !ok {
+		// The Go heap's soft limit follows the container's memory limit.
+		env = append(env, corev1.EnvVar{Name: "MEMORY_LIMIT", ValueFrom: &corev1.EnvVarSource{
+			ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: Name, Resource: "limits.memory", Divisor: resource.MustParse("1")},
+		}})
+	}
 	probe := func(path string) *corev1.Probe {
 		return &corev1.Probe{
 			ProbeHandler:        corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromString("http")}},
@@ -212,7 +218,11 @@ func Env(deploy *unstructured.Unstructured) (map[string]string, error) {
 		}
 		out := map[string]string{}
 		for _, e := range c.Env {
-			out[e.Name] = e.Value
+			// Values from the pod's own fields (MEMORY_LIMIT) are the
+			// kubelet's to fill in; they are no setting of the Deployment.
+			if e.ValueFrom == nil {
+				out[e.Name] = e.Value
+			}
 		}
 		return out, nil
 	}

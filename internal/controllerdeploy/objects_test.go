@@ -41,6 +41,19 @@ func TestObjectsKeepTheControllerOffManagedNodes(t *testing.T) {
 	if env["CLUSTER_NAME"] != "demo" || env["CPU_REQUESTS"] != "1000" || env["LEADER_ELECTION_NAMESPACE"] != "kube-system" {
 		t.Errorf("env = %v", env)
 	}
+	if _, ok := env["MEMORY_LIMIT"]; ok {
+		t.Errorf("MEMORY_LIMIT comes from the pod and is no Deployment setting; env = %v", env)
+	}
+	containers, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
+	var memLimit any
+	for _, e := range containers[0].(map[string]any)["env"].([]any) {
+		if e := e.(map[string]any); e["name"] == "MEMORY_LIMIT" {
+			memLimit, _, _ = unstructured.NestedFieldNoCopy(e, "valueFrom", "resourceFieldRef", "resource")
+		}
+	}
+	if memLimit != "limits.memory" {
+		t.Errorf("MEMORY_LIMIT does not follow the container's memory limit (resourceFieldRef %v)", memLimit)
+	}
 	sa := byKind(t, objs, "ServiceAccount")
 	if sa.GetAnnotations()["eks.amazonaws.com/role-arn"] != "arn:aws:iam::1:role/x" {
 		t.Errorf("ServiceAccount annotations %v", sa.GetAnnotations())

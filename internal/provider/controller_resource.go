@@ -95,7 +95,7 @@ var settingAttrs = []struct{ attr, env string }{
 }
 
 // derivedEnv are settings the rendering adds itself.
-var derivedEnv = map[string]bool{"CPU_REQUESTS": true, "LEADER_ELECTION_NAMESPACE": true, "METRICS_PORT": true, "HEALTH_PROBE_PORT": true, "FEATURE_GATES": true}
+var derivedEnv = map[string]bool{"CPU_REQUESTS": true, "LEADER_ELECTION_NAMESPACE": true, "METRICS_PORT": true, "HEALTH_PROBE_PORT": true, "FEATURE_GATES": true, "MEMORY_LIMIT": true}
 
 func (m *controllerModel) settingValue(name string) *types.String {
 	switch name {

@@ -58,6 +58,7 @@ type controllerProcess struct {
 	hash     string
 	pod      string
 	comp     *component
+	metrics  string
 	restarts int
 	nextTry  time.Time
 }
@@ -117,6 +118,9 @@ type ControllerProcess struct {
 	Pod        string
 	PID        int
 	Log        string
+	// MetricsAddr is where the process serves /metrics (and, with
+	// ENABLE_PROFILING, /debug/pprof/).
+	MetricsAddr string
 }
 
 func (p ControllerProcess) String() string {
@@ -134,7 +138,7 @@ func (r *controllerRunner) running() []ControllerProcess {
 			continue
 		default:
 		}
-		out = append(out, ControllerProcess{Deployment: key, Pod: p.pod, PID: p.comp.pid(), Log: p.comp.logPath})
+		out = append(out, ControllerProcess{Deployment: key, Pod: p.pod, PID: p.comp.pid(), Log: p.comp.logPath, MetricsAddr: p.metrics})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Deployment.String() < out[j].Deployment.String() })
 	return out
@@ -234,7 +238,7 @@ func (r *controllerRunner) ensure(ctx context.Context, key types.NamespacedName,
 			restarts = p.restarts
 		}
 	}
-	full, err := r.withSandboxEnv(ctx, env, pod)
+	full, metrics, err := r.withSandboxEnv(ctx, env, pod)
 	if err != nil {
 		r.sb.step("controller of deployment %s not started: %v", key, err)
 		return
@@ -245,7 +249,7 @@ func (r *controllerRunner) ensure(ctx context.Context, key types.NamespacedName,
 		return
 	}
 	backoff := time.Duration(1<<min(restarts, 5)) * time.Second
-	r.procs[key] = &controllerProcess{hash: h, pod: pod.Name, comp: comp, restarts: restarts, nextTry: time.Now().Add(backoff)}
+	r.procs[key] = &controllerProcess{hash: h, pod: pod.Name, comp: comp, metrics: metrics, restarts: restarts, nextTry: time.Now().Add(backoff)}
 	r.sb.step("controller of deployment %s running as pod %s (pid %d)", key, pod.Name, comp.pid())
 }
 
@@ -323,11 +327,12 @@ func resourceValue(c *corev1.Container, ref *corev1.ResourceFieldSelector) strin
 	return strconv.FormatInt(q.MilliValue()/div.MilliValue(), 10)
 }
 
-// withSandboxEnv adds what the cluster and AWS provide to a real pod.
-func (r *controllerRunner) withSandboxEnv(ctx context.Context, env []string, pod *corev1.Pod) ([]string, error) {
+// withSandboxEnv adds what the cluster and AWS provide to a real pod, and
+// returns the address the process will serve its metrics on.
+func (r *controllerRunner) withSandboxEnv(ctx context.Context, env []string, pod *corev1.Pod) ([]string, string, error) {
 	kc, err := r.serviceAccountKubeconfig(ctx, pod)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	set := map[string]bool{}
 	for _, kv := range env {
@@ -335,12 +340,16 @@ func (r *controllerRunner) withSandboxEnv(ctx context.Context, env []string, pod
 	}
 	out := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
 	out = append(out, "KUBECONFIG="+kc)
+	var metrics string
 	for _, k := range []string{"METRICS_PORT", "HEALTH_PROBE_PORT"} {
 		p, err := freePort()
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		out = append(out, k+"="+strconv.Itoa(p))
+		if k == "METRICS_PORT" {
+			metrics = "127.0.0.1:" + strconv.Itoa(p)
+		}
 	}
 	if !set["LEADER_ELECTION_NAMESPACE"] {
 		out = append(out, "LEADER_ELECTION_NAMESPACE="+pod.Namespace)
@@ -352,7 +361,7 @@ func (r *controllerRunner) withSandboxEnv(ctx context.Context, env []string, pod
 		// Later entries win (os/exec keeps the last of duplicate keys).
 		out = append(out, "AWS_ACCESS_KEY_ID="+ControllerAccessKeyID)
 	}
-	return out, nil
+	return out, metrics, nil
 }
 
 // serviceAccountKubeconfig writes a kubeconfig with a token issued for the

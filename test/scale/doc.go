@@ -9,5 +9,7 @@
 // performance-suite scenarios and writes docs/performance.md; "scale-out"
 // runs the 1,000-pod scale-out alone.
 // JOIST_SCALE_DIR keeps the sandbox's state and component logs (the
-// controller's included) in that directory after the run.
+// controller's included) in that directory after the run, and the
+// controller's heap profile at the end of each provisioning scenario
+// (heap-<pool>.pb.gz).
 package scale

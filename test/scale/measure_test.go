@@ -6,7 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -235,4 +238,32 @@ func (w *world) passes(from, to time.Time) (n int, first, total time.Duration, e
 		total += d
 	}
 	return n, first, total, sc.Err()
+}
+
+// saveHeapProfile writes the controller's heap profile to JOIST_SCALE_DIR
+// (heap-<name>.pb.gz; `go tool pprof` reads it), so a memory row can be
+// explained afterwards. Without JOIST_SCALE_DIR it does nothing.
+func (w *world) saveHeapProfile(ctx context.Context, name string) error {
+	dir := os.Getenv("JOIST_SCALE_DIR")
+	c := w.sb.Controllers()
+	if dir == "" || len(c) == 0 {
+		return nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+c[0].MetricsAddr+"/debug/pprof/heap", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("heap profile: %s", resp.Status)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "heap-"+name+".pb.gz"), b, 0o644)
 }

@@ -300,6 +300,9 @@ func (w *world) provision(ctx context.Context, t *testing.T, scenario, pool stri
 		t.Fatalf("%s: %v", scenario, err)
 	}
 	r := row{Scenario: scenario, Pods: total, Wall: wall, PeakRSS: peak, P95RSS: p95, CPU: cores, Calls: w.awsCalls()}
+	if err := w.saveHeapProfile(ctx, pool); err != nil {
+		t.Logf("%s: saving the controller's heap profile: %v", scenario, err)
+	}
 	if r.Passes, r.FirstPass, r.PassTotal, err = w.passes(t0, time.Now()); err != nil {
 		t.Logf("%s: reading the controller's passes: %v", scenario, err)
 	}

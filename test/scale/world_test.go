@@ -91,7 +91,7 @@ func (w *world) deployController(ctx context.Context) error {
 	objs, err := controllerdeploy.Objects(controllerdeploy.Spec{
 		Image:        "ghcr.io/joistdev/" + sandbox.ControllerImage + ":dev",
 		Replicas:     1,
-		Settings:     map[string]string{"CLUSTER_NAME": clusterName, "LOG_LEVEL": "info"},
+		Settings:     map[string]string{"CLUSTER_NAME": clusterName, "LOG_LEVEL": "info", "ENABLE_PROFILING": "true"},
 		RolloutToken: hash,
 	})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"runtime/debug"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
@@ -81,11 +82,18 @@ func New(ctx context.Context, s *Settings) (*Operator, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.MemoryLimit > 0 {
+		debug.SetMemoryLimit(s.MemoryLimit / 10 * 9)
+	}
+	metricsOpts := metricsserver.Options{BindAddress: fmt.Sprintf(":%d", s.MetricsPort)}
+	if s.EnableProfiling {
+		metricsOpts.ExtraHandlers = profilingHandlers()
+	}
 	mgr, err := manager.New(restCfg, manager.Options{
 		Scheme:                        scheme,
 		Logger:                        logger,
 		Cache:                         state.CacheOptions(),
-		Metrics:                       metricsserver.Options{BindAddress: fmt.Sprintf(":%d", s.MetricsPort)},
+		Metrics:                       metricsOpts,
 		HealthProbeBindAddress:        fmt.Sprintf(":%d", s.HealthProbePort),
 		LeaderElection:                !s.DisableLeaderElection,
 		LeaderElectionID:              s.LeaderElectionName,

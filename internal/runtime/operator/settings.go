@@ -37,6 +37,12 @@ type Settings struct {
 	KubeClientBurst         int
 	CPURequests             int
 	Kubeconfig              string
+	// EnableProfiling serves Go's pprof handlers on the metrics port.
+	EnableProfiling bool
+	// MemoryLimit is the container's memory limit in bytes (-1: none); the
+	// Go runtime's soft limit is set to 90% of it, so the heap collects
+	// harder before the kernel kills the process.
+	MemoryLimit int64
 	// ClusterCIDR is the service CIDR, discovered with eks:DescribeCluster
 	// (AL2023 nodes need it); it has no flag.
 	ClusterCIDR string
@@ -69,6 +75,8 @@ var settings = []setting{
 	{"kube-client-burst", "KUBE_CLIENT_BURST", "300", "Kubernetes client burst"},
 	{"cpu-requests", "CPU_REQUESTS", "1000", "the controller's CPU request in millicores; sizes controller concurrency"},
 	{"kubeconfig", "KUBECONFIG", "", "kubeconfig for running outside the cluster; empty uses the in-cluster service account"},
+	{"enable-profiling", "ENABLE_PROFILING", "false", "serve Go's pprof handlers under /debug/pprof/ on the metrics port"},
+	{"memory-limit", "MEMORY_LIMIT", "-1", "the container's memory limit in bytes (-1: none); the Go heap's soft limit is 90% of it"},
 }
 
 // ParseSettings reads args (flags) over env (getenv) and validates the
@@ -118,6 +126,8 @@ func ParseSettings(args []string, getenv func(string) string) (*Settings, error)
 		KubeClientBurst:         p.int("kube-client-burst"),
 		CPURequests:             p.int("cpu-requests"),
 		Kubeconfig:              get("kubeconfig"),
+		EnableProfiling:         p.bool("enable-profiling"),
+		MemoryLimit:             p.int64("memory-limit"),
 	}
 	gates, err := ParseFeatureGates(get("feature-gates"))
 	if err != nil {
@@ -209,6 +219,9 @@ func (s *Settings) validate(failed map[string]bool) []error {
 	if s.CPURequests <= 0 {
 		bad("cpu-requests", "must be a positive number of millicores")
 	}
+	if s.MemoryLimit == 0 || s.MemoryLimit < -1 {
+		bad("memory-limit", "is %d; use the container's memory limit in bytes, or -1 for none", s.MemoryLimit)
+	}
 	if !s.DisableLeaderElection && s.LeaderElectionName == "" {
 		bad("leader-election-name", "must not be empty while leader election is on")
 	}
@@ -283,6 +296,15 @@ func (p *parser) int(name string) int {
 	i, err := strconv.Atoi(v)
 	if err != nil {
 		p.fail(name, v, "an integer")
+	}
+	return i
+}
+
+func (p *parser) int64(name string) int64 {
+	v := p.get(name)
+	i, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		p.fail(name, v, "an integer number of bytes")
 	}
 	return i
 }

@@ -18,7 +18,8 @@ func TestSettingsDefaults(t *testing.T) {
 	if s.ClusterName != "prod" || s.BatchIdleDuration != time.Second || s.BatchMaxDuration != 10*time.Second ||
 		s.VMMemoryOverheadPercent != 0.075 || s.ReservedENIs != 0 || s.MetricsPort != 8080 || s.HealthProbePort != 8081 ||
 		s.DisableLeaderElection || s.LeaderElectionName != "karpenter-leader-election" || s.KubeClientQPS != 200 ||
-		s.KubeClientBurst != 300 || s.LogLevel != "info" || s.PreferencePolicy != "Respect" || s.MinValuesPolicy != "Strict" {
+		s.KubeClientBurst != 300 || s.LogLevel != "info" || s.PreferencePolicy != "Respect" || s.MinValuesPolicy != "Strict" ||
+		s.EnableProfiling || s.MemoryLimit != -1 {
 		t.Errorf("defaults: %+v", s)
 	}
 	if s.FeatureGates.Enabled("SpotToSpotConsolidation") || !s.FeatureGates.Enabled("ReservedCapacity") {
@@ -31,11 +32,13 @@ func TestSettingsDefaults(t *testing.T) {
 
 func TestSettingsFlagOverridesEnvironment(t *testing.T) {
 	s, err := ParseSettings([]string{"--batch-idle-duration=2s", "--feature-gates=SpotToSpotConsolidation=true", "--disable-leader-election"},
-		env(map[string]string{"CLUSTER_NAME": "prod", "BATCH_IDLE_DURATION": "5s", "BATCH_MAX_DURATION": "20s", "KUBECONFIG": "/k"}))
+		env(map[string]string{"CLUSTER_NAME": "prod", "BATCH_IDLE_DURATION": "5s", "BATCH_MAX_DURATION": "20s", "KUBECONFIG": "/k",
+			"ENABLE_PROFILING": "true", "MEMORY_LIMIT": "1073741824"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.BatchIdleDuration != 2*time.Second || s.BatchMaxDuration != 20*time.Second || s.Kubeconfig != "/k" || !s.DisableLeaderElection {
+	if s.BatchIdleDuration != 2*time.Second || s.BatchMaxDuration != 20*time.Second || s.Kubeconfig != "/k" || !s.DisableLeaderElection ||
+		!s.EnableProfiling || s.MemoryLimit != 1<<30 {
 		t.Errorf("got %+v", s)
 	}
 	if !s.FeatureGates.Enabled("SpotToSpotConsolidation") {
@@ -57,6 +60,8 @@ func TestSettingsRejectedWithTheSettingAndFix(t *testing.T) {
 		{"unknown gate", map[string]string{"CLUSTER_NAME": "c", "FEATURE_GATES": "Teleport=true"}, nil, []string{"FEATURE_GATES", "Teleport", "SpotToSpotConsolidation"}},
 		{"gate value", map[string]string{"CLUSTER_NAME": "c"}, []string{"--feature-gates=NodeRepair"}, []string{"NodeRepair needs a boolean"}},
 		{"log level", map[string]string{"CLUSTER_NAME": "c", "LOG_LEVEL": "loud"}, nil, []string{"LOG_LEVEL", "debug, info or error"}},
+		{"memory limit unit", map[string]string{"CLUSTER_NAME": "c", "MEMORY_LIMIT": "1Gi"}, nil, []string{"MEMORY_LIMIT (--memory-limit)", "bytes"}},
+		{"memory limit zero", map[string]string{"CLUSTER_NAME": "c", "MEMORY_LIMIT": "0"}, nil, []string{"MEMORY_LIMIT", "-1 for none"}},
 		{"same ports", map[string]string{"CLUSTER_NAME": "c", "HEALTH_PROBE_PORT": "8080"}, nil, []string{"HEALTH_PROBE_PORT", "METRICS_PORT"}},
 		{"burst below qps", map[string]string{"CLUSTER_NAME": "c", "KUBE_CLIENT_BURST": "10"}, nil, []string{"KUBE_CLIENT_BURST", "KUBE_CLIENT_QPS"}},
 		{"unknown flag", map[string]string{"CLUSTER_NAME": "c"}, []string{"--cluster=x"}, []string{"cluster", "-h"}},
