@@ -4,10 +4,15 @@ package events
 
 import (
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/flowcontrol"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/ttlcache"
 )
 
 // Reasons (Karpenter's names).
@@ -35,12 +40,35 @@ const (
 	ActionDelete     = "Deleting"
 )
 
+const (
+	// DedupeTimeout is how long an identical event (same object, reason
+	// and message) is not emitted again, as in Karpenter: every scheduling
+	// pass would otherwise repeat each pending pod's event.
+	DedupeTimeout = 2 * time.Minute
+	// Events beyond this rate are dropped. The events API client starts a
+	// goroutine per event and retries; a burst it cannot send (10,000 pods
+	// each told something every pass) piles up in memory and loads the API
+	// server that the controller needs for its real work.
+	eventQPS   = 100
+	eventBurst = 500
+)
+
 // Recorder emits the runtime's events. A nil Recorder drops them, so pure
 // code paths can be exercised without an event sink.
-type Recorder struct{ r events.EventRecorder }
+type Recorder struct {
+	r     events.EventRecorder
+	seen  *ttlcache.TTL[string, struct{}]
+	limit flowcontrol.RateLimiter
+}
 
 // NewRecorder wraps an events API recorder (manager.GetEventRecorder).
-func NewRecorder(r events.EventRecorder) *Recorder { return &Recorder{r: r} }
+func NewRecorder(r events.EventRecorder) *Recorder {
+	return newRecorder(r, time.Now, flowcontrol.NewTokenBucketRateLimiter(eventQPS, eventBurst))
+}
+
+func newRecorder(r events.EventRecorder, now func() time.Time, limit flowcontrol.RateLimiter) *Recorder {
+	return &Recorder{r: r, seen: ttlcache.NewWithClock[string, struct{}](DedupeTimeout, now), limit: limit}
+}
 
 func (rec *Recorder) emit(obj runtime.Object, kind, reason, action, format string, args ...any) {
 	if rec == nil || rec.r == nil {
@@ -51,6 +79,17 @@ func (rec *Recorder) emit(obj runtime.Object, kind, reason, action, format strin
 	if len(msg) > 1000 {
 		msg = msg[:997] + "..."
 	}
+	key := reason + "\x00" + msg
+	if m, err := meta.Accessor(obj); err == nil {
+		key = string(m.GetUID()) + "\x00" + m.GetNamespace() + "/" + m.GetName() + "\x00" + key
+	}
+	if _, dup := rec.seen.Get(key); dup {
+		return
+	}
+	if !rec.limit.TryAccept() {
+		return
+	}
+	rec.seen.Set(key, struct{}{})
 	rec.r.Eventf(obj, nil, kind, reason, action, "%s", msg)
 }
 

@@ -1,4 +1,4 @@
-package cache
+package ttlcache
 
 import (
 	"sync"
@@ -23,9 +23,14 @@ type ttlEntry[V any] struct {
 	expires time.Time
 }
 
-// NewTTL returns an empty cache whose entries live for ttl.
-func NewTTL[K comparable, V any](ttl time.Duration) *TTL[K, V] {
-	return &TTL[K, V]{ttl: ttl, now: time.Now, entries: map[K]ttlEntry[V]{}}
+// New returns an empty cache whose entries live for ttl.
+func New[K comparable, V any](ttl time.Duration) *TTL[K, V] {
+	return NewWithClock[K, V](ttl, time.Now)
+}
+
+// NewWithClock is New reading the time from now.
+func NewWithClock[K comparable, V any](ttl time.Duration, now func() time.Time) *TTL[K, V] {
+	return &TTL[K, V]{ttl: ttl, now: now, entries: map[K]ttlEntry[V]{}}
 }
 
 // Get returns the live value for key.

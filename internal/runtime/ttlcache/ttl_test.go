@@ -1,4 +1,4 @@
-package cache
+package ttlcache
 
 import (
 	"testing"
@@ -10,7 +10,7 @@ import (
 // does not grow without bound.
 func TestTTLSweepsExpiredEntriesOnSet(t *testing.T) {
 	now := time.Unix(0, 0)
-	c := NewTTL[int, string](time.Minute)
+	c := New[int, string](time.Minute)
 	c.now = func() time.Time { return now }
 	for i := range 100 {
 		c.Set(i, "old")

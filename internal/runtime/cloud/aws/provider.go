@@ -25,6 +25,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/pricing"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/securitygroup"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/subnet"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/ttlcache"
 )
 
 // Provider is the EC2 implementation of cloud.Provider.
@@ -43,7 +44,7 @@ type Provider struct {
 	launchTemplates  *launchtemplate.Provider
 	instances        *instance.Provider
 	ec2              *ec2.Client
-	validations      *cache.TTL[string, validation]
+	validations      *ttlcache.TTL[string, validation]
 }
 
 var _ cloud.Provider = (*Provider)(nil)
@@ -72,7 +73,7 @@ func New(cfg aws.Config, kube client.Client, settings Settings) (*Provider, erro
 	}
 	p := &Provider{
 		kube: kube, settings: settings, region: cfg.Region, ec2: ec2Client,
-		unavailable: cache.NewUnavailableOfferings(), validations: cache.NewTTL[string, validation](ValidationTTL),
+		unavailable: cache.NewUnavailableOfferings(), validations: ttlcache.New[string, validation](ValidationTTL),
 	}
 	p.pricing = pricing.New(ec2Client, pricingClient, cfg.Region)
 	p.instanceTypes = instancetype.New(ec2Client, p.pricing, p.unavailable, instancetype.Options{

@@ -19,8 +19,8 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/structhash"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/cache"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/selector"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/ttlcache"
 )
 
 // SSMCacheTTL is how long a pinned (versioned) SSM parameter is trusted;
@@ -35,8 +35,8 @@ type Provider struct {
 	k8sVersion func(context.Context) (string, error)
 	now        func() time.Time
 
-	amis   *cache.TTL[string, []awsv1.AMI]
-	pinned *cache.TTL[string, string]
+	amis   *ttlcache.TTL[string, []awsv1.AMI]
+	pinned *ttlcache.TTL[string, string]
 }
 
 // New returns a provider that re-resolves every refresh (AMI_REFRESH_INTERVAL).
@@ -44,8 +44,8 @@ type Provider struct {
 func New(ec2Client *ec2.Client, ssmClient *ssm.Client, k8sVersion func(context.Context) (string, error), refresh time.Duration) *Provider {
 	return &Provider{
 		ec2: ec2Client, ssm: ssmClient, k8sVersion: k8sVersion, now: time.Now,
-		amis:   cache.NewTTL[string, []awsv1.AMI](refresh),
-		pinned: cache.NewTTL[string, string](SSMCacheTTL),
+		amis:   ttlcache.New[string, []awsv1.AMI](refresh),
+		pinned: ttlcache.New[string, string](SSMCacheTTL),
 	}
 }
 

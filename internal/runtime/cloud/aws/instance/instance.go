@@ -21,6 +21,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awserr"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/cache"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/selector"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/ttlcache"
 )
 
 // Instance is what the runtime needs to know about an EC2 instance.
@@ -79,7 +80,7 @@ type Provider struct {
 	unavailable *cache.UnavailableOfferings
 	batcher     *batcher
 	// described holds recent descriptions for Recent.
-	described *cache.TTL[string, *Instance]
+	described *ttlcache.TTL[string, *Instance]
 }
 
 // DescribedTTL is how old a description Recent may return. What drift
@@ -91,7 +92,7 @@ const DescribedTTL = time.Minute
 // New returns a provider for a cluster's instances; concurrent launches of
 // the same configuration are batched into one fleet as BatchOptions say.
 func New(client *ec2.Client, cluster string, unavailable *cache.UnavailableOfferings, batch BatchOptions) *Provider {
-	p := &Provider{ec2: client, cluster: cluster, unavailable: unavailable, described: cache.NewTTL[string, *Instance](DescribedTTL)}
+	p := &Provider{ec2: client, cluster: cluster, unavailable: unavailable, described: ttlcache.New[string, *Instance](DescribedTTL)}
 	p.batcher = newBatcher(p, batch)
 	return p
 }

@@ -19,7 +19,7 @@ import (
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/cache"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/ttlcache"
 )
 
 // CacheTTL is how long a profile known to exist with the right role is
@@ -31,12 +31,12 @@ type Provider struct {
 	iam     *iam.Client
 	cluster string
 	region  string
-	known   *cache.TTL[string, string] // profile name -> role
+	known   *ttlcache.TTL[string, string] // profile name -> role
 }
 
 // New returns a provider for a cluster in a region.
 func New(client *iam.Client, cluster, region string) *Provider {
-	return &Provider{iam: client, cluster: cluster, region: region, known: cache.NewTTL[string, string](CacheTTL)}
+	return &Provider{iam: client, cluster: cluster, region: region, known: ttlcache.New[string, string](CacheTTL)}
 }
 
 // Name is the deterministic name of the profile managed for a node class:

@@ -20,6 +20,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/cache"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/pricing"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/ttlcache"
 )
 
 // DefaultRefresh is how long discovered types and offerings are reused
@@ -50,7 +51,7 @@ type Provider struct {
 	fetchedAt time.Time
 	seq       uint64
 
-	results *cache.TTL[string, listed]
+	results *ttlcache.TTL[string, listed]
 }
 
 // New returns a provider; nothing is fetched until the first List.
@@ -59,7 +60,7 @@ func New(client *ec2.Client, prices *pricing.Provider, unavailable *cache.Unavai
 		opts.Refresh = DefaultRefresh
 	}
 	return &Provider{ec2: client, pricing: prices, unavailable: unavailable, opts: opts,
-		results: cache.NewTTL[string, listed](opts.Refresh)}
+		results: ttlcache.New[string, listed](opts.Refresh)}
 }
 
 // Info returns the EC2 description of a discovered type.

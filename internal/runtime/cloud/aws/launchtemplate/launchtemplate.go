@@ -22,8 +22,8 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/structhash"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awserr"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/cache"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/selector"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/ttlcache"
 )
 
 // NamePrefix starts the name of every managed launch template.
@@ -53,12 +53,12 @@ func (c Config) Name() string { return NamePrefix + structhash.Hash(c) }
 type Provider struct {
 	ec2     *ec2.Client
 	cluster string
-	known   *cache.TTL[string, string] // name -> id
+	known   *ttlcache.TTL[string, string] // name -> id
 }
 
 // New returns a provider for a cluster.
 func New(client *ec2.Client, cluster string) *Provider {
-	return &Provider{ec2: client, cluster: cluster, known: cache.NewTTL[string, string](CacheTTL)}
+	return &Provider{ec2: client, cluster: cluster, known: ttlcache.New[string, string](CacheTTL)}
 }
 
 // Ensure returns the name of the template for cfg, creating it if needed.

@@ -14,19 +14,19 @@ import (
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/structhash"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/cache"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/selector"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/ttlcache"
 )
 
 // Provider lists security groups with a short cache keyed by the terms.
 type Provider struct {
 	ec2   *ec2.Client
-	cache *cache.TTL[string, []ec2types.SecurityGroup]
+	cache *ttlcache.TTL[string, []ec2types.SecurityGroup]
 }
 
 // New returns a provider whose lists live for ttl (1m by default).
 func New(client *ec2.Client, ttl time.Duration) *Provider {
-	return &Provider{ec2: client, cache: cache.NewTTL[string, []ec2types.SecurityGroup](ttl)}
+	return &Provider{ec2: client, cache: ttlcache.New[string, []ec2types.SecurityGroup](ttl)}
 }
 
 // List returns every security group the node class selects, sorted by ID.

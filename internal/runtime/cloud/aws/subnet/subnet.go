@@ -15,14 +15,14 @@ import (
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/structhash"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/cache"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/selector"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/ttlcache"
 )
 
 // Provider lists subnets with a short cache keyed by the selector terms.
 type Provider struct {
 	ec2   *ec2.Client
-	cache *cache.TTL[string, []ec2types.Subnet]
+	cache *ttlcache.TTL[string, []ec2types.Subnet]
 
 	mu sync.Mutex
 	// inflight counts addresses handed to launches not yet reflected in
@@ -33,7 +33,7 @@ type Provider struct {
 // New returns a provider whose lists live for refresh (the subnet refresh
 // interval, 1m by default).
 func New(client *ec2.Client, refresh time.Duration) *Provider {
-	return &Provider{ec2: client, cache: cache.NewTTL[string, []ec2types.Subnet](refresh), inflight: map[string]int32{}}
+	return &Provider{ec2: client, cache: ttlcache.New[string, []ec2types.Subnet](refresh), inflight: map[string]int32{}}
 }
 
 // List returns the subnets the node class selects, most free addresses first.

@@ -1,0 +1,82 @@
+package events
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/flowcontrol"
+)
+
+func pod(name string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)}}
+}
+
+func drain(f *events.FakeRecorder) []string {
+	var out []string
+	for {
+		select {
+		case e := <-f.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+func TestRepeatedEventsAreEmittedOncePerDedupeTimeout(t *testing.T) {
+	now := time.Unix(0, 0)
+	f := events.NewFakeRecorder(100)
+	rec := newRecorder(f, func() time.Time { return now }, flowcontrol.NewFakeAlwaysRateLimiter())
+	a, b := pod("a"), pod("b")
+	for range 3 {
+		rec.PodFailedScheduling(a, errors.New("no nodepool"))
+	}
+	rec.PodFailedScheduling(b, errors.New("no nodepool"))
+	rec.PodNominated(a, "nodeclaim", "default-x")
+	if got := drain(f); len(got) != 3 {
+		t.Fatalf("events %q, want one FailedScheduling per pod and one Nominated", got)
+	}
+	now = now.Add(DedupeTimeout - time.Second)
+	rec.PodFailedScheduling(a, errors.New("no nodepool"))
+	if got := drain(f); len(got) != 0 {
+		t.Fatalf("repeat within the dedupe timeout was emitted: %q", got)
+	}
+	rec.PodFailedScheduling(a, errors.New("limits exceeded"))
+	now = now.Add(2 * time.Second)
+	rec.PodFailedScheduling(a, errors.New("no nodepool"))
+	if got := drain(f); len(got) != 2 {
+		t.Fatalf("events %q, want the new reason and the repeat after the timeout", got)
+	}
+}
+
+func TestEventsBeyondTheRateAreDropped(t *testing.T) {
+	f := events.NewFakeRecorder(eventBurst * 2)
+	rec := newRecorder(f, time.Now, flowcontrol.NewTokenBucketRateLimiterWithClock(eventQPS, eventBurst, fakeClock{}))
+	for i := range eventBurst + 50 {
+		rec.PodNominated(pod(fmt.Sprint(i)), "node", "n1")
+	}
+	if got := len(drain(f)); got != eventBurst {
+		t.Errorf("%d events emitted in one instant, want the burst of %d", got, eventBurst)
+	}
+	// A dropped event is not remembered as sent.
+	rec2 := newRecorder(f, time.Now, flowcontrol.NewFakeNeverRateLimiter())
+	rec2.PodNominated(pod("x"), "node", "n1")
+	rec2.limit = flowcontrol.NewFakeAlwaysRateLimiter()
+	rec2.PodNominated(pod("x"), "node", "n1")
+	if got := drain(f); len(got) != 1 {
+		t.Errorf("events %q, want the event once the limiter lets it through", got)
+	}
+}
+
+// fakeClock never advances, so the token bucket never refills.
+type fakeClock struct{}
+
+func (fakeClock) Now() time.Time                  { return time.Unix(0, 0) }
+func (fakeClock) Since(t time.Time) time.Duration { return 0 }
+func (fakeClock) Sleep(time.Duration)             {}
