@@ -28,6 +28,21 @@ func mixed(prefix string, n int32) []workload {
 	}
 }
 
+// zonalSpread is the 10,000-pod scale-out across 30 Deployments spread over
+// zones. Service-sized pods, so 10,000 of them need about 1,000 nodes.
+func (w *world) zonalSpread(ctx context.Context, t *testing.T, report func(row)) {
+	sizes := []struct{ cpu, mem string }{{"100m", "128Mi"}, {"250m", "256Mi"}, {"500m", "512Mi"}, {"1", "1Gi"}}
+	var spread []workload
+	for i := 0; i < 30; i++ {
+		size := sizes[i%len(sizes)]
+		spread = append(spread, workload{name: fmt.Sprintf("spread-%02d", i), replicas: 10000 / 30, cpu: size.cpu, mem: size.mem, spread: "zone"})
+	}
+	spread[0].replicas += 10000 - 30*(10000/30)
+	big, ns := w.provision(ctx, t, "10,000 pods, 30 deployments, zonal spread", "spread", spread, "10%", 60*time.Minute)
+	report(big)
+	w.teardown(ctx, t, "spread", ns)
+}
+
 func TestScale(t *testing.T) {
 	mode := os.Getenv("JOIST_SCALE")
 	full := mode == "full"
@@ -62,6 +77,10 @@ func TestScale(t *testing.T) {
 	basePods, outPods, inPods := 200, int32(100), int32(72)
 	if full || scaleOutOnly {
 		basePods, outPods, inPods = 2000, 1000, 700
+	}
+	if mode == "spread" {
+		w.zonalSpread(ctx, t, report)
+		return
 	}
 	if !scaleOutOnly {
 		report(w.schedulerBaseline(ctx, t, basePods))
@@ -111,17 +130,7 @@ func TestScale(t *testing.T) {
 		report(anti)
 		w.teardown(ctx, t, "anti", ns2)
 
-		// Service-sized pods, so 10,000 of them need about 1,000 nodes.
-		sizes := []struct{ cpu, mem string }{{"100m", "128Mi"}, {"250m", "256Mi"}, {"500m", "512Mi"}, {"1", "1Gi"}}
-		var spread []workload
-		for i := 0; i < 30; i++ {
-			size := sizes[i%len(sizes)]
-			spread = append(spread, workload{name: fmt.Sprintf("spread-%02d", i), replicas: 10000 / 30, cpu: size.cpu, mem: size.mem, spread: "zone"})
-		}
-		spread[0].replicas += 10000 - 30*(10000/30)
-		big, ns3 := w.provision(ctx, t, "10,000 pods, 30 deployments, zonal spread", "spread", spread, "10%", 60*time.Minute)
-		report(big)
-		w.teardown(ctx, t, "spread", ns3)
+		w.zonalSpread(ctx, t, report)
 	}
 
 	table := formatTable(rows)
