@@ -29,43 +29,55 @@ func (s *solver) openClaim(c *class, reqID, n, sizeFor int) (int, []string) {
 			perClaim = 1
 		}
 		target := s.chooseTarget(c, ps, types, slots, perClaim)
-		if len(ps.limited) > 0 {
-			// Reserve the sized type's capacity against the limits and keep
-			// only options no larger on any limited resource, so the
-			// reservation stays an upper bound whichever option launches.
-			kept := newBitset(len(s.cat.types))
-			types.each(func(t int) {
-				for _, r := range ps.limited {
-					if s.cat.capv[t][r] > s.cat.capv[target][r] {
-						return
-					}
-				}
-				kept.set(t)
-			})
-			types = kept
-		}
-		b := &bin{
-			kind: TargetNewClaim, name: fmt.Sprintf("%s-claim-%d", ps.pool.Name, len(s.claims)), index: len(s.bins),
-			claimIdx: len(s.claims), pool: ps, reqID: nr, types: types, target: target,
-			used: make([]int64, len(s.res.names)), relaxedMV: relaxedMV,
-			ports: append([]hostPort(nil), ps.daemonPorts...),
-		}
+		b := s.newClaimBin(ps, nr, types, target, relaxedMV)
 		k, st := s.admit(c, b, reqID, n)
 		if k == 0 {
 			reasons = append(reasons, fmt.Sprintf("nodepool %q: a new node cannot hold the pod under its topology constraints", ps.pool.Name))
 			continue
 		}
-		for _, r := range ps.limited {
-			ps.remaining[r] -= s.cat.capv[target][r]
-		}
-		ps.nodesLeft--
-		s.bins = append(s.bins, b)
-		s.claims = append(s.claims, b)
+		s.addClaim(b)
 		s.commit(c, b, k, st)
 		s.promiseFill(c, ps, target, perClaim)
 		return k, nil
 	}
 	return 0, reasons
+}
+
+// newClaimBin is a new claim of ps sized for target; addClaim commits to it.
+func (s *solver) newClaimBin(ps *poolState, reqID int, types bitset, target int, relaxedMV bool) *bin {
+	if len(ps.limited) > 0 {
+		// Reserve the sized type's capacity against the limits and keep
+		// only options no larger on any limited resource, so the
+		// reservation stays an upper bound whichever option launches.
+		kept := newBitset(len(s.cat.types))
+		types.each(func(t int) {
+			for _, r := range ps.limited {
+				if s.cat.capv[t][r] > s.cat.capv[target][r] {
+					return
+				}
+			}
+			kept.set(t)
+		})
+		types = kept
+	}
+	return &bin{
+		kind: TargetNewClaim, name: fmt.Sprintf("%s-claim-%d", ps.pool.Name, len(s.claims)), index: len(s.bins),
+		claimIdx: len(s.claims), pool: ps, reqID: reqID, types: types, target: target,
+		used: make([]int64, len(s.res.names)), relaxedMV: relaxedMV,
+		ports: append([]hostPort(nil), ps.daemonPorts...),
+	}
+}
+
+// addClaim reserves b's sized type against its NodePool's limits and adds
+// it to the plan's bins.
+func (s *solver) addClaim(b *bin) {
+	ps := b.pool
+	for _, r := range ps.limited {
+		ps.remaining[r] -= s.cat.capv[b.target][r]
+	}
+	ps.nodesLeft--
+	s.bins = append(s.bins, b)
+	s.claims = append(s.claims, b)
 }
 
 // canOpen checks whether ps can launch a node for c and returns the

@@ -26,6 +26,13 @@
 // requirements costs a few machine words. Requirement sets are interned and
 // their pairwise combinations cached.
 //
+// Before the queue runs, classes that only resources and node requirements
+// constrain are packed together (patterns.go): after existing capacity, a
+// column-generation LP over node patterns (an instance type and how many
+// pods of each class it holds) decides which shapes to buy, so memory-heavy
+// and CPU-heavy pods share nodes that suit both. The LP's whole nodes become
+// claims; its fractional rest goes through the queue like every other class.
+//
 // A new claim is sized for one instance type (see chooseTarget): the type
 // whose simulated fill with the pending pods is worth the most per dollar.
 // Pods are admitted while they fit that type; a claim outgrows it only when

@@ -111,3 +111,14 @@ func (s *solver) buildPools() {
 		s.pools = append(s.pools, ps)
 	}
 }
+
+// withinLimits reports whether a node of capacity capv fits the remaining
+// limits.
+func (ps *poolState) withinLimits(capv []int64) bool {
+	for _, r := range ps.limited {
+		if capv[r] > ps.remaining[r] {
+			return false
+		}
+	}
+	return true
+}

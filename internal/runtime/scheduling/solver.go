@@ -188,6 +188,7 @@ func (s *solver) run(classes []*class) {
 			s.minReq[i] = min(s.minReq[i], c.req[i])
 		}
 	}
+	s.packPatterns(classes)
 	queue := classes
 	stalled := 0
 	for len(queue) > 0 && stalled < len(queue) {
