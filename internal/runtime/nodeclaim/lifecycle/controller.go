@@ -9,6 +9,7 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,6 +27,7 @@ import (
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/metrics"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/ratelimit"
 )
@@ -85,8 +87,31 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{Requeue: true}, nil
 		}
 		errs = append(errs, err)
+	} else {
+		countSteps(stored, claim)
 	}
 	return out, errors.Join(errs...)
+}
+
+// stepCounters count the lifecycle steps by the condition that records them.
+var stepCounters = []struct {
+	condition string
+	counter   *prometheus.CounterVec
+}{
+	{v1.ConditionTypeLaunched, metrics.NodeClaimsLaunched},
+	{v1.ConditionTypeRegistered, metrics.NodeClaimsRegistered},
+	{v1.ConditionTypeInitialized, metrics.NodeClaimsInitialized},
+}
+
+// countSteps counts the steps this reconcile completed once their status is
+// stored: a step repeated because the write lost a conflict (the node label
+// patched again from a stale cache) is counted once.
+func countSteps(before, after *v1.NodeClaim) {
+	for _, s := range stepCounters {
+		if !nodeclaim.IsTrue(before, s.condition) && nodeclaim.IsTrue(after, s.condition) {
+			s.counter.WithLabelValues(after.Labels[v1.NodePoolLabelKey]).Inc()
+		}
+	}
 }
 
 // write persists metadata then status, keeping the in-memory status across

@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/metrics"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim"
 )
 
@@ -48,7 +47,6 @@ func (c *Controller) initialize(ctx context.Context, claim *v1.NodeClaim) (resul
 	if err := c.kube.Patch(ctx, node, client.MergeFrom(stored)); err != nil {
 		return result{}, fmt.Errorf("labelling node %s initialized: %w", node.Name, err)
 	}
-	metrics.NodeClaimsInitialized.WithLabelValues(claim.Labels[v1.NodePoolLabelKey]).Inc()
 	log.FromContext(ctx).Info("initialized nodeclaim", "node", node.Name, "allocatable", node.Status.Allocatable)
 	return result{}, nil
 }

@@ -3,10 +3,14 @@ package lifecycle
 import (
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/metrics"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim"
 )
 
 func TestNotInitialized(t *testing.T) {
@@ -45,5 +49,27 @@ func TestNotInitialized(t *testing.T) {
 		if got, _ := NotInitialized(gpuClaim(), tc.node); got != tc.want {
 			t.Errorf("%s: reason %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// A step repeated after a lost status write is counted once: only the
+// reconcile whose write stores the condition counts it.
+func TestStepsAreCountedOnTheWriteThatStoresThem(t *testing.T) {
+	pool := "count-steps"
+	value := func() float64 { return testutil.ToFloat64(metrics.NodeClaimsInitialized.WithLabelValues(pool)) }
+	claim := func(initialized bool) *v1.NodeClaim {
+		c := &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{v1.NodePoolLabelKey: pool}}}
+		nodeclaim.InitConditions(c)
+		if initialized {
+			nodeclaim.Set(c, v1.ConditionTypeInitialized, metav1.ConditionTrue, v1.ConditionTypeInitialized, "")
+		}
+		return c
+	}
+	before := value()
+	countSteps(claim(false), claim(true))
+	// The next reconcile reads the stored status: already initialized.
+	countSteps(claim(true), claim(true))
+	if got := value() - before; got != 1 {
+		t.Errorf("initialized counted %v times, want once", got)
 	}
 }

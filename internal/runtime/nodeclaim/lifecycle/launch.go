@@ -12,7 +12,6 @@ import (
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/metrics"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim"
 )
 
@@ -51,7 +50,6 @@ func (c *Controller) launch(ctx context.Context, claim *v1.NodeClaim) (result, e
 	c.launched.Store(claim.UID, created)
 	populate(claim, created)
 	nodeclaim.Set(claim, v1.ConditionTypeLaunched, metav1.ConditionTrue, v1.ConditionTypeLaunched, "")
-	metrics.NodeClaimsLaunched.WithLabelValues(claim.Labels[v1.NodePoolLabelKey]).Inc()
 	log.FromContext(ctx).Info("launched nodeclaim", "provider-id", claim.Status.ProviderID,
 		"instance-type", claim.Labels["node.kubernetes.io/instance-type"], "zone", claim.Labels["topology.kubernetes.io/zone"],
 		"capacity-type", claim.Labels[v1.CapacityTypeLabelKey])

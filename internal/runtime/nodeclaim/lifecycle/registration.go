@@ -16,7 +16,6 @@ import (
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/metrics"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim"
 )
 
@@ -68,7 +67,6 @@ func (c *Controller) register(ctx context.Context, claim *v1.NodeClaim) (result,
 	claim.Status.NodeName = node.Name
 	nodeclaim.Set(claim, v1.ConditionTypeRegistered, metav1.ConditionTrue, v1.ConditionTypeRegistered, "")
 	if !synced {
-		metrics.NodeClaimsRegistered.WithLabelValues(claim.Labels[v1.NodePoolLabelKey]).Inc()
 		log.FromContext(ctx).Info("registered nodeclaim", "node", node.Name)
 	}
 	return result{}, nil
