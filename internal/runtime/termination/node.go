@@ -251,10 +251,8 @@ func (c *NodeController) awaitVolumes(ctx context.Context, node *corev1.Node, cl
 
 // release removes the Node's finalizer.
 func (c *NodeController) release(ctx context.Context, node *corev1.Node) error {
-	stored := node.DeepCopy()
-	controllerutil.RemoveFinalizer(node, v1.TerminationFinalizer)
-	if err := c.kube.Patch(ctx, node, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
-		return client.IgnoreNotFound(err)
+	if err := removeFinalizer(ctx, c.kube, node, v1.TerminationFinalizer); err != nil {
+		return err
 	}
 	pool := node.Labels[v1.NodePoolLabelKey]
 	now := c.clock.Now()

@@ -75,10 +75,8 @@ func (c *NodeClaimController) Reconcile(ctx context.Context, req reconcile.Reque
 	if gone, err := terminateInstance(ctx, c.kube, c.cloud, c.recorder, claim, ""); err != nil || !gone {
 		return reconcile.Result{RequeueAfter: instanceRecheck}, err
 	}
-	stored := claim.DeepCopy()
-	controllerutil.RemoveFinalizer(claim, v1.TerminationFinalizer)
-	if err := c.kube.Patch(ctx, claim, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
-		return reconcile.Result{}, client.IgnoreNotFound(err)
+	if err := removeFinalizer(ctx, c.kube, claim, v1.TerminationFinalizer); err != nil {
+		return reconcile.Result{}, err
 	}
 	pool := claim.Labels[v1.NodePoolLabelKey]
 	reason := "deleted"
