@@ -113,10 +113,8 @@ func (s *solver) canOpen(c *class, ps *poolState, reqID int) (int, bitset, bool,
 			return
 		}
 		fitsOne = true
-		for _, r := range ps.limited {
-			if s.cat.capv[t][r] > ps.remaining[r] {
-				return
-			}
+		if !ps.withinLimits(s.cat.capv[t]) {
+			return
 		}
 		withinLimits = true
 		types.set(t)
