@@ -26,8 +26,11 @@ import (
 // row is one line of the results table.
 type row struct {
 	Scenario string
-	Pods     int
-	Nodes    int
+	// Kind names the scenario for the goals it is checked against:
+	// baseline, scale-out, scale-in, drift, anti-affinity or spread.
+	Kind  string
+	Pods  int
+	Nodes int
 	// Wall is the time to the scenario's end state. In provisioning
 	// scenarios Arrival is from the Deployments' creation to the last pod
 	// created (kube-controller-manager's share) and Decision from there to

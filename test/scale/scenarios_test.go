@@ -262,7 +262,7 @@ func poolTypes(np *v1.NodePool, types []*scheduling.InstanceType) []*scheduling.
 
 // provision runs a scale-out: workloads created at once in a new namespace
 // served by a new pool; ends when every pod is Running.
-func (w *world) provision(ctx context.Context, t *testing.T, scenario, pool string, wls []workload, budget string, timeout time.Duration) (row, string) {
+func (w *world) provision(ctx context.Context, t *testing.T, kind, scenario, pool string, wls []workload, budget string, timeout time.Duration) (row, string) {
 	t.Helper()
 	ns := pool
 	if err := w.kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
@@ -299,7 +299,7 @@ func (w *world) provision(ctx context.Context, t *testing.T, scenario, pool stri
 	if err != nil {
 		t.Fatalf("%s: %v", scenario, err)
 	}
-	r := row{Scenario: scenario, Pods: total, Wall: wall, PeakRSS: peak, P95RSS: p95, CPU: cores, Calls: w.awsCalls()}
+	r := row{Kind: kind, Scenario: scenario, Pods: total, Wall: wall, PeakRSS: peak, P95RSS: p95, CPU: cores, Calls: w.awsCalls()}
 	if err := w.saveHeapProfile(ctx, pool); err != nil {
 		t.Logf("%s: saving the controller's heap profile: %v", scenario, err)
 	}
@@ -429,19 +429,26 @@ func (w *world) settle(ctx context.Context, pool, ns string, pods int, quiet, ti
 }
 
 // teardown deletes the namespace's workloads and the pool, and waits until
-// its NodeClaims are gone.
-func (w *world) teardown(ctx context.Context, t *testing.T, pool, ns string) {
+// its NodeClaims are gone. Deployments and their ReplicaSets go first, and
+// their pods without a grace period: the namespace controller deletes in no
+// particular order, and a ReplicaSet that outlives its drained pods
+// recreates them, which keeps the pool provisioning during its own teardown.
+func (w *world) teardown(ctx context.Context, t *testing.T, pool, ns string, timeout time.Duration) {
 	t.Helper()
-	_ = w.kube.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	bg := client.PropagationPolicy(metav1.DeletePropagationBackground)
+	_ = w.kube.DeleteAllOf(ctx, &appsv1.Deployment{}, client.InNamespace(ns), bg)
+	_ = w.kube.DeleteAllOf(ctx, &appsv1.ReplicaSet{}, client.InNamespace(ns), bg)
+	_ = w.kube.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(ns), client.GracePeriodSeconds(0))
 	_ = w.kube.Delete(ctx, &v1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: pool}})
-	deadline := time.Now().Add(15 * time.Minute)
+	_ = w.kube.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	deadline := time.Now().Add(timeout)
 	for {
 		var claims v1.NodeClaimList
 		if err := w.kube.List(ctx, &claims, client.MatchingLabels{v1.NodePoolLabelKey: pool}); err == nil && len(claims.Items) == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("pool %s still has NodeClaims 15m after deletion", pool)
+			t.Fatalf("pool %s still has %d NodeClaims %s after deletion", pool, len(claims.Items), timeout)
 		}
 		time.Sleep(2 * time.Second)
 	}
@@ -484,6 +491,6 @@ func (w *world) schedulerBaseline(ctx context.Context, t *testing.T, pods int) r
 	for i := 0; i < nodes; i++ {
 		_ = w.kube.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("baseline-%d", i)}})
 	}
-	return row{Scenario: "sandbox only: kube-controller-manager + kube-scheduler + kwok", Pods: pods, Nodes: nodes, Wall: wall,
+	return row{Kind: "baseline", Scenario: "sandbox only: kube-controller-manager + kube-scheduler + kwok", Pods: pods, Nodes: nodes, Wall: wall,
 		Note: fmt.Sprintf("%.0f pods/s created, bound and Running, no Joist", float64(pods)/wall.Seconds())}
 }

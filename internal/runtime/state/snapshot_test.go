@@ -174,6 +174,11 @@ func TestTransformPodKeepsWhatSchedulingReads(t *testing.T) {
 			Annotations: map[string]string{lastApplied: "{...}", v1.DoNotDisruptAnnotationKey: "true"}},
 		Spec: corev1.PodSpec{
 			NodeSelector: map[string]string{"zone": "a"},
+			Volumes: []corev1.Volume{
+				{Name: "token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{}}},
+				{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}},
+				{Name: "scratch", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{}}},
+			},
 			Containers: []corev1.Container{{Name: "c", Image: "nginx", Env: []corev1.EnvVar{{Name: "A", Value: "1"}},
 				Ports:     []corev1.ContainerPort{{HostPort: 80, ContainerPort: 80}},
 				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}},
@@ -185,6 +190,9 @@ func TestTransformPodKeepsWhatSchedulingReads(t *testing.T) {
 	c := p.Spec.Containers[0]
 	if p.ManagedFields != nil || p.Annotations[lastApplied] != "" || c.Env != nil || c.Image != "" {
 		t.Errorf("unread fields kept: %+v", p)
+	}
+	if len(p.Spec.Volumes) != 2 || p.Spec.Volumes[0].Name != "data" || p.Spec.Volumes[1].Name != "scratch" {
+		t.Errorf("volumes kept = %+v, want the claim-backed data and scratch only", p.Spec.Volumes)
 	}
 	if p.Annotations[v1.DoNotDisruptAnnotationKey] != "true" || p.Spec.NodeSelector["zone"] != "a" || len(c.Ports) != 1 ||
 		c.Resources.Requests.Cpu().Cmp(resource.MustParse("1")) != 0 {

@@ -14,7 +14,7 @@ const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
 // CacheOptions trims what the informers keep: managed fields and kubectl's
 // last-applied copy everywhere, and for pods every container field that no
-// controller here reads (env, commands, probes, mounts, images). At 10k pods
+// controller here reads (env, commands, probes, mounts, images) and volumes not backed by a claim. At 10k pods
 // this is most of the cache's memory. Nothing may Update a pod read from
 // this cache (the stripped fields would be lost); patch instead.
 func CacheOptions() cache.Options {
@@ -40,8 +40,8 @@ func stripMeta(obj any) (any, error) {
 }
 
 // TransformPod keeps what scheduling, disruption and termination read:
-// metadata, requests, affinity, tolerations, topology, volumes, ports,
-// node name, priority and status conditions.
+// metadata, requests, affinity, tolerations, topology, claim-backed volumes,
+// ports, node name, priority and status conditions.
 func TransformPod(obj any) (any, error) {
 	obj, _ = stripMeta(obj)
 	pod, ok := obj.(*corev1.Pod)
@@ -60,6 +60,15 @@ func TransformPod(obj any) (any, error) {
 	trim(pod.Spec.Containers)
 	trim(pod.Spec.InitContainers)
 	pod.Spec.EphemeralContainers = nil
+	// Only claim-backed volumes constrain placement and drains; every pod
+	// carries a projected service-account token volume that none read.
+	vols := pod.Spec.Volumes[:0]
+	for _, v := range pod.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil || v.Ephemeral != nil {
+			vols = append(vols, v)
+		}
+	}
+	pod.Spec.Volumes = vols
 	for i := range pod.Status.ContainerStatuses {
 		st := &pod.Status.ContainerStatuses[i]
 		st.Image, st.ImageID, st.ContainerID = "", "", ""
