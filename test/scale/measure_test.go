@@ -36,6 +36,10 @@ type row struct {
 	// created (kube-controller-manager's share) and Decision from there to
 	// the last NodeClaim created (Joist's).
 	Wall, Arrival, Decision time.Duration
+	// SchedulerReached is from the last pod's creation until kube-scheduler
+	// had bound or marked Unschedulable every pod once: Joist sees a pod
+	// only after that, so this much of Decision is the sandbox's.
+	SchedulerReached time.Duration
 	// Passes are the controller's scheduling passes during the scenario:
 	// count, the first one's duration and their sum.
 	Passes               int

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -40,11 +41,14 @@ var (
 	podGVR       = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 )
 
-// addedWatch records when each object of a watch was first seen.
+// addedWatch records when each object of a watch was first seen, and for
+// pods when kube-scheduler first decided about each: bound it, or marked it
+// Unschedulable.
 type addedWatch struct {
-	mu    sync.Mutex
-	added map[string]time.Time
-	stop  func()
+	mu      sync.Mutex
+	added   map[string]time.Time
+	decided map[string]time.Time
+	stop    func()
 }
 
 // watchAdded records when each object of gvr in namespace ("" for
@@ -58,16 +62,26 @@ func (w *world) watchAdded(ctx context.Context, gvr schema.GroupVersionResource,
 	ctx, cancel := context.WithCancel(ctx)
 	inf := dynamicinformer.NewFilteredDynamicInformer(dyn, gvr, namespace, 0, toolscache.Indexers{},
 		func(o *metav1.ListOptions) { o.LabelSelector = selector })
-	aw := &addedWatch{added: map[string]time.Time{}, stop: cancel}
-	if _, err := inf.Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
-		if m, ok := obj.(metav1.Object); ok {
-			aw.mu.Lock()
-			if _, seen := aw.added[m.GetName()]; !seen {
-				aw.added[m.GetName()] = time.Now()
-			}
-			aw.mu.Unlock()
+	aw := &addedWatch{added: map[string]time.Time{}, decided: map[string]time.Time{}, stop: cancel}
+	see := func(obj any) {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return
 		}
-	}}); err != nil {
+		now := time.Now()
+		aw.mu.Lock()
+		defer aw.mu.Unlock()
+		if _, seen := aw.added[u.GetName()]; !seen {
+			aw.added[u.GetName()] = now
+		}
+		if _, seen := aw.decided[u.GetName()]; !seen && schedulerDecided(u) {
+			aw.decided[u.GetName()] = now
+		}
+	}
+	if _, err := inf.Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    see,
+		UpdateFunc: func(_, obj any) { see(obj) },
+	}); err != nil {
 		cancel()
 		return nil, err
 	}
@@ -93,6 +107,39 @@ func (a *addedWatch) nth(n int) time.Time {
 	}
 	sort.Slice(ts, func(i, j int) bool { return ts[i].Before(ts[j]) })
 	return ts[n-1]
+}
+
+// schedulerDecided is true once a pod is bound or marked Unschedulable.
+func schedulerDecided(u *unstructured.Unstructured) bool {
+	if node, _, _ := unstructured.NestedString(u.Object, "spec", "nodeName"); node != "" {
+		return true
+	}
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == string(corev1.PodScheduled) && m["reason"] == corev1.PodReasonUnschedulable {
+			return true
+		}
+	}
+	return false
+}
+
+// lastDecided is when kube-scheduler had decided about every one of the
+// first n pods seen (zero if it had not): the earliest Joist can know of
+// them all.
+func (a *addedWatch) lastDecided(n int) time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if n <= 0 || len(a.decided) < n {
+		return time.Time{}
+	}
+	var last time.Time
+	for name, t := range a.decided {
+		if _, ok := a.added[name]; ok && t.After(last) {
+			last = t
+		}
+	}
+	return last
 }
 
 func (a *addedWatch) last() time.Time {
@@ -320,6 +367,9 @@ func (w *world) provision(ctx context.Context, t *testing.T, kind, scenario, poo
 	if last := cw.last(); !last.IsZero() && !lastPod.IsZero() {
 		r.Decision = max(0, last.Sub(lastPod))
 		r.Arrival = lastPod.Sub(t0)
+	}
+	if decided := pw.lastDecided(total); !decided.IsZero() && !lastPod.IsZero() {
+		r.SchedulerReached = max(0, decided.Sub(lastPod))
 	}
 	w.fillCost(ctx, t, &r, pool, ns)
 	return r, ns
