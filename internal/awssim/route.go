@@ -53,34 +53,35 @@ func serviceOf(r *http.Request, body []byte) (service, accessKey string) {
 	return queryVersions[r.URL.Query().Get("Version")], ""
 }
 
-// statusWriter remembers the status and, for errors, the body of a response.
+// statusWriter holds a response until the request is recorded, so a client
+// that has its answer finds the call in the log; it remembers the status
+// and the body for the error code.
 type statusWriter struct {
 	http.ResponseWriter
 	status int
-	errBuf bytes.Buffer
+	body   bytes.Buffer
 }
 
 func (w *statusWriter) WriteHeader(code int) {
 	if w.status == 0 {
 		w.status = code
 	}
-	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
-	if w.status >= 400 && w.errBuf.Len() < 64<<10 {
-		w.errBuf.Write(b)
-	}
-	return w.ResponseWriter.Write(b)
+	return w.body.Write(b)
 }
 
-func (w *statusWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
+// send writes the held response.
+func (w *statusWriter) send() {
+	if w.status == 0 {
+		w.status = http.StatusOK
 	}
+	w.ResponseWriter.WriteHeader(w.status)
+	_, _ = w.ResponseWriter.Write(w.body.Bytes())
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -104,9 +105,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		rec.Status, rec.Duration = sw.status, time.Since(start)
 		if sw.status >= 400 {
-			rec.ErrorCode = protocol.ErrorCode(family, sw.Header(), sw.errBuf.Bytes())
+			rec.ErrorCode = protocol.ErrorCode(family, sw.Header(), sw.body.Bytes())
 		}
 		s.recorder.add(rec)
+		sw.send()
 	}()
 	if !ok {
 		if service == "" {

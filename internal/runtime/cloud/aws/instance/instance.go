@@ -10,11 +10,13 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"golang.org/x/sync/singleflight"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
@@ -81,6 +83,11 @@ type Provider struct {
 	batcher     *batcher
 	// described holds recent descriptions for Recent.
 	described *ttlcache.TTL[string, *Instance]
+	// listing shares one List among concurrent Recent misses; listedAt is
+	// when the last one finished.
+	listing  singleflight.Group
+	mu       sync.Mutex
+	listedAt time.Time
 }
 
 // DescribedTTL is how old a description Recent may return. What drift
@@ -88,6 +95,11 @@ type Provider struct {
 // security groups rarely do; without it every pod event on a node would
 // cost a DescribeInstances call.
 const DescribedTTL = time.Minute
+
+// relistAfter is how soon after a listing a Recent miss lists again rather
+// than describing the one instance: a miss right after a listing is an
+// instance the listing did not include (launched since, or terminated).
+const relistAfter = 10 * time.Second
 
 // New returns a provider for a cluster's instances; concurrent launches of
 // the same configuration are batched into one fleet as BatchOptions say.
@@ -257,17 +269,40 @@ func (p *Provider) Get(ctx context.Context, id string) (*Instance, error) {
 	return nil, &cloud.NodeClaimNotFoundError{Err: fmt.Errorf("instance %s does not exist", id)}
 }
 
-// Recent returns the instance as described at most DescribedTTL ago,
-// describing it when no such description is at hand. For callers that read
-// what an instance was launched with, not its state.
+// Recent returns the instance as described at most DescribedTTL ago. On a
+// miss it lists the cluster's live instances (one call per 1,000 of them)
+// and keeps every description: drift checks visit each claim about once per
+// TTL, so one listing serves them all where a call per instance would cost
+// thousands a minute in a large cluster. An instance the listing does not
+// include is described by ID. For callers that read what an instance was
+// launched with, not its state.
 func (p *Provider) Recent(ctx context.Context, id string) (*Instance, error) {
 	if inst, ok := p.described.Get(id); ok {
 		return inst, nil
 	}
+	p.mu.Lock()
+	relist := time.Since(p.listedAt) >= relistAfter
+	p.mu.Unlock()
+	if relist {
+		_, err, _ := p.listing.Do("", func() (any, error) {
+			_, err := p.List(ctx)
+			p.mu.Lock()
+			p.listedAt = time.Now()
+			p.mu.Unlock()
+			return nil, err
+		})
+		if err != nil {
+			return nil, err
+		}
+		if inst, ok := p.described.Get(id); ok {
+			return inst, nil
+		}
+	}
 	return p.Get(ctx, id)
 }
 
-// List returns the cluster's live instances launched for NodePools.
+// List returns the cluster's live instances launched for NodePools, and
+// keeps their descriptions for Recent.
 func (p *Provider) List(ctx context.Context) ([]*Instance, error) {
 	pager := ec2.NewDescribeInstancesPaginator(p.ec2, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
 		selector.Filter("tag:kubernetes.io/cluster/"+p.cluster, "owned"),
@@ -282,7 +317,9 @@ func (p *Provider) List(ctx context.Context) ([]*Instance, error) {
 		}
 		for _, r := range page.Reservations {
 			for _, i := range r.Instances {
-				out = append(out, convert(i))
+				inst := convert(i)
+				p.described.Set(inst.ID, inst)
+				out = append(out, inst)
 			}
 		}
 	}

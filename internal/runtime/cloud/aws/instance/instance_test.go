@@ -197,3 +197,45 @@ func TestRecentDescribesOnceAndForgetsTerminated(t *testing.T) {
 		t.Errorf("Recent after Terminate made %d DescribeInstances calls, want 1 (a fresh description)", n)
 	}
 }
+
+func TestRecentListsTheClusterOnceForManyInstances(t *testing.T) {
+	ctx := context.Background()
+	launcher := instance.New(ec2c, cluster, cache.NewUnavailableOfferings(), instance.BatchOptions{MaxItems: 1})
+	var ids []string
+	for i := range 4 {
+		inst, err := launcher.Launch(ctx, request(fmt.Sprintf("listed-%d", i), "m5.large"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, inst.ID)
+	}
+	// A provider with nothing cached, as after a restart or once the
+	// descriptions expire.
+	p := instance.New(ec2c, cluster, cache.NewUnavailableOfferings(), instance.BatchOptions{MaxItems: 1})
+	before := sim.Requests().Count("ec2", "DescribeInstances")
+	for _, id := range ids {
+		got, err := p.Recent(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ID != id || got.ImageID == "" || got.SubnetID == "" {
+			t.Fatalf("Recent(%s) returned %+v", id, got)
+		}
+	}
+	if n := sim.Requests().Count("ec2", "DescribeInstances") - before; n != 1 {
+		t.Errorf("Recent for %d instances made %d DescribeInstances calls, want 1 (one listing)", len(ids), n)
+	}
+	// An instance launched after the listing is described by ID, without
+	// listing everything again.
+	late, err := launcher.Launch(ctx, request("listed-late", "m5.large"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before = sim.Requests().Count("ec2", "DescribeInstances")
+	if got, err := p.Recent(ctx, late.ID); err != nil || got.ID != late.ID {
+		t.Fatalf("Recent(%s) = %+v, %v", late.ID, got, err)
+	}
+	if n := sim.Requests().Count("ec2", "DescribeInstances") - before; n != 1 {
+		t.Errorf("Recent for an instance launched after the listing made %d calls, want 1", n)
+	}
+}
