@@ -26,7 +26,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/interruption"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/interruption"
 )
 
 var (

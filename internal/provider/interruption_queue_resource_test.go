@@ -17,7 +17,7 @@ import (
 
 	"github.com/joistdev/terraform-provider-joist/internal/awssim"
 	awseventbridge "github.com/joistdev/terraform-provider-joist/internal/awssim/eventbridge"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/interruption"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/interruption"
 )
 
 const queueAddr = "joist_interruption_queue.test"

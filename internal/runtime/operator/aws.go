@@ -7,7 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclass"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/nodeclass"
 )
 
 // catalogRefresh is how often prices and instance types are re-read.

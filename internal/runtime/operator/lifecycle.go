@@ -6,8 +6,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/interruption"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/interruption"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/termination"
 )
 

@@ -21,7 +21,7 @@ import (
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awstest"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclass"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/nodeclass"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/provisioning"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/volumetopology"

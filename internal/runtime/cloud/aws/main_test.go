@@ -13,7 +13,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awstest"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclass"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/nodeclass"
 )
 
 const cluster = "joist"

@@ -9,7 +9,7 @@ import (
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awstest"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclass"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/nodeclass"
 )
 
 func TestLaunchPermissionDryRuns(t *testing.T) {

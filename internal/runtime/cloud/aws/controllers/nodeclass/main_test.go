@@ -13,8 +13,8 @@ import (
 	ec2sim "github.com/joistdev/terraform-provider-joist/internal/awssim/ec2"
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awstest"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/nodeclass"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclass"
 )
 
 const cluster = "joist"

@@ -24,8 +24,8 @@ import (
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/cache"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/interruption"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/interruption"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/policy"
 )
 

@@ -22,7 +22,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awstest"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclass"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/nodeclass"
 )
 
 func TestNodeClassBecomesReadyWithResolvedStatus(t *testing.T) {
