@@ -12,7 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling/capacity"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/capacity"
 )
 
 // fixtureType is one entry of testdata/catalog.json.gz: 400 real EC2

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling/capacity"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/capacity"
 )
 
 // Settings are the provider-wide settings (CLUSTER_NAME, CLUSTER_ENDPOINT,

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling/capacity"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/capacity"
 )
 
 // Extended resource names of accelerators and EFA.

@@ -12,9 +12,9 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/capacity"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instancetype"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/userdata"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling/capacity"
 )
 
 // Requeue cadences: resolved values are re-checked every few minutes (the
