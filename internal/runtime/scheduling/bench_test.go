@@ -1,4 +1,4 @@
-package scheduling
+package scheduling_test
 
 import (
 	"fmt"
@@ -9,6 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	. "github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 )
 
 // The benchmark mixes follow Karpenter's scheduling benchmark: 400 instance
@@ -142,7 +144,7 @@ func runBench(b *testing.B, build func() Input, lpBound bool) {
 		}
 		demand := corev1.ResourceList{}
 		for _, p := range in.Pods {
-			addList(demand, PodRequests(p))
+			AddResources(demand, PodRequests(p))
 		}
 		b.ReportMetric(plan.Cost()/LPLowerBound(its, demand), "xLP")
 		b.ReportMetric(plan.Cost()/LPLowerBoundForPods(its, in.Pods), "xLPfit")

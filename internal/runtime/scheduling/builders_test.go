@@ -1,4 +1,4 @@
-package scheduling
+package scheduling_test
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	. "github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 )
 
 // Test builders: small, explicit objects so each table case reads as the

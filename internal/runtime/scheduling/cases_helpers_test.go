@@ -1,11 +1,15 @@
-package scheduling
+package scheduling_test
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	. "github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 )
 
 // tcase is one table-driven scenario: an input and assertions on where pods
@@ -172,7 +176,7 @@ func zones(c *NewClaim) []string {
 			set[off.Zone] = true
 		}
 	}
-	return sortedKeys(set)
+	return slices.Sorted(maps.Keys(set))
 }
 
 func expectZone(t *testing.T, c *NewClaim, zone string) {

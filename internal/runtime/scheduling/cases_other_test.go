@@ -1,10 +1,12 @@
-package scheduling
+package scheduling_test
 
 import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	. "github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 )
 
 func TestHostPortCases(t *testing.T) {

@@ -1,9 +1,11 @@
-package scheduling
+package scheduling_test
 
 import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	. "github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 )
 
 func TestResourceCases(t *testing.T) {

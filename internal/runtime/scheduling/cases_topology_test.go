@@ -1,9 +1,11 @@
-package scheduling
+package scheduling_test
 
 import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	. "github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 )
 
 // zoneOf is the single zone of the pod's new claim or existing node.

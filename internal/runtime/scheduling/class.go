@@ -68,17 +68,26 @@ func (a hostPort) conflicts(b hostPort) bool {
 
 func podHostPorts(pod *corev1.Pod) []hostPort {
 	var out []hostPort
+	for _, p := range PodHostPorts(pod) {
+		out = append(out, hostPort{ip: p.HostIP, protocol: p.Protocol, port: p.HostPort})
+	}
+	return out
+}
+
+// PodHostPorts lists the ports pod's containers (init containers included)
+// bind on the host, with the protocol defaulted to TCP.
+func PodHostPorts(pod *corev1.Pod) []corev1.ContainerPort {
+	var out []corev1.ContainerPort
 	add := func(cs []corev1.Container) {
 		for _, c := range cs {
 			for _, p := range c.Ports {
 				if p.HostPort == 0 {
 					continue
 				}
-				proto := p.Protocol
-				if proto == "" {
-					proto = corev1.ProtocolTCP
+				if p.Protocol == "" {
+					p.Protocol = corev1.ProtocolTCP
 				}
-				out = append(out, hostPort{ip: p.HostIP, protocol: proto, port: p.HostPort})
+				out = append(out, p)
 			}
 		}
 	}

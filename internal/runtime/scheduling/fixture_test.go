@@ -1,4 +1,4 @@
-package scheduling
+package scheduling_test
 
 import (
 	"compress/gzip"
@@ -13,6 +13,21 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/capacity"
+	. "github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
+)
+
+// The solver's tests are an external package, so that they can check
+// plans with the oracle, which imports the solver.
+
+// Well-known label keys the tests use.
+const (
+	labelZone         = corev1.LabelTopologyZone
+	labelHostname     = corev1.LabelHostname
+	labelArch         = corev1.LabelArchStable
+	labelOS           = corev1.LabelOSStable
+	labelInstanceType = corev1.LabelInstanceTypeStable
+	labelCapacityType = "karpenter.sh/capacity-type"
+	labelNodePool     = "karpenter.sh/nodepool"
 )
 
 // fixtureType is one entry of testdata/catalog.json.gz: 400 real EC2

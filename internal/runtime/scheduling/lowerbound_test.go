@@ -1,4 +1,4 @@
-package scheduling
+package scheduling_test
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	. "github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 )
 
 func TestLowerBoundCostTwoShapes(t *testing.T) {

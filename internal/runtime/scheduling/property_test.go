@@ -1,4 +1,4 @@
-package scheduling
+package scheduling_test
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
+
+	. "github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 )
 
 // randomInput builds a bounded random cluster from the fixture catalog:

@@ -27,9 +27,9 @@ func PodRequests(pod *corev1.Pod) corev1.ResourceList {
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
 		if a, ok := allocated[c.Name]; ok {
-			addList(out, maxList(c.Resources.Requests, a))
+			AddResources(out, MaxResources(c.Resources.Requests, a))
 		} else {
-			addList(out, c.Resources.Requests)
+			AddResources(out, c.Resources.Requests)
 		}
 	}
 	if len(pod.Spec.InitContainers) > 0 {
@@ -37,27 +37,28 @@ func PodRequests(pod *corev1.Pod) corev1.ResourceList {
 		initPeak := corev1.ResourceList{}
 		for _, c := range pod.Spec.InitContainers {
 			if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-				addList(sidecars, c.Resources.Requests)
-				initPeak = maxList(initPeak, sidecars)
+				AddResources(sidecars, c.Resources.Requests)
+				initPeak = MaxResources(initPeak, sidecars)
 				continue
 			}
 			step := sidecars.DeepCopy()
-			addList(step, c.Resources.Requests)
-			initPeak = maxList(initPeak, step)
+			AddResources(step, c.Resources.Requests)
+			initPeak = MaxResources(initPeak, step)
 		}
-		addList(out, sidecars)
-		out = maxList(out, initPeak)
+		AddResources(out, sidecars)
+		out = MaxResources(out, initPeak)
 	}
 	if pod.Spec.Resources != nil {
 		for name, q := range pod.Spec.Resources.Requests {
 			out[name] = q.DeepCopy()
 		}
 	}
-	addList(out, pod.Spec.Overhead)
+	AddResources(out, pod.Spec.Overhead)
 	return out
 }
 
-func addList(dst, src corev1.ResourceList) {
+// AddResources adds src into dst, resource by resource.
+func AddResources(dst, src corev1.ResourceList) {
 	for name, q := range src {
 		cur := dst[name]
 		cur.Add(q)
@@ -65,7 +66,8 @@ func addList(dst, src corev1.ResourceList) {
 	}
 }
 
-func maxList(a, b corev1.ResourceList) corev1.ResourceList {
+// MaxResources is the per-resource maximum of a and b, a new list.
+func MaxResources(a, b corev1.ResourceList) corev1.ResourceList {
 	out := a.DeepCopy()
 	if out == nil {
 		out = corev1.ResourceList{}

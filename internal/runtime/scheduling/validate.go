@@ -314,7 +314,7 @@ func checkFit(v *validator, where string, pods []*corev1.Pod, alloc corev1.Resou
 			r = PodRequests(p)
 			v.requests[p] = r
 		}
-		addList(sum, r)
+		AddResources(sum, r)
 	}
 	if n := int64(len(pods)); n > 0 {
 		podsAlloc := alloc[corev1.ResourcePods]
@@ -334,12 +334,12 @@ func checkFit(v *validator, where string, pods []*corev1.Pod, alloc corev1.Resou
 }
 
 func checkPorts(v *validator, where string, pods []*corev1.Pod) {
-	var seen []hostPort
+	var seen []corev1.ContainerPort
 	for _, p := range pods {
-		for _, hp := range podHostPorts(p) {
+		for _, hp := range PodHostPorts(p) {
 			for _, s := range seen {
-				if s.port == hp.port && s.protocol == hp.protocol && (s.ip == hp.ip || s.ip == "" || hp.ip == "" || s.ip == "0.0.0.0" || hp.ip == "0.0.0.0") {
-					v.fail("%s: host port %d/%s used twice (pod %s)", where, hp.port, hp.protocol, p.Name)
+				if s.HostPort == hp.HostPort && s.Protocol == hp.Protocol && (s.HostIP == hp.HostIP || s.HostIP == "" || hp.HostIP == "" || s.HostIP == "0.0.0.0" || hp.HostIP == "0.0.0.0") {
+					v.fail("%s: host port %d/%s used twice (pod %s)", where, hp.HostPort, hp.Protocol, p.Name)
 				}
 			}
 			seen = append(seen, hp)
@@ -617,7 +617,7 @@ func hasKey(m map[string]string, k string) bool { _, ok := m[k]; return ok }
 func (v *validator) limits() {
 	for _, pool := range v.in.NodePools {
 		used := corev1.ResourceList{}
-		addList(used, pool.Usage)
+		AddResources(used, pool.Usage)
 		nodes := int64(0)
 		for _, c := range v.plan.NewClaims {
 			if c.NodePool != pool.Name {
@@ -630,9 +630,9 @@ func (v *validator) limits() {
 				if capacity == nil {
 					capacity = o.Type.Allocatable
 				}
-				worst = maxList(worst, capacity)
+				worst = MaxResources(worst, capacity)
 			}
-			addList(used, worst)
+			AddResources(used, worst)
 		}
 		for name, lim := range pool.Limits {
 			if name == "nodes" {

@@ -1,10 +1,12 @@
-package scheduling
+package scheduling_test
 
 import (
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	. "github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 )
 
 // The validator must catch broken plans; each case solves a valid input,
