@@ -24,6 +24,7 @@ import (
 	cloudaws "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/provisioning"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling/oracle"
 )
 
 // workload is one Deployment of a scenario.
@@ -247,7 +248,7 @@ func (w *world) poolAndTypes(ctx context.Context, pool string) (*v1.NodePool, []
 // lpRatio is the pool's $/h over the LP lower bound for the Running pods,
 // over the pool's instance types.
 func lpRatio(np *v1.NodePool, types []*scheduling.InstanceType, pods []*corev1.Pod, cost float64) (float64, error) {
-	bound := scheduling.LPLowerBoundForPods(poolTypes(np, types), pods)
+	bound := oracle.LPLowerBoundForPods(poolTypes(np, types), pods)
 	if bound <= 0 {
 		avail, free := 0, []string{}
 		for _, it := range types {

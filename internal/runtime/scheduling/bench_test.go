@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	. "github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling/oracle"
 )
 
 // The benchmark mixes follow Karpenter's scheduling benchmark: 400 instance
@@ -146,8 +147,8 @@ func runBench(b *testing.B, build func() Input, lpBound bool) {
 		for _, p := range in.Pods {
 			AddResources(demand, PodRequests(p))
 		}
-		b.ReportMetric(plan.Cost()/LPLowerBound(its, demand), "xLP")
-		b.ReportMetric(plan.Cost()/LPLowerBoundForPods(its, in.Pods), "xLPfit")
+		b.ReportMetric(plan.Cost()/oracle.LPLowerBound(its, demand), "xLP")
+		b.ReportMetric(plan.Cost()/oracle.LPLowerBoundForPods(its, in.Pods), "xLPfit")
 	}
 }
 

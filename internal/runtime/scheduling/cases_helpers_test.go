@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	. "github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling/oracle"
 )
 
 // tcase is one table-driven scenario: an input and assertions on where pods
@@ -43,7 +44,7 @@ func runCases(t *testing.T, cases []tcase) {
 			for _, e := range plan.Errors {
 				r.errs[e.Pod.Name] = e.Err
 			}
-			for _, e := range Validate(in, plan) {
+			for _, e := range oracle.Validate(in, plan) {
 				t.Errorf("validator: %v", e)
 			}
 			c.check(t, r)

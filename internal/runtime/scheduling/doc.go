@@ -53,6 +53,6 @@
 //     larger on a limited resource are dropped from that claim.
 //   - Not modelled: reserved-capacity strictness, DRA, CSI attach limits.
 //
-// Validate is an independent checker of a Plan against its Input, used by
-// the randomized tests.
+// Package oracle is an independent checker of a Plan against its Input, used
+// by the tests and benchmarks.
 package scheduling

@@ -8,23 +8,23 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	. "github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling/oracle"
 )
 
 func TestLowerBoundCostTwoShapes(t *testing.T) {
-	opts := []BoundOption{
+	opts := []oracle.BoundOption{
 		{Price: 1, CPUMillis: 4000, MemoryBytes: 8},  // CPU-heavy
 		{Price: 1, CPUMillis: 1000, MemoryBytes: 32}, // memory-heavy
 	}
 	// Demand 5000m / 40: x1 = x2 = 1 meets both exactly; no single shape is
 	// as cheap (CPU-heavy alone needs 5 units for the memory).
-	if got := LowerBoundCost(opts, 5000, 40); math.Abs(got-2) > 1e-9 {
+	if got := oracle.LowerBoundCost(opts, 5000, 40); math.Abs(got-2) > 1e-9 {
 		t.Fatalf("LowerBoundCost = %v, want 2", got)
 	}
-	if got := LowerBoundCost(opts, 0, 0); got != 0 {
+	if got := oracle.LowerBoundCost(opts, 0, 0); got != 0 {
 		t.Fatalf("zero demand: %v, want 0", got)
 	}
-	if got := LowerBoundCost(nil, 1, 1); !math.IsInf(got, 1) {
+	if got := oracle.LowerBoundCost(nil, 1, 1); !math.IsInf(got, 1) {
 		t.Fatalf("no options: %v, want +Inf", got)
 	}
 }
@@ -33,7 +33,7 @@ func TestLowerBoundCostTwoShapes(t *testing.T) {
 // to the demand, the two-shape system is degenerate; the bound must come
 // from the best single shape, not from rounding noise.
 func TestLowerBoundCostParallelShapes(t *testing.T) {
-	opts := []BoundOption{
+	opts := []oracle.BoundOption{
 		{Price: 0.76032, CPUMillis: 31869.62890625, MemoryBytes: 6.8439506944e+10},
 		{Price: 1.24848, CPUMillis: 63770, MemoryBytes: 1.3694503223295999e+11},
 	}
@@ -41,7 +41,7 @@ func TestLowerBoundCostParallelShapes(t *testing.T) {
 	want := math.Min(
 		opts[0].Price*math.Max(cpu/opts[0].CPUMillis, mem/opts[0].MemoryBytes),
 		opts[1].Price*math.Max(cpu/opts[1].CPUMillis, mem/opts[1].MemoryBytes))
-	got := LowerBoundCost(opts, cpu, mem)
+	got := oracle.LowerBoundCost(opts, cpu, mem)
 	if got <= 0 || math.Abs(got-want) > 1e-9*want {
 		t.Fatalf("LowerBoundCost = %v, want the best single shape %v", got, want)
 	}
@@ -65,8 +65,8 @@ func TestLPLowerBoundForPodsSameRatio(t *testing.T) {
 			}}}})
 		}
 	}
-	plain := LPLowerBound(types, corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("93750m"), corev1.ResourceMemory: resource.MustParse("187.5Gi")})
-	got := LPLowerBoundForPods(types, pods)
+	plain := oracle.LPLowerBound(types, corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("93750m"), corev1.ResourceMemory: resource.MustParse("187.5Gi")})
+	got := oracle.LPLowerBoundForPods(types, pods)
 	if !(got > 0) || got < plain-1e-9 {
 		t.Fatalf("LPLowerBoundForPods = %v; want positive and at least the plain LP bound %v", got, plain)
 	}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	. "github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling/oracle"
 )
 
 // randomInput builds a bounded random cluster from the fixture catalog:
@@ -143,7 +144,7 @@ func TestRandomClustersValidate(t *testing.T) {
 		if err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}
-		if errs := Validate(in, plan); len(errs) > 0 {
+		if errs := oracle.Validate(in, plan); len(errs) > 0 {
 			for _, e := range errs[:min(5, len(errs))] {
 				t.Errorf("case %d: %v", i, e)
 			}
@@ -173,7 +174,7 @@ func TestRandomGenericAlwaysPlaced(t *testing.T) {
 		if len(plan.Errors) > 0 || len(plan.Placements) != n {
 			t.Fatalf("case %d: %d placed, errors %v", i, len(plan.Placements), plan.Errors[0].Err)
 		}
-		if errs := Validate(in, plan); len(errs) > 0 {
+		if errs := oracle.Validate(in, plan); len(errs) > 0 {
 			t.Fatalf("case %d: %v", i, errs[0])
 		}
 	}
@@ -190,7 +191,7 @@ func FuzzSolve(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if errs := Validate(in, plan); len(errs) > 0 {
+		if errs := oracle.Validate(in, plan); len(errs) > 0 {
 			t.Fatal(errs[0])
 		}
 	})
@@ -212,7 +213,7 @@ func TestBenchmarkMixesValidate(t *testing.T) {
 		if len(plan.Errors) > 0 {
 			t.Errorf("%s: %d pods unplaced, first: %v", name, len(plan.Errors), plan.Errors[0].Err)
 		}
-		for _, e := range Validate(in, plan) {
+		for _, e := range oracle.Validate(in, plan) {
 			t.Errorf("%s: %v", name, e)
 		}
 	}

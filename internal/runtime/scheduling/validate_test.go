@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	. "github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling/oracle"
 )
 
 // The validator must catch broken plans; each case solves a valid input,
@@ -72,11 +73,11 @@ func TestValidatorCatchesViolations(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if errs := Validate(in, plan); len(errs) > 0 {
+			if errs := oracle.Validate(in, plan); len(errs) > 0 {
 				t.Fatalf("valid plan rejected: %v", errs[0])
 			}
 			c.break_(plan)
-			errs := Validate(in, plan)
+			errs := oracle.Validate(in, plan)
 			for _, e := range errs {
 				if strings.Contains(e.Error(), c.want) {
 					return

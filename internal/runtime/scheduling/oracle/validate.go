@@ -1,4 +1,4 @@
-package scheduling
+package oracle
 
 import (
 	"fmt"
@@ -11,6 +11,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
+)
+
+// Karpenter's well-known keys the checks set on realized claims.
+const (
+	labelCapacityType = "karpenter.sh/capacity-type"
+	labelNodePool     = "karpenter.sh/nodepool"
 )
 
 // Validate checks a plan against its input, constraint by constraint, and
@@ -20,7 +27,7 @@ import (
 // Preferences (preferred affinity, ScheduleAnyway, PreferNoSchedule) are not
 // checked. Topology spread counts every matching pod, so it assumes pods
 // selected by a spread constraint carry that constraint themselves.
-func Validate(in Input, plan *Plan) []error {
+func Validate(in scheduling.Input, plan *scheduling.Plan) []error {
 	v := &validator{in: in, plan: plan, requests: map[*corev1.Pod]corev1.ResourceList{}}
 	v.accounting()
 	if len(v.errs) > 0 {
@@ -37,8 +44,8 @@ func Validate(in Input, plan *Plan) []error {
 }
 
 type validator struct {
-	in       Input
-	plan     *Plan
+	in       scheduling.Input
+	plan     *scheduling.Plan
 	errs     []error
 	hosts    []*vhost
 	where    map[types.UID]*vhost
@@ -49,9 +56,9 @@ type validator struct {
 // offering.
 type vhost struct {
 	name     string
-	claim    *NewClaim
-	pool     *NodePool
-	node     *Node
+	claim    *scheduling.NewClaim
+	pool     *scheduling.NodePool
+	node     *scheduling.Node
 	realized []map[string]string // label sets; one for nodes
 	optOf    []int               // option index of each realization
 	taints   []corev1.Taint
@@ -67,7 +74,7 @@ func (v *validator) accounting() {
 	seen := map[types.UID]int{}
 	for _, p := range v.plan.Placements {
 		seen[p.Pod.UID]++
-		if p.Kind == TargetNewClaim && (p.Claim < 0 || p.Claim >= len(v.plan.NewClaims)) {
+		if p.Kind == scheduling.TargetNewClaim && (p.Claim < 0 || p.Claim >= len(v.plan.NewClaims)) {
 			v.fail("pod %s placed on claim %d which does not exist", p.Pod.Name, p.Claim)
 		}
 	}
@@ -85,7 +92,7 @@ func (v *validator) accounting() {
 		}
 		n := 0
 		for _, p := range v.plan.Placements {
-			if p.Kind == TargetNewClaim && p.Claim == i {
+			if p.Kind == scheduling.TargetNewClaim && p.Claim == i {
 				n++
 			}
 		}
@@ -98,14 +105,14 @@ func (v *validator) accounting() {
 func (v *validator) buildHosts() {
 	v.where = map[types.UID]*vhost{}
 	byName := map[string]*vhost{}
-	for _, list := range [][]*Node{v.in.Nodes, v.in.InFlight} {
+	for _, list := range [][]*scheduling.Node{v.in.Nodes, v.in.InFlight} {
 		for _, n := range list {
 			h := &vhost{name: n.Name, node: n, realized: []map[string]string{n.Labels}, optOf: []int{0}, taints: n.Taints, existing: n.Pods}
 			v.hosts = append(v.hosts, h)
 			byName[n.Name] = h
 		}
 	}
-	pools := map[string]*NodePool{}
+	pools := map[string]*scheduling.NodePool{}
 	for _, p := range v.in.NodePools {
 		pools[p.Name] = p
 	}
@@ -130,7 +137,7 @@ func (v *validator) buildHosts() {
 				for k, val := range o.Type.Labels {
 					l[k] = val
 				}
-				l[labelZone], l[labelCapacityType], l[labelNodePool], l[labelHostname] = off.Zone, off.CapacityType, pool.Name, c.Hostname
+				l[corev1.LabelTopologyZone], l[labelCapacityType], l[labelNodePool], l[corev1.LabelHostname] = off.Zone, off.CapacityType, pool.Name, c.Hostname
 				h.realized = append(h.realized, l)
 				h.optOf = append(h.optOf, oi)
 			}
@@ -140,7 +147,7 @@ func (v *validator) buildHosts() {
 	}
 	for _, p := range v.plan.Placements {
 		var h *vhost
-		if p.Kind == TargetNewClaim {
+		if p.Kind == scheduling.TargetNewClaim {
 			h = claimHosts[p.Claim]
 		} else {
 			h = byName[p.Node]
@@ -157,7 +164,7 @@ func (v *validator) buildHosts() {
 func (v *validator) claimShape() {
 	max := v.in.Options.MaxInstanceTypes
 	if max <= 0 {
-		max = DefaultMaxInstanceTypes
+		max = scheduling.DefaultMaxInstanceTypes
 	}
 	for _, h := range v.hosts {
 		c := h.claim
@@ -193,7 +200,7 @@ func (v *validator) claimShape() {
 			}
 			for _, r := range h.pool.Requirements {
 				if !matchExpr(r.NodeSelectorRequirement, l) {
-					v.fail("claim %s option %s violates NodePool %s requirement %s %s %v", h.name, l[labelInstanceType], h.pool.Name, r.Key, r.Operator, r.Values)
+					v.fail("claim %s option %s violates NodePool %s requirement %s %s %v", h.name, l[corev1.LabelInstanceTypeStable], h.pool.Name, r.Key, r.Operator, r.Values)
 				}
 			}
 		}
@@ -230,7 +237,7 @@ func (v *validator) perPod() {
 			}
 			if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
 				if !matchTerms(a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms, l) {
-					v.fail("pod %s on %s (%s): no required node affinity term matches", p.Name, h.name, l[labelInstanceType])
+					v.fail("pod %s on %s (%s): no required node affinity term matches", p.Name, h.name, l[corev1.LabelInstanceTypeStable])
 				}
 			}
 			if alts := v.in.VolumeTopology[p.UID]; len(alts) > 0 {
@@ -239,7 +246,7 @@ func (v *validator) perPod() {
 					ok = ok || matchTerms([]corev1.NodeSelectorTerm{{MatchExpressions: alt}}, l)
 				}
 				if !ok {
-					v.fail("pod %s on %s: volume topology not satisfied in zone %s", p.Name, h.name, l[labelZone])
+					v.fail("pod %s on %s: volume topology not satisfied in zone %s", p.Name, h.name, l[corev1.LabelTopologyZone])
 				}
 			}
 		}
@@ -311,10 +318,10 @@ func checkFit(v *validator, where string, pods []*corev1.Pod, alloc corev1.Resou
 	for _, p := range pods {
 		r, ok := v.requests[p]
 		if !ok {
-			r = PodRequests(p)
+			r = scheduling.PodRequests(p)
 			v.requests[p] = r
 		}
-		AddResources(sum, r)
+		scheduling.AddResources(sum, r)
 	}
 	if n := int64(len(pods)); n > 0 {
 		podsAlloc := alloc[corev1.ResourcePods]
@@ -336,7 +343,7 @@ func checkFit(v *validator, where string, pods []*corev1.Pod, alloc corev1.Resou
 func checkPorts(v *validator, where string, pods []*corev1.Pod) {
 	var seen []corev1.ContainerPort
 	for _, p := range pods {
-		for _, hp := range PodHostPorts(p) {
+		for _, hp := range scheduling.PodHostPorts(p) {
 			for _, s := range seen {
 				if s.HostPort == hp.HostPort && s.Protocol == hp.Protocol && (s.HostIP == hp.HostIP || s.HostIP == "" || hp.HostIP == "" || s.HostIP == "0.0.0.0" || hp.HostIP == "0.0.0.0") {
 					v.fail("%s: host port %d/%s used twice (pod %s)", where, hp.HostPort, hp.Protocol, p.Name)
@@ -497,7 +504,7 @@ func (v *validator) spread() {
 					counts[qd]++
 				}
 			}
-			if c.TopologyKey == labelHostname {
+			if c.TopologyKey == corev1.LabelHostname {
 				if counts[d] > int(c.MaxSkew) {
 					v.fail("pod %s: %d matching pods on %s exceed maxSkew %d", p.Name, counts[d], d, c.MaxSkew)
 				}
@@ -588,11 +595,11 @@ func (v *validator) eligible(p *corev1.Pod, key string, honorAffinity, honorTain
 				for k, val := range pool.Labels {
 					l[k] = val
 				}
-				l[labelZone], l[labelCapacityType], l[labelNodePool] = off.Zone, off.CapacityType, pool.Name
+				l[corev1.LabelTopologyZone], l[labelCapacityType], l[labelNodePool] = off.Zone, off.CapacityType, pool.Name
 				ok := true
 				for _, r := range pool.Requirements {
 					// Keys instance types do not carry are NodePool labels.
-					custom := !hasKey(l, r.Key) && r.Key != labelZone && r.Key != labelCapacityType
+					custom := !hasKey(l, r.Key) && r.Key != corev1.LabelTopologyZone && r.Key != labelCapacityType
 					ok = ok && (custom || matchExpr(r.NodeSelectorRequirement, l))
 				}
 				if !ok || !v.nodeCounts(p, l, pool.Taints, honorAffinity, honorTaints) {
@@ -617,7 +624,7 @@ func hasKey(m map[string]string, k string) bool { _, ok := m[k]; return ok }
 func (v *validator) limits() {
 	for _, pool := range v.in.NodePools {
 		used := corev1.ResourceList{}
-		AddResources(used, pool.Usage)
+		scheduling.AddResources(used, pool.Usage)
 		nodes := int64(0)
 		for _, c := range v.plan.NewClaims {
 			if c.NodePool != pool.Name {
@@ -630,9 +637,9 @@ func (v *validator) limits() {
 				if capacity == nil {
 					capacity = o.Type.Allocatable
 				}
-				worst = MaxResources(worst, capacity)
+				worst = scheduling.MaxResources(worst, capacity)
 			}
-			AddResources(used, worst)
+			scheduling.AddResources(used, worst)
 		}
 		for name, lim := range pool.Limits {
 			if name == "nodes" {

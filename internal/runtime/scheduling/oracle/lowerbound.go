@@ -1,10 +1,12 @@
-package scheduling
+package oracle
 
 import (
 	"math"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 )
 
 // BoundOption is one purchasable shape for the cost lower bound.
@@ -80,7 +82,7 @@ func solveLP(opts []BoundOption, cpu, memory float64) (cost float64, a, b int) {
 
 // LPLowerBound is LowerBoundCost over instance types' allocatable CPU and
 // memory at their cheapest available offering, for a total demand.
-func LPLowerBound(types []*InstanceType, demand corev1.ResourceList) float64 {
+func LPLowerBound(types []*scheduling.InstanceType, demand corev1.ResourceList) float64 {
 	opts := make([]BoundOption, 0, len(types))
 	for _, it := range types {
 		price := math.Inf(1)
@@ -104,12 +106,12 @@ func LPLowerBound(types []*InstanceType, demand corev1.ResourceList) float64 {
 // still a lower bound on the cost of placing pods, and it no longer credits
 // types whose CPU or memory no pod can use (tiny burstables, memory-only
 // shapes).
-func LPLowerBoundForPods(types []*InstanceType, pods []*corev1.Pod) float64 {
+func LPLowerBoundForPods(types []*scheduling.InstanceType, pods []*corev1.Pod) float64 {
 	type size struct{ cpu, mem float64 }
 	counts := map[size]float64{}
 	var demCPU, demMem float64
 	for _, p := range pods {
-		r := PodRequests(p)
+		r := scheduling.PodRequests(p)
 		cpu, mem := r[corev1.ResourceCPU], r[corev1.ResourceMemory]
 		sz := size{float64(cpu.MilliValue()), float64(mem.Value())}
 		counts[sz]++
