@@ -8,10 +8,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/provisioning"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/pods"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/termination"
 )
 
 // Candidate is a node that may be disrupted.
@@ -99,20 +98,20 @@ func newCandidate(env *Env, n *state.StateNode, reason v1.DisruptionReason) (*Ca
 	forceable := reason == v1.DisruptionReasonDrifted && n.NodeClaim.Spec.TerminationGracePeriod != nil
 	var resched []*corev1.Pod
 	for _, pod := range n.Pods {
-		if termination.IsTerminal(pod) {
+		if pods.IsTerminal(pod) {
 			continue
 		}
 		if !forceable {
-			if termination.DoNotDisrupt(pod, env.Now) {
+			if pods.DoNotDisrupt(pod, env.Now) {
 				return nil, fmt.Sprintf("pod %s/%s has the %s annotation", pod.Namespace, pod.Name, v1.DoNotDisruptAnnotationKey)
 			}
-			if pod.DeletionTimestamp == nil && termination.IsDrainable(pod, env.Now) {
+			if pod.DeletionTimestamp == nil && pods.IsDrainable(pod, env.Now) {
 				if why := env.PDBs.Blocking(pod); why != "" {
 					return nil, why
 				}
 			}
 		}
-		if provisioning.IsReschedulable(pod) {
+		if pods.IsReschedulable(pod) {
 			resched = append(resched, pod)
 		}
 	}

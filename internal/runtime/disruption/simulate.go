@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/pods"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/provisioning"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 )
@@ -27,12 +28,12 @@ var errNoPools = errors.New("no ready NodePool with instance types")
 func Simulate(env *Env, candidates []*Candidate) (*Simulation, error) {
 	removed := map[string]bool{}
 	ours := map[types.UID]bool{}
-	var pods []*corev1.Pod
+	var moving []*corev1.Pod
 	for _, c := range candidates {
 		removed[c.Name()] = true
 		for _, p := range c.Reschedulable {
 			ours[p.UID] = true
-			pods = append(pods, p)
+			moving = append(moving, p)
 		}
 	}
 	in := &scheduling.Input{
@@ -44,8 +45,8 @@ func Simulate(env *Env, candidates []*Candidate) (*Simulation, error) {
 		case removed[n.Name()]:
 		case n.Deleting():
 			for _, p := range n.Pods {
-				if provisioning.IsReschedulable(p) {
-					pods = append(pods, p)
+				if pods.IsReschedulable(p) {
+					moving = append(moving, p)
 				}
 			}
 		case n.InFlight():
@@ -55,15 +56,15 @@ func Simulate(env *Env, candidates []*Candidate) (*Simulation, error) {
 		}
 	}
 	// Pods whose storage does not resolve cannot be shown to fit anywhere.
-	pods, volumes, waiting := provisioning.VolumeTopology(pods, env.Volumes)
-	in.Pods, in.VolumeTopology, in.NamespaceLabels = pods, volumes, env.Snapshot.NamespaceLabels
+	moving, volumes, waiting := provisioning.VolumeTopology(moving, env.Volumes)
+	in.Pods, in.VolumeTopology, in.NamespaceLabels = moving, volumes, env.Snapshot.NamespaceLabels
 	usage := provisioning.Usage(env.Snapshot.Nodes, env.InstanceTypes)
 	for _, pool := range provisioning.SchedulablePools(env.Snapshot.NodePools) {
 		if its := env.InstanceTypes[pool.Name]; len(its) > 0 {
 			in.NodePools = append(in.NodePools, provisioning.SolverPool(pool, its, usage[pool.Name]))
 		}
 	}
-	if len(in.NodePools) == 0 && len(pods) > 0 {
+	if len(in.NodePools) == 0 && len(moving) > 0 {
 		return nil, errNoPools
 	}
 	plan, err := scheduling.Solve(*in)

@@ -83,14 +83,18 @@ func solve(t *testing.T, pool *v1.NodePool, pods ...*corev1.Pod) *scheduling.Pla
 }
 
 func tolerantPod(name, cpu string) *corev1.Pod {
-	p := unschedulablePod(func(p *corev1.Pod) {
-		p.Name, p.UID = name, types.UID("uid-"+name)
-		p.Spec.Containers = []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-			corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("1Gi")}}}}
-		p.Spec.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists}}
-		p.Spec.NodeSelector = map[string]string{"example.com/tier": "web"}
-	})
-	return p
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("1Gi")}}}},
+			Tolerations:  []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists}},
+			NodeSelector: map[string]string{"example.com/tier": "web"},
+		},
+		Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
+			Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+		}}},
+	}
 }
 
 func TestNewNodeClaimMetadataAndSpec(t *testing.T) {

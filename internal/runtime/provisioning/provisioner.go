@@ -22,6 +22,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/metrics"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/pods"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 )
@@ -138,10 +139,10 @@ func (p *Provisioner) Schedule(ctx context.Context) (*Result, error) {
 // podsToSchedule are the provisionable pending pods plus the pods of nodes
 // going away.
 func podsToSchedule(snap *state.Snapshot) []*corev1.Pod {
-	var pods []*corev1.Pod
+	var out []*corev1.Pod
 	for _, pod := range snap.Pending {
-		if IsProvisionable(pod) && !ExcludesManagedNodes(pod) {
-			pods = append(pods, pod)
+		if pods.IsProvisionable(pod) && !pods.ExcludesManagedNodes(pod) {
+			out = append(out, pod)
 		}
 	}
 	for _, n := range snap.Nodes {
@@ -149,38 +150,12 @@ func podsToSchedule(snap *state.Snapshot) []*corev1.Pod {
 			continue
 		}
 		for _, pod := range n.Pods {
-			if IsReschedulable(pod) {
-				pods = append(pods, pod)
+			if pods.IsReschedulable(pod) {
+				out = append(out, pod)
 			}
 		}
 	}
-	return pods
-}
-
-// ExcludesManagedNodes reports pods that asked never to run on NodePool
-// nodes (karpenter.sh/nodepool DoesNotExist in every required term); they
-// are ignored without events.
-func ExcludesManagedNodes(pod *corev1.Pod) bool {
-	a := pod.Spec.Affinity
-	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
-		return false
-	}
-	terms := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
-	if len(terms) == 0 {
-		return false
-	}
-	for _, t := range terms {
-		found := false
-		for _, e := range t.MatchExpressions {
-			if e.Key == v1.NodePoolLabelKey && e.Operator == corev1.NodeSelectorOpDoesNotExist {
-				found = true
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
+	return out
 }
 
 // input builds the solver's input; it also returns the NodePools by name.

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/pods"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 )
 
@@ -40,7 +41,7 @@ func (t *PodTrigger) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := t.kube.Get(ctx, req.NamespacedName, pod); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	if !IsProvisionable(pod) {
+	if !pods.IsProvisionable(pod) {
 		return reconcile.Result{}, nil
 	}
 	if !t.awaitingNode(ctx, pod) {

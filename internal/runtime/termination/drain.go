@@ -4,6 +4,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/pods"
 )
 
 // DrainPlan is what one drain pass does to a node's pods.
@@ -37,11 +39,11 @@ func (p DrainPlan) Done() bool {
 // (deadline - its terminationGracePeriodSeconds) has passed is deleted at
 // once in any tier; the rest are evicted tier by tier, a tier starting only
 // once every earlier tier is empty.
-func PlanDrain(pods []*corev1.Pod, deadline *time.Time, now time.Time) DrainPlan {
+func PlanDrain(onNode []*corev1.Pod, deadline *time.Time, now time.Time) DrainPlan {
 	var plan DrainPlan
 	var byTier [tiers][]*corev1.Pod
-	for _, pod := range pods {
-		if !IsDrainable(pod, now) {
+	for _, pod := range onNode {
+		if !pods.IsDrainable(pod, now) {
 			continue
 		}
 		if deadline != nil {
@@ -65,7 +67,7 @@ func PlanDrain(pods []*corev1.Pod, deadline *time.Time, now time.Time) DrainPlan
 			current = t
 			plan.Tier = Tier(t)
 			for _, pod := range byTier[t] {
-				if pod.DeletionTimestamp != nil || DoNotDisrupt(pod, now) {
+				if pod.DeletionTimestamp != nil || pods.DoNotDisrupt(pod, now) {
 					plan.Waiting = append(plan.Waiting, pod)
 				} else {
 					plan.Evict = append(plan.Evict, pod)
@@ -91,4 +93,29 @@ func deletionDue(pod *corev1.Pod, deadline, now time.Time) (int64, bool) {
 	}
 	left := int64(deadline.Sub(now) / time.Second)
 	return max(0, min(left, podGrace)), true
+}
+
+// Tier is the drain order of a pod, lowest first. It mirrors the kubelet's
+// graceful node shutdown: workloads leave before the daemons that serve
+// them, and critical pods leave last.
+type Tier int
+
+const (
+	TierNonCritical Tier = iota
+	TierNonCriticalDaemon
+	TierCritical
+	TierCriticalDaemon
+	tiers
+)
+
+// TierOf is the drain tier of pod.
+func TierOf(pod *corev1.Pod) Tier {
+	t := TierNonCritical
+	if pods.IsCritical(pod) {
+		t = TierCritical
+	}
+	if pods.IsOwnedByDaemonSet(pod) {
+		t++
+	}
+	return t
 }

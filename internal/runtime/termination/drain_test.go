@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/pods"
 )
 
 var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -121,8 +122,8 @@ func TestPlanDrainSkipsUndrainablePods(t *testing.T) {
 
 func TestPlanDrainWaitsForDoNotDisrupt(t *testing.T) {
 	started := func(p *corev1.Pod) { p.Status.StartTime = &metav1.Time{Time: now.Add(-time.Minute)} }
-	pods := []*corev1.Pod{pod("protected", doNotDisrupt("true")), pod("app"), pod("ds", daemon)}
-	plan := PlanDrain(pods, nil, now)
+	onNode := []*corev1.Pod{pod("protected", doNotDisrupt("true")), pod("app"), pod("ds", daemon)}
+	plan := PlanDrain(onNode, nil, now)
 	if !equal(names(plan.Evict), []string{"app"}) || !equal(names(plan.Waiting), []string{"protected", "ds"}) {
 		t.Fatalf("evict %v waiting %v: the protected pod must be waited for and hold back the next tier", names(plan.Evict), names(plan.Waiting))
 	}
@@ -133,7 +134,7 @@ func TestPlanDrainWaitsForDoNotDisrupt(t *testing.T) {
 	if plan := PlanDrain([]*corev1.Pod{pod("long", doNotDisrupt("1h"), started)}, nil, now); len(plan.Evict) != 0 {
 		t.Errorf("an active do-not-disrupt duration does not protect: evict %v", names(plan.Evict))
 	}
-	if _, ok := HasDoNotDisrupt(pod("bad", doNotDisrupt("soon")), now); ok {
+	if _, ok := pods.HasDoNotDisrupt(pod("bad", doNotDisrupt("soon")), now); ok {
 		t.Error("an invalid do-not-disrupt value is accepted")
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/pods"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/ratelimit"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 )
@@ -198,8 +199,8 @@ func podsOn(ctx context.Context, kube client.Reader, nodeName string) ([]*corev1
 
 // drain runs one drain pass; true once no drainable pod is left and the
 // minimum drain time has passed.
-func (c *NodeController) drain(ctx context.Context, node *corev1.Node, claim *v1.NodeClaim, pods []*corev1.Pod, deadline *time.Time, now time.Time) (bool, error) {
-	plan := PlanDrain(pods, deadline, now)
+func (c *NodeController) drain(ctx context.Context, node *corev1.Node, claim *v1.NodeClaim, onNode []*corev1.Pod, deadline *time.Time, now time.Time) (bool, error) {
+	plan := PlanDrain(onNode, deadline, now)
 	for _, d := range plan.Delete {
 		if err := c.kube.Delete(ctx, d.Pod, client.GracePeriodSeconds(d.GracePeriod),
 			client.Preconditions{UID: &d.Pod.UID}); client.IgnoreNotFound(err) != nil {
@@ -212,7 +213,7 @@ func (c *NodeController) drain(ctx context.Context, node *corev1.Node, claim *v1
 	if !plan.Done() {
 		blocked := 0
 		for _, pod := range plan.Waiting {
-			if DoNotDisrupt(pod, now) {
+			if pods.DoNotDisrupt(pod, now) {
 				blocked++
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/pods"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -45,10 +46,10 @@ func pendingVolumeAttachments(ctx context.Context, kube client.Reader, node *cor
 
 // volumesOfRemainingPods are the PersistentVolume names used by active pods
 // that the drain does not remove.
-func volumesOfRemainingPods(ctx context.Context, kube client.Reader, pods []*corev1.Pod, now time.Time) (map[string]bool, error) {
+func volumesOfRemainingPods(ctx context.Context, kube client.Reader, onNode []*corev1.Pod, now time.Time) (map[string]bool, error) {
 	out := map[string]bool{}
-	for _, pod := range pods {
-		if IsTerminal(pod) || IsDrainable(pod, now) {
+	for _, pod := range onNode {
+		if pods.IsTerminal(pod) || pods.IsDrainable(pod, now) {
 			continue
 		}
 		for _, vol := range pod.Spec.Volumes {

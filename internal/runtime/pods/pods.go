@@ -1,4 +1,4 @@
-package termination
+package pods
 
 import (
 	"time"
@@ -13,31 +13,6 @@ import (
 // stuckTerminating is how long past its deletion a pod may linger before
 // the drain stops waiting for it (its kubelet is probably gone).
 const stuckTerminating = time.Minute
-
-// Tier is the drain order of a pod, lowest first. It mirrors the kubelet's
-// graceful node shutdown: workloads leave before the daemons that serve
-// them, and critical pods leave last.
-type Tier int
-
-const (
-	TierNonCritical Tier = iota
-	TierNonCriticalDaemon
-	TierCritical
-	TierCriticalDaemon
-	tiers
-)
-
-// TierOf is the drain tier of pod.
-func TierOf(pod *corev1.Pod) Tier {
-	t := TierNonCritical
-	if IsCritical(pod) {
-		t = TierCritical
-	}
-	if IsOwnedByDaemonSet(pod) {
-		t++
-	}
-	return t
-}
 
 // IsCritical is true for pods of the system-cluster-critical and
 // system-node-critical priority classes.

@@ -1,8 +1,10 @@
-package provisioning
+package pods
 
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 )
 
 // IsProvisionable reports whether pod is pending for lack of capacity, so
@@ -62,4 +64,30 @@ func IsReschedulable(pod *corev1.Pod) bool {
 func ownedBy(pod *corev1.Pod, kind string) bool {
 	c := metav1.GetControllerOf(pod)
 	return c != nil && c.Kind == kind
+}
+
+// ExcludesManagedNodes reports pods that asked never to run on NodePool
+// nodes (karpenter.sh/nodepool DoesNotExist in every required term); they
+// are ignored without events.
+func ExcludesManagedNodes(pod *corev1.Pod) bool {
+	a := pod.Spec.Affinity
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return false
+	}
+	terms := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	if len(terms) == 0 {
+		return false
+	}
+	for _, t := range terms {
+		found := false
+		for _, e := range t.MatchExpressions {
+			if e.Key == v1.NodePoolLabelKey && e.Operator == corev1.NodeSelectorOpDoesNotExist {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
