@@ -16,10 +16,10 @@ func IsProvisionable(pod *corev1.Pod) bool {
 	return pod.Spec.NodeName == "" &&
 		pod.Status.NominatedNodeName == "" &&
 		pod.DeletionTimestamp == nil &&
-		pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed &&
+		!IsTerminal(pod) &&
 		unschedulable(pod) &&
-		!ownedByDaemonSet(pod) &&
-		!isMirror(pod)
+		!IsOwnedByDaemonSet(pod) &&
+		!IsMirror(pod)
 }
 
 func unschedulable(pod *corev1.Pod) bool {
@@ -31,28 +31,11 @@ func unschedulable(pod *corev1.Pod) bool {
 	return false
 }
 
-func ownedByDaemonSet(pod *corev1.Pod) bool {
-	for _, o := range pod.OwnerReferences {
-		if o.Kind == "DaemonSet" && o.APIVersion == "apps/v1" {
-			return true
-		}
-	}
-	return false
-}
-
-func isMirror(pod *corev1.Pod) bool {
-	_, ok := pod.Annotations[corev1.MirrorPodAnnotationKey]
-	return ok
-}
-
 // IsReschedulable reports whether a pod on a node that is going away needs
 // a new home: active, not a DaemonSet or mirror pod. Terminating pods are
 // included only for StatefulSets, whose replacement keeps the same name.
 func IsReschedulable(pod *corev1.Pod) bool {
-	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
-		return false
-	}
-	if ownedByDaemonSet(pod) || isMirror(pod) {
+	if IsTerminal(pod) || IsOwnedByDaemonSet(pod) || IsMirror(pod) {
 		return false
 	}
 	if pod.DeletionTimestamp != nil {

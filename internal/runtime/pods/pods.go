@@ -4,7 +4,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
@@ -20,10 +19,15 @@ func IsCritical(pod *corev1.Pod) bool {
 	return pod.Spec.PriorityClassName == "system-cluster-critical" || pod.Spec.PriorityClassName == "system-node-critical"
 }
 
-// IsOwnedByDaemonSet is true for pods a DaemonSet controls.
+// IsOwnedByDaemonSet is true for pods an apps/v1 DaemonSet owns (as
+// Karpenter checks it: any owner reference, not only the controller).
 func IsOwnedByDaemonSet(pod *corev1.Pod) bool {
-	c := metav1.GetControllerOf(pod)
-	return c != nil && c.Kind == "DaemonSet"
+	for _, o := range pod.OwnerReferences {
+		if o.Kind == "DaemonSet" && o.APIVersion == "apps/v1" {
+			return true
+		}
+	}
+	return false
 }
 
 // IsMirror is true for the apiserver's copies of static pods.

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/pods"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 )
 
@@ -165,8 +166,8 @@ func (c *Cluster) Snapshot(ctx context.Context) (*Snapshot, error) {
 	if err := c.kube.List(ctx, namespaces, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing namespaces: %w", err)
 	}
-	pods := &corev1.PodList{}
-	if err := c.kube.List(ctx, pods, client.UnsafeDisableDeepCopy); err != nil {
+	podList := &corev1.PodList{}
+	if err := c.kube.List(ctx, podList, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing pods: %w", err)
 	}
 	snap := &Snapshot{NamespaceLabels: make(map[string]map[string]string, len(namespaces.Items))}
@@ -192,9 +193,9 @@ func (c *Cluster) Snapshot(ctx context.Context) (*Snapshot, error) {
 	}
 	keep := map[types.UID]bool{}
 	var pending []*corev1.Pod
-	for i := range pods.Items {
-		pod := &pods.Items[i]
-		if IsTerminal(pod) {
+	for i := range podList.Items {
+		pod := &podList.Items[i]
+		if pods.IsTerminal(pod) {
 			continue
 		}
 		if pod.Spec.NodeName != "" {
@@ -314,9 +315,4 @@ func (c *Cluster) join(nodes []corev1.Node, claims []*v1.NodeClaim) []*StateNode
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
 	return out
-}
-
-// IsTerminal is true for pods that finished and hold no resources.
-func IsTerminal(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }

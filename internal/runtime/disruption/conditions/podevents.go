@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/pods"
 )
 
 // podEventDedupe spaces lastPodEventTime writes per claim.
@@ -74,7 +75,7 @@ func (p *PodEvents) Register(mgr manager.Manager) error {
 			},
 			UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 				o, n := e.ObjectOld.(*corev1.Pod), e.ObjectNew.(*corev1.Pod)
-				if o.Spec.NodeName != n.Spec.NodeName || (terminal(n) && !terminal(o)) {
+				if o.Spec.NodeName != n.Spec.NodeName || (pods.IsTerminal(n) && !pods.IsTerminal(o)) {
 					enqueue(q, n.Spec.NodeName)
 				}
 			},
@@ -85,8 +86,4 @@ func (p *PodEvents) Register(mgr manager.Manager) error {
 			},
 		}).
 		Complete(p)
-}
-
-func terminal(p *corev1.Pod) bool {
-	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }
