@@ -7,7 +7,6 @@ import (
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/termination"
 )
 
 // Budgets is how many more nodes each NodePool may start disrupting for
@@ -31,7 +30,7 @@ func BuildBudgets(nodes []*state.StateNode, pools []*v1.NodePool, reason v1.Disr
 		}
 		pool := n.NodePool()
 		total[pool]++
-		if n.Deleting() || !termination.IsNodeReady(n.Node) {
+		if n.Deleting() || !state.IsNodeReady(n.Node) {
 			disrupting[pool]++
 		}
 	}

@@ -20,7 +20,6 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/termination"
 )
 
 // Loop timers.
@@ -254,7 +253,7 @@ func Revalidate(ctx context.Context, env *Env, cmd *Command) (*Command, error) {
 // no longer runs (a restart, a lost leader lease).
 func (c *Controller) removeStaleTaints(ctx context.Context, env *Env) {
 	for _, n := range env.Snapshot.Nodes {
-		if n.Node == nil || n.NodeClaim == nil || env.Queued[n.Node.Name] || !termination.HasDisruptedTaint(n.Node) {
+		if n.Node == nil || n.NodeClaim == nil || env.Queued[n.Node.Name] || !v1.HasDisruptedTaint(n.Node) {
 			continue
 		}
 		if n.Node.DeletionTimestamp != nil || n.NodeClaim.DeletionTimestamp != nil {

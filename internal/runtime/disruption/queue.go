@@ -20,7 +20,6 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/provisioning"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/termination"
 )
 
 // Orchestration timers.
@@ -132,7 +131,7 @@ func (q *Queue) markCandidates(ctx context.Context, cmd *Command) error {
 	for _, c := range cmd.Candidates {
 		node := c.Node.DeepCopy()
 		stored := node.DeepCopy()
-		if termination.ApplyDisruptedTaint(node) {
+		if v1.ApplyDisruptedTaint(node) {
 			if err := q.kube.Patch(ctx, node, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
 				return fmt.Errorf("tainting node %s for disruption: %w", node.Name, err)
 			}
@@ -265,7 +264,7 @@ func Untaint(ctx context.Context, kube client.Client, nodeName, claimName string
 	if err := kube.Get(ctx, client.ObjectKey{Name: nodeName}, node); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	if node.DeletionTimestamp == nil && termination.HasDisruptedTaint(node) {
+	if node.DeletionTimestamp == nil && v1.HasDisruptedTaint(node) {
 		stored := node.DeepCopy()
 		var taints []corev1.Taint
 		for _, t := range node.Spec.Taints {

@@ -56,10 +56,16 @@ func (n *StateNode) Deleting() bool {
 		if n.Node.DeletionTimestamp != nil {
 			return true
 		}
-		for _, t := range n.Node.Spec.Taints {
-			if t.MatchTaint(&v1.DisruptedNoScheduleTaint) {
-				return true
-			}
+		return v1.HasDisruptedTaint(n.Node)
+	}
+	return false
+}
+
+// IsNodeReady reports whether the Node's Ready condition is True.
+func IsNodeReady(node *corev1.Node) bool {
+	for _, cond := range node.Status.Conditions {
+		if cond.Type == corev1.NodeReady {
+			return cond.Status == corev1.ConditionTrue
 		}
 	}
 	return false

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
@@ -114,7 +113,7 @@ func (c *NodeController) claimFor(ctx context.Context, node *corev1.Node) (*v1.N
 // instanceGone lets a NotReady Node whose instance no longer exists go
 // without draining: its pods are not running anywhere.
 func (c *NodeController) instanceGone(ctx context.Context, node *corev1.Node) (bool, error) {
-	if node.Spec.ProviderID == "" || IsNodeReady(node) {
+	if node.Spec.ProviderID == "" || state.IsNodeReady(node) {
 		return false, nil
 	}
 	_, err := c.cloud.Get(ctx, node.Spec.ProviderID)
@@ -144,7 +143,7 @@ func (c *NodeController) deadline(claim *v1.NodeClaim) (*time.Time, error) {
 // same key) and the exclude-from-external-load-balancers label.
 func (c *NodeController) taint(ctx context.Context, node *corev1.Node, deadline *time.Time) error {
 	stored := node.DeepCopy()
-	if !ApplyDisruptedTaint(node) {
+	if !v1.ApplyDisruptedTaint(node) {
 		return nil
 	}
 	if err := c.kube.Patch(ctx, node, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
@@ -155,34 +154,6 @@ func (c *NodeController) taint(ctx context.Context, node *corev1.Node, deadline 
 			"All pods will be deleted by %s", deadline.UTC().Format(time.RFC3339))
 	}
 	return nil
-}
-
-// ApplyDisruptedTaint sets the disrupted taint and the load-balancer
-// exclusion label on node; it reports whether anything changed.
-func ApplyDisruptedTaint(node *corev1.Node) bool {
-	before := node.DeepCopy()
-	taints := []corev1.Taint{v1.DisruptedNoScheduleTaint}
-	for _, t := range node.Spec.Taints {
-		if t.Key != v1.DisruptedTaintKey {
-			taints = append(taints, t)
-		}
-	}
-	node.Spec.Taints = taints
-	if node.Labels == nil {
-		node.Labels = map[string]string{}
-	}
-	node.Labels[v1.NodeExcludeFromExternalLoadBalancersLabelKey] = v1.NodeExcludeFromExternalLoadBalancersLabelValue
-	return !equality.Semantic.DeepEqual(before.Spec.Taints, node.Spec.Taints) || !equality.Semantic.DeepEqual(before.Labels, node.Labels)
-}
-
-// HasDisruptedTaint reports whether the node carries the disrupted taint.
-func HasDisruptedTaint(node *corev1.Node) bool {
-	for _, t := range node.Spec.Taints {
-		if t.MatchTaint(&v1.DisruptedNoScheduleTaint) {
-			return true
-		}
-	}
-	return false
 }
 
 func podsOn(ctx context.Context, kube client.Reader, nodeName string) ([]*corev1.Pod, error) {
@@ -262,16 +233,6 @@ func (c *NodeController) release(ctx context.Context, node *corev1.Node) error {
 	nodesLifetime.WithLabelValues(pool).Observe(now.Sub(node.CreationTimestamp.Time).Seconds())
 	log.FromContext(ctx).Info("deleted node")
 	return nil
-}
-
-// IsNodeReady reports whether the Node's Ready condition is True.
-func IsNodeReady(node *corev1.Node) bool {
-	for _, cond := range node.Status.Conditions {
-		if cond.Type == corev1.NodeReady {
-			return cond.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // Register adds the controller; NodeClaim changes (a deadline annotation)

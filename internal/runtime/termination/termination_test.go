@@ -158,7 +158,7 @@ func TestDeletingNodeClaimDrainsTierByTierAndTerminates(t *testing.T) {
 		seen := map[string]bool{}
 		for ctx.Err() == nil {
 			node := &corev1.Node{}
-			if kube.Get(ctx, client.ObjectKeyFromObject(m.node), node) == nil && termination.HasDisruptedTaint(node) &&
+			if kube.Get(ctx, client.ObjectKeyFromObject(m.node), node) == nil && v1.HasDisruptedTaint(node) &&
 				node.Labels[corev1.LabelNodeExcludeBalancers] == "karpenter" {
 				mu.Lock()
 				tainted = true
