@@ -12,6 +12,7 @@ import (
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 )
 
 // initialize waits until the registered Node can take the pods it was made
@@ -56,13 +57,7 @@ func (c *Controller) initialize(ctx context.Context, claim *v1.NodeClaim) (resul
 // ephemeral taints must be gone, and every extended resource the claim
 // requests must be advertised (its device plugin registered).
 func NotInitialized(claim *v1.NodeClaim, node *corev1.Node) (reason, message string) {
-	ready := false
-	for _, c := range node.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			ready = c.Status == corev1.ConditionTrue
-		}
-	}
-	if !ready {
+	if !state.IsNodeReady(node) {
 		return "NodeNotReady", "Node status is NotReady"
 	}
 	for _, t := range claim.Spec.StartupTaints {
