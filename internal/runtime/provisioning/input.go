@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
@@ -80,13 +79,10 @@ func SolverNode(n *state.StateNode) *scheduling.Node {
 
 func inFlightLabels(claim *v1.NodeClaim) map[string]string {
 	out := map[string]string{}
-	for _, r := range claim.Spec.Requirements {
-		req, err := requirements.Parse(r.NodeSelectorRequirement(), nil)
-		if err != nil {
-			continue
-		}
-		if v, ok := singleValue(req); ok {
-			out[r.Key] = v
+	reqs, _ := claim.Spec.Requirements.Parse()
+	for key, req := range reqs {
+		if v, ok := req.SingleValue(); ok {
+			out[key] = v
 		}
 	}
 	for k, v := range claim.Labels {

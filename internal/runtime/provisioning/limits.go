@@ -81,22 +81,11 @@ func maxCapacity(claim *v1.NodeClaim, types []*scheduling.InstanceType) corev1.R
 }
 
 func instanceTypeRequirement(claim *v1.NodeClaim) *requirements.Requirement {
-	var r *requirements.Requirement
-	for _, req := range claim.Spec.Requirements {
-		if req.Key != corev1.LabelInstanceTypeStable {
-			continue
-		}
-		p, err := requirements.Parse(req.NodeSelectorRequirement(), nil)
-		if err != nil {
-			continue
-		}
-		if r == nil {
-			r = p
-		} else {
-			r = r.Intersection(p)
-		}
+	reqs, _ := claim.Spec.Requirements.Parse()
+	if !reqs.Has(corev1.LabelInstanceTypeStable) {
+		return nil
 	}
-	return r
+	return reqs.Get(corev1.LabelInstanceTypeStable)
 }
 
 // claimMaxCapacity is what a new claim may add to its pool's usage.

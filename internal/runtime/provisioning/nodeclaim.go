@@ -26,7 +26,7 @@ func NewNodeClaim(pool *v1.NodePool, nc *scheduling.NewClaim) *v1.NodeClaim {
 		labels[k] = v
 	}
 	for key, req := range nc.Requirements {
-		if v, ok := singleValue(req); ok && !isWellKnown(key) && v1.IsRestrictedLabel(key) == nil {
+		if v, ok := req.SingleValue(); ok && !isWellKnown(key) && v1.IsRestrictedLabel(key) == nil {
 			labels[key] = v
 		}
 	}
@@ -77,13 +77,6 @@ func NodeClassLabelKey(ref *v1.NodeClassReference) string {
 var wellKnown = requirements.NewKeySet(v1.WellKnownLabels...)
 
 func isWellKnown(key string) bool { return wellKnown.Has(key) }
-
-func singleValue(r *requirements.Requirement) (string, bool) {
-	if r.Operator() != corev1.NodeSelectorOpIn || r.Len() != 1 {
-		return "", false
-	}
-	return r.Values()[0], true
-}
 
 // claimRequirements renders the solver's requirements in API form, sorted
 // by key, without the keys a NodeClaim may not carry (the hostname

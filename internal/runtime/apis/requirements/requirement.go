@@ -159,6 +159,14 @@ func (r *Requirement) Has(value string) bool {
 	return in && withinBounds(value, r.greaterThan, r.lessThan)
 }
 
+// SingleValue is the one value an In requirement with one value allows.
+func (r *Requirement) SingleValue() (string, bool) {
+	if r.Operator() != corev1.NodeSelectorOpIn || r.Len() != 1 {
+		return "", false
+	}
+	return r.Values()[0], true
+}
+
 // Any returns a deterministic allowed value: the smallest allowed set member,
 // or the smallest non-negative integer inside the bounds that is not
 // excluded; "" when nothing is allowed.

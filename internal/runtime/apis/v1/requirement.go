@@ -1,6 +1,10 @@
 package v1
 
-import corev1 "k8s.io/api/core/v1"
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
+)
 
 // Operators beyond corev1's: inclusive numeric bounds (Karpenter v1.9+).
 const (
@@ -45,4 +49,9 @@ type NodeSelectorRequirementWithMinValues struct {
 // NodeSelectorRequirement returns the requirement without MinValues.
 func (r NodeSelectorRequirementWithMinValues) NodeSelectorRequirement() corev1.NodeSelectorRequirement {
 	return corev1.NodeSelectorRequirement{Key: r.Key, Operator: r.Operator, Values: r.Values}
+}
+
+// Parse is the requirement with its minValues.
+func (r NodeSelectorRequirementWithMinValues) Parse() (*requirements.Requirement, error) {
+	return requirements.Parse(r.NodeSelectorRequirement(), r.MinValues)
 }

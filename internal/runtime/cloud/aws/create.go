@@ -26,15 +26,7 @@ import (
 
 // ClaimRequirements parses a NodeClaim's requirements with their minValues.
 func ClaimRequirements(claim *v1.NodeClaim) (requirements.Requirements, error) {
-	in := make([]corev1.NodeSelectorRequirement, 0, len(claim.Spec.Requirements))
-	minValues := map[string]int{}
-	for _, r := range claim.Spec.Requirements {
-		in = append(in, r.NodeSelectorRequirement())
-		if r.MinValues != nil {
-			minValues[r.Key] = max(minValues[r.Key], *r.MinValues)
-		}
-	}
-	reqs, err := requirements.FromNodeSelectorRequirements(in, minValues)
+	reqs, err := claim.Spec.Requirements.Parse()
 	if err != nil {
 		return nil, fmt.Errorf("NodeClaim %s requirements: %w", claim.Name, err)
 	}

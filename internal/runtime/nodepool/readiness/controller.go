@@ -20,7 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 )
 
@@ -86,7 +85,7 @@ func (c *Controller) nodeClassReady(ctx context.Context, pool *v1.NodePool) (met
 func Validate(pool *v1.NodePool) error {
 	var errs []error
 	for i, r := range pool.Spec.Template.Spec.Requirements {
-		if _, err := requirements.Parse(r.NodeSelectorRequirement(), r.MinValues); err != nil {
+		if _, err := r.Parse(); err != nil {
 			errs = append(errs, fmt.Errorf("spec.template.spec.requirements[%d] (%s): %w", i, r.Key, err))
 		}
 	}
