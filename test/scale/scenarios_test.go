@@ -22,9 +22,9 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	cloudaws "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/provisioning"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling/oracle"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/simulation"
 )
 
 // workload is one Deployment of a scenario.
@@ -413,7 +413,7 @@ func freshCost(np *v1.NodePool, types []*scheduling.InstanceType, pods []*corev1
 		pending[i] = cp
 	}
 	plan, err := scheduling.Solve(scheduling.Input{
-		NodePools: []*scheduling.NodePool{provisioning.SolverPool(np, types, nil)},
+		NodePools: []*scheduling.NodePool{simulation.SolverPool(np, types, nil)},
 		Pods:      pending,
 	})
 	if err != nil {

@@ -8,8 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/pods"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/provisioning"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/simulation"
 )
 
 // Simulation is where the candidates' pods would go if they were removed.
@@ -37,7 +37,7 @@ func Simulate(env *Env, candidates []*Candidate) (*Simulation, error) {
 		}
 	}
 	in := &scheduling.Input{
-		DaemonSets: provisioning.DaemonSetPods(env.Snapshot.DaemonSets),
+		DaemonSets: simulation.DaemonSetPods(env.Snapshot.DaemonSets),
 		Options:    env.Options,
 	}
 	for _, n := range env.Snapshot.Nodes {
@@ -50,18 +50,18 @@ func Simulate(env *Env, candidates []*Candidate) (*Simulation, error) {
 				}
 			}
 		case n.InFlight():
-			in.InFlight = append(in.InFlight, provisioning.SolverNode(n))
+			in.InFlight = append(in.InFlight, simulation.SolverNode(n))
 		default:
-			in.Nodes = append(in.Nodes, provisioning.SolverNode(n))
+			in.Nodes = append(in.Nodes, simulation.SolverNode(n))
 		}
 	}
 	// Pods whose storage does not resolve cannot be shown to fit anywhere.
-	moving, volumes, waiting := provisioning.VolumeTopology(moving, env.Volumes)
+	moving, volumes, waiting := simulation.VolumeTopology(moving, env.Volumes)
 	in.Pods, in.VolumeTopology, in.NamespaceLabels = moving, volumes, env.Snapshot.NamespaceLabels
-	usage := provisioning.Usage(env.Snapshot.Nodes, env.InstanceTypes)
-	for _, pool := range provisioning.SchedulablePools(env.Snapshot.NodePools) {
+	usage := simulation.Usage(env.Snapshot.Nodes, env.InstanceTypes)
+	for _, pool := range simulation.SchedulablePools(env.Snapshot.NodePools) {
 		if its := env.InstanceTypes[pool.Name]; len(its) > 0 {
-			in.NodePools = append(in.NodePools, provisioning.SolverPool(pool, its, usage[pool.Name]))
+			in.NodePools = append(in.NodePools, simulation.SolverPool(pool, its, usage[pool.Name]))
 		}
 	}
 	if len(in.NodePools) == 0 && len(moving) > 0 {

@@ -18,6 +18,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/crds"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/simulation"
 	"github.com/joistdev/terraform-provider-joist/internal/sandbox"
 )
 
@@ -75,7 +76,7 @@ func solve(t *testing.T, pool *v1.NodePool, pods ...*corev1.Pod) *scheduling.Pla
 		instanceType("c5.xlarge", 4, 8, 0.06, 0.17), instanceType("m5.xlarge", 4, 16, 0.07, 0.19),
 		instanceType("c5.2xlarge", 8, 16, 0.12, 0.34), instanceType("r5.xlarge", 4, 32, 0.08, 0.25),
 	}
-	plan, err := scheduling.Solve(scheduling.Input{NodePools: []*scheduling.NodePool{SolverPool(pool, types, nil)}, Pods: pods})
+	plan, err := scheduling.Solve(scheduling.Input{NodePools: []*scheduling.NodePool{simulation.SolverPool(pool, types, nil)}, Pods: pods})
 	if err != nil {
 		t.Fatal(err)
 	}

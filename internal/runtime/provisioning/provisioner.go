@@ -24,6 +24,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/metrics"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/pods"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/simulation"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 )
 
@@ -101,7 +102,7 @@ func (p *Provisioner) Schedule(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	pods, volumes, unplaced := VolumeTopology(pods, objs)
+	pods, volumes, unplaced := simulation.VolumeTopology(pods, objs)
 	if len(pods) > 0 {
 		in, pools, err := p.input(ctx, snap, pods, volumes)
 		if err != nil {
@@ -160,7 +161,7 @@ func podsToSchedule(snap *state.Snapshot) []*corev1.Pod {
 
 // input builds the solver's input; it also returns the NodePools by name.
 func (p *Provisioner) input(ctx context.Context, snap *state.Snapshot, pods []*corev1.Pod, volumes map[types.UID][][]corev1.NodeSelectorRequirement) (*scheduling.Input, map[string]*v1.NodePool, error) {
-	pools := SchedulablePools(snap.NodePools)
+	pools := simulation.SchedulablePools(snap.NodePools)
 	poolTypes := map[string][]*scheduling.InstanceType{}
 	byName := map[string]*v1.NodePool{}
 	var errs []error
@@ -184,10 +185,10 @@ func (p *Provisioner) input(ctx context.Context, snap *state.Snapshot, pods []*c
 	for _, err := range errs {
 		log.FromContext(ctx).Error(err, "skipping nodepool")
 	}
-	usage := Usage(snap.Nodes, poolTypes)
+	usage := simulation.Usage(snap.Nodes, poolTypes)
 	in := &scheduling.Input{
 		Pods:            pods,
-		DaemonSets:      DaemonSetPods(snap.DaemonSets),
+		DaemonSets:      simulation.DaemonSetPods(snap.DaemonSets),
 		VolumeTopology:  volumes,
 		NamespaceLabels: snap.NamespaceLabels,
 		Options: scheduling.Options{
@@ -197,7 +198,7 @@ func (p *Provisioner) input(ctx context.Context, snap *state.Snapshot, pods []*c
 	}
 	for _, pool := range pools {
 		if its, ok := poolTypes[pool.Name]; ok {
-			in.NodePools = append(in.NodePools, SolverPool(pool, its, usage[pool.Name]))
+			in.NodePools = append(in.NodePools, simulation.SolverPool(pool, its, usage[pool.Name]))
 		}
 	}
 	for _, n := range snap.Nodes {
@@ -205,9 +206,9 @@ func (p *Provisioner) input(ctx context.Context, snap *state.Snapshot, pods []*c
 			continue
 		}
 		if n.InFlight() {
-			in.InFlight = append(in.InFlight, SolverNode(n))
+			in.InFlight = append(in.InFlight, simulation.SolverNode(n))
 		} else {
-			in.Nodes = append(in.Nodes, SolverNode(n))
+			in.Nodes = append(in.Nodes, simulation.SolverNode(n))
 		}
 	}
 	return in, byName, nil
@@ -247,7 +248,7 @@ func (p *Provisioner) create(ctx context.Context, claims []*scheduling.NewClaim,
 	for _, nc := range claims {
 		pool := pools[nc.NodePool]
 		next := usage[nc.NodePool].DeepCopy()
-		add(next, claimMaxCapacity(nc))
+		scheduling.AddResources(next, claimMaxCapacity(nc))
 		if name := ExceededBy(pool.Spec.Limits, next); name != "" {
 			fail(nc, limitError(pool.Name, name, pool.Spec.Limits))
 			continue

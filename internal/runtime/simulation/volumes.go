@@ -1,4 +1,4 @@
-package provisioning
+package simulation
 
 import (
 	corev1 "k8s.io/api/core/v1"

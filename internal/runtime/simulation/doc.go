@@ -1,0 +1,6 @@
+// Package simulation builds the solver's input from a snapshot of the
+// cluster: pods with their volume topology, nodes and in-flight claims,
+// DaemonSets, and the schedulable NodePools with their instance types and
+// the usage counted against their limits. Provisioning builds its pass with
+// it, and disruption its what-if runs.
+package simulation
