@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/pods"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/simulation"
 )
@@ -36,34 +35,10 @@ func Simulate(env *Env, candidates []*Candidate) (*Simulation, error) {
 			moving = append(moving, p)
 		}
 	}
-	in := &scheduling.Input{
-		DaemonSets: simulation.DaemonSetPods(env.Snapshot.DaemonSets),
-		Options:    env.Options,
-	}
-	for _, n := range env.Snapshot.Nodes {
-		switch {
-		case removed[n.Name()]:
-		case n.Deleting():
-			for _, p := range n.Pods {
-				if pods.IsReschedulable(p) {
-					moving = append(moving, p)
-				}
-			}
-		case n.InFlight():
-			in.InFlight = append(in.InFlight, simulation.SolverNode(n))
-		default:
-			in.Nodes = append(in.Nodes, simulation.SolverNode(n))
-		}
-	}
+	moving = append(moving, simulation.Displaced(env.Snapshot.Nodes, removed)...)
 	// Pods whose storage does not resolve cannot be shown to fit anywhere.
 	moving, volumes, waiting := simulation.VolumeTopology(moving, env.Volumes)
-	in.Pods, in.VolumeTopology, in.NamespaceLabels = moving, volumes, env.Snapshot.NamespaceLabels
-	usage := simulation.Usage(env.Snapshot.Nodes, env.InstanceTypes)
-	for _, pool := range simulation.SchedulablePools(env.Snapshot.NodePools) {
-		if its := env.InstanceTypes[pool.Name]; len(its) > 0 {
-			in.NodePools = append(in.NodePools, simulation.SolverPool(pool, its, usage[pool.Name]))
-		}
-	}
+	in := simulation.Build(env.Snapshot, moving, volumes, env.InstanceTypes, env.Options, removed)
 	if len(in.NodePools) == 0 && len(moving) > 0 {
 		return nil, errNoPools
 	}

@@ -146,17 +146,7 @@ func podsToSchedule(snap *state.Snapshot) []*corev1.Pod {
 			out = append(out, pod)
 		}
 	}
-	for _, n := range snap.Nodes {
-		if !n.Deleting() {
-			continue
-		}
-		for _, pod := range n.Pods {
-			if pods.IsReschedulable(pod) {
-				out = append(out, pod)
-			}
-		}
-	}
-	return out
+	return append(out, simulation.Displaced(snap.Nodes, nil)...)
 }
 
 // input builds the solver's input; it also returns the NodePools by name.
@@ -185,33 +175,8 @@ func (p *Provisioner) input(ctx context.Context, snap *state.Snapshot, pods []*c
 	for _, err := range errs {
 		log.FromContext(ctx).Error(err, "skipping nodepool")
 	}
-	usage := simulation.Usage(snap.Nodes, poolTypes)
-	in := &scheduling.Input{
-		Pods:            pods,
-		DaemonSets:      simulation.DaemonSetPods(snap.DaemonSets),
-		VolumeTopology:  volumes,
-		NamespaceLabels: snap.NamespaceLabels,
-		Options: scheduling.Options{
-			PreferencePolicy: p.opts.PreferencePolicy,
-			MinValuesPolicy:  p.opts.MinValuesPolicy,
-		},
-	}
-	for _, pool := range pools {
-		if its, ok := poolTypes[pool.Name]; ok {
-			in.NodePools = append(in.NodePools, simulation.SolverPool(pool, its, usage[pool.Name]))
-		}
-	}
-	for _, n := range snap.Nodes {
-		if n.Deleting() {
-			continue
-		}
-		if n.InFlight() {
-			in.InFlight = append(in.InFlight, simulation.SolverNode(n))
-		} else {
-			in.Nodes = append(in.Nodes, simulation.SolverNode(n))
-		}
-	}
-	return in, byName, nil
+	opts := scheduling.Options{PreferencePolicy: p.opts.PreferencePolicy, MinValuesPolicy: p.opts.MinValuesPolicy}
+	return simulation.Build(snap, pods, volumes, poolTypes, opts, nil), byName, nil
 }
 
 func (p *Provisioner) nominate(pod *corev1.Pod, target string, inFlight bool) {

@@ -1,7 +1,6 @@
 package simulation
 
 import (
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 

@@ -1,0 +1,59 @@
+package simulation
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/pods"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
+)
+
+// Build is the solver's input for placing toPlace (whose volumes resolved
+// to volumes, see VolumeTopology) on what the snapshot holds: its nodes and
+// in-flight claims except those being deleted or named in without, its
+// DaemonSets, and its schedulable NodePools that have instance types, each
+// with the usage its claims count against its limits.
+func Build(snap *state.Snapshot, toPlace []*corev1.Pod, volumes map[types.UID][][]corev1.NodeSelectorRequirement,
+	instanceTypes map[string][]*scheduling.InstanceType, opts scheduling.Options, without map[string]bool) *scheduling.Input {
+	in := &scheduling.Input{
+		Pods:            toPlace,
+		DaemonSets:      DaemonSetPods(snap.DaemonSets),
+		VolumeTopology:  volumes,
+		NamespaceLabels: snap.NamespaceLabels,
+		Options:         opts,
+	}
+	usage := Usage(snap.Nodes, instanceTypes)
+	for _, pool := range SchedulablePools(snap.NodePools) {
+		if its := instanceTypes[pool.Name]; len(its) > 0 {
+			in.NodePools = append(in.NodePools, SolverPool(pool, its, usage[pool.Name]))
+		}
+	}
+	for _, n := range snap.Nodes {
+		switch {
+		case without[n.Name()] || n.Deleting():
+		case n.InFlight():
+			in.InFlight = append(in.InFlight, SolverNode(n))
+		default:
+			in.Nodes = append(in.Nodes, SolverNode(n))
+		}
+	}
+	return in
+}
+
+// Displaced are the pods of nodes being deleted, except those named in
+// without, that need a new home.
+func Displaced(nodes []*state.StateNode, without map[string]bool) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, n := range nodes {
+		if without[n.Name()] || !n.Deleting() {
+			continue
+		}
+		for _, pod := range n.Pods {
+			if pods.IsReschedulable(pod) {
+				out = append(out, pod)
+			}
+		}
+	}
+	return out
+}
