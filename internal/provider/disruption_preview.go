@@ -4,17 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/drift"
 )
 
 var plannedDisruptionType = types.ObjectType{AttrTypes: map[string]attr.Type{
@@ -31,7 +32,8 @@ func plannedDisruptionAttribute() schema.SingleNestedAttribute {
 		Attributes: map[string]schema.Attribute{
 			"drifted_nodes": schema.Int64Attribute{Computed: true, MarkdownDescription: "NodeClaims the change drifts: " +
 				"all of them when the template's static fields change (labels, annotations, taints, nodeClassRef, " +
-				"expireAfter, terminationGracePeriod), else those whose labels no longer meet the requirements."},
+				"expireAfter, terminationGracePeriod), else the launched ones whose labels no longer meet the requirements " +
+				"(a required label a node does not carry is not met)."},
 			"total_nodes":     schema.Int64Attribute{Computed: true, MarkdownDescription: "NodeClaims of the pool."},
 			"allowed_at_once": schema.Int64Attribute{Computed: true, MarkdownDescription: "How many nodes the pool's disruption budgets let be replaced for drift at once, now."},
 		},
@@ -78,20 +80,13 @@ func (r *NodePoolResource) previewDisruption(ctx context.Context, plan, state ma
 	if err != nil {
 		return nil, err
 	}
-	poolReqs, err := templateRequirements(planned)
-	if err != nil {
-		return nil, err
-	}
-	newHash, oldHash := planned.Hash(), current.Hash()
 	p := &disruptionPreview{Pool: planned.Name, Total: len(claims.Items)}
-	for _, claim := range claims.Items {
-		hash := claim.GetAnnotations()[v1.NodePoolHashAnnotationKey]
-		if hash == "" || claim.GetAnnotations()[v1.NodePoolHashVersionAnnotationKey] != v1.NodePoolHashVersion {
-			// Not stamped (yet), or stamped by another version: it was made
-			// from the current spec.
-			hash = oldHash
+	for _, u := range claims.Items {
+		claim := &v1.NodeClaim{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, claim); err != nil {
+			return nil, fmt.Errorf("reading NodeClaim %s: %w", u.GetName(), err)
 		}
-		if hash != newHash || requirements.FromLabels(claim.GetLabels()).Compatible(poolReqs, requirements.NewKeySet()) != nil {
+		if plannedDrift(claim, planned, current) != "" {
 			p.Drifted++
 		}
 	}
@@ -126,10 +121,19 @@ func (r *NodePoolResource) typedNodePool(attrs map[string]attr.Value) (*v1.NodeP
 	return np, nil
 }
 
-func templateRequirements(np *v1.NodePool) (requirements.Requirements, error) {
-	var in []corev1.NodeSelectorRequirement
-	for _, r := range np.Spec.Template.Spec.Requirements {
-		in = append(in, r.NodeSelectorRequirement())
+// plannedDrift is the drift the controller will find on claim once the
+// planned pool is applied and stamped. A claim not stamped (yet), or stamped
+// by another hash version, was made from the current spec, so it is judged
+// as if stamped with the current hash.
+func plannedDrift(claim *v1.NodeClaim, planned, current *v1.NodePool) string {
+	planned = planned.DeepCopy()
+	planned.Annotations = planned.HashAnnotations()
+	if claim.Annotations[v1.NodePoolHashAnnotationKey] == "" || claim.Annotations[v1.NodePoolHashVersionAnnotationKey] != v1.NodePoolHashVersion {
+		claim = claim.DeepCopy()
+		if claim.Annotations == nil {
+			claim.Annotations = map[string]string{}
+		}
+		maps.Copy(claim.Annotations, current.HashAnnotations())
 	}
-	return requirements.FromNodeSelectorRequirements(in, nil)
+	return drift.NodePool(claim, planned)
 }

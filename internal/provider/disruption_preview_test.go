@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	fwresource "github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
@@ -62,13 +63,31 @@ func createClaims(t *testing.T, pool string, n int, finalizers ...string) []stri
 		if len(finalizers) > 0 {
 			claim.SetFinalizers(finalizers)
 		}
-		if _, err := testCluster.kube.Resource(nodeClaimGVR).Create(context.Background(), claim, metav1.CreateOptions{}); err != nil {
+		created, err := testCluster.kube.Resource(nodeClaimGVR).Create(context.Background(), claim, metav1.CreateOptions{})
+		if err != nil {
 			t.Fatalf("creating NodeClaim %s: %v", name, err)
 		}
+		markLaunched(t, created)
 		names = append(names, name)
 	}
 	t.Cleanup(func() { releaseClaims(pool) })
 	return names
+}
+
+// markLaunched gives the claim the Launched condition its instance's
+// launch would: drift judges launched claims only.
+func markLaunched(t *testing.T, claim *unstructured.Unstructured) {
+	t.Helper()
+	conditions := []any{map[string]any{
+		"type": v1.ConditionTypeLaunched, "status": "True", "reason": v1.ConditionTypeLaunched, "message": "",
+		"lastTransitionTime": time.Now().UTC().Format(time.RFC3339),
+	}}
+	if err := unstructured.SetNestedSlice(claim.Object, conditions, "status", "conditions"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := testCluster.kube.Resource(nodeClaimGVR).UpdateStatus(context.Background(), claim, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("marking NodeClaim %s launched: %v", claim.GetName(), err)
+	}
 }
 
 // releaseClaims removes whatever is left of a pool's claims.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/joistdev/terraform-provider-joist/internal/awssim"
@@ -20,6 +21,7 @@ import (
 // with the Joist CRDs installed and no controller running.
 var testCluster struct {
 	kubeconfig string
+	config     *rest.Config
 	kube       dynamic.Interface
 	aws        *awssim.Server
 }
@@ -49,7 +51,7 @@ func runTests(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "installing the CRDs:", err)
 		return 1
 	}
-	testCluster.kubeconfig = sb.Kubeconfig
+	testCluster.kubeconfig, testCluster.config = sb.Kubeconfig, sb.Config
 	testCluster.aws = sb.AWS
 	// The provider finds awssim as it finds AWS: through the SDK's standard
 	// environment (AWS_ENDPOINT_URL, AWS_REGION, credentials).

@@ -31,13 +31,3 @@ func (r Requirements) Parse() (requirements.Requirements, error) {
 	}
 	return out, errors.Join(errs...)
 }
-
-// Requirements are what a node made from the template must satisfy: its
-// requirements and its labels.
-func (t *NodeClaimTemplate) Requirements() (requirements.Requirements, error) {
-	out, err := t.Spec.Requirements.Parse()
-	for _, label := range requirements.FromLabels(t.Labels) {
-		out.Add(label)
-	}
-	return out, err
-}

@@ -25,19 +25,3 @@ func TestRequirementsParse(t *testing.T) {
 		t.Error("the unparsable entry was kept")
 	}
 }
-
-func TestNodeClaimTemplateRequirementsIncludeLabels(t *testing.T) {
-	tmpl := NodeClaimTemplate{
-		ObjectMeta: ObjectMeta{Labels: map[string]string{"team": "a"}},
-		Spec: NodeClaimTemplateSpec{Requirements: Requirements{
-			{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"amd64"}},
-		}},
-	}
-	reqs, err := tmpl.Requirements()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reqs.Get("team").Has("a") || reqs.Get("team").Has("b") || !reqs.Get(corev1.LabelArchStable).Has("amd64") {
-		t.Errorf("requirements %v, want arch In [amd64] and team In [a]", reqs)
-	}
-}

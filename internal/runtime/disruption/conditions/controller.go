@@ -100,10 +100,7 @@ func (c *Controller) drifted(ctx context.Context, claim *v1.NodeClaim, pool *v1.
 	if !nodeclaim.IsTrue(claim, v1.ConditionTypeLaunched) {
 		return "", nil
 	}
-	if r := drift.Static(claim, pool); r != "" {
-		return r, nil
-	}
-	if r := drift.Requirements(claim, pool); r != "" {
+	if r := drift.NodePool(claim, pool); r != "" {
 		return r, nil
 	}
 	if r, err := c.instanceTypeDrift(ctx, claim, pool); r != "" || err != nil {

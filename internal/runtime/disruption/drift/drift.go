@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
@@ -50,26 +51,37 @@ func Static(claim *v1.NodeClaim, pool *v1.NodePool) string {
 	return ""
 }
 
-var wellKnown = requirements.NewKeySet(v1.WellKnownLabels...)
+// NodePool is why a claim no longer matches its NodePool, judged from the
+// two alone (no cloud call): the static hash first, then the requirements.
+// A claim that has not launched lacks the labels the cloud fills in, so
+// only its hash is judged. The drift controller and the plan preview of a
+// NodePool change both ask this.
+func NodePool(claim *v1.NodeClaim, pool *v1.NodePool) string {
+	if r := Static(claim, pool); r != "" {
+		return r
+	}
+	if !meta.IsStatusConditionTrue(claim.Status.Conditions, v1.ConditionTypeLaunched) {
+		return ""
+	}
+	return Requirements(claim, pool)
+}
+
+// noneUndefined: every key a pool requires must be on the claim.
+var noneUndefined = requirements.NewKeySet()
 
 // Requirements reports RequirementsDrifted when the claim's labels no
-// longer satisfy the pool's requirements and template labels (e.g. its
-// instance type, zone or capacity type was removed from an In list).
-// Widening the requirements never drifts.
+// longer satisfy the pool's requirements, as Karpenter judges it: every key the pool requires (In, Exists, Gt, Lt) must be a
+// label of the claim with an allowed value. So removing the claim's
+// instance type, zone or capacity type from an In list drifts it, and so
+// does a new requirement on a label the claim does not carry; widening the
+// requirements never drifts. Requirements that do not parse drift nothing.
+// Template labels are covered by the static hash.
 func Requirements(claim *v1.NodeClaim, pool *v1.NodePool) string {
-	poolReqs := requirements.Requirements{}
-	for _, r := range pool.Spec.Template.Spec.Requirements {
-		req, err := requirements.Parse(r.NodeSelectorRequirement(), nil)
-		if err != nil {
-			return ""
-		}
-		poolReqs.Add(req)
+	poolReqs, err := pool.Spec.Template.Spec.Requirements.Parse()
+	if err != nil {
+		return ""
 	}
-	for _, r := range requirements.FromLabels(pool.Spec.Template.Labels) {
-		poolReqs.Add(r)
-	}
-	claimReqs := requirements.FromLabels(claim.Labels)
-	if !poolReqs.IsCompatible(claimReqs, wellKnown) {
+	if !requirements.FromLabels(claim.Labels).IsCompatible(poolReqs, noneUndefined) {
 		return RequirementsDrifted
 	}
 	return ""

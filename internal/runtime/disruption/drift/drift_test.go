@@ -98,11 +98,69 @@ func TestRequirementsDrift(t *testing.T) {
 	if r := Requirements(claim, p); r != RequirementsDrifted {
 		t.Fatalf("zone requirement: drift %q", r)
 	}
-	// And a changed template label.
+	// A changed template label is the static hash's to catch.
 	p = pool()
 	p.Spec.Template.Labels["team"] = "b"
-	if r := Requirements(claim, p); r != RequirementsDrifted {
-		t.Fatalf("template label change: drift %q", r)
+	p.Annotations = p.HashAnnotations()
+	if r := Requirements(claim, p); r != "" {
+		t.Fatalf("template label change: requirements drift %q, want it left to the hash", r)
+	}
+	if r := Static(claim, p); r != NodePoolDrifted {
+		t.Fatalf("template label change: static drift %q, want %s", r, NodePoolDrifted)
+	}
+}
+
+// As Karpenter judges it: every key the pool requires must be a label of
+// the claim, so a new requirement on a label the claim lacks drifts it; a
+// label of the claim the pool says nothing about does not.
+func TestRequirementsDriftOnLabelsTheClaimLacks(t *testing.T) {
+	add := func(r v1.NodeSelectorRequirementWithMinValues) *v1.NodePool {
+		p := pool()
+		p.Spec.Template.Spec.Requirements = append(p.Spec.Template.Spec.Requirements, r)
+		return p
+	}
+	claim := claimOf(pool())
+	for _, tc := range []struct {
+		name string
+		pool *v1.NodePool
+		want string
+	}{
+		{"custom label required In", add(v1.NodeSelectorRequirementWithMinValues{Key: "example.com/team", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}), RequirementsDrifted},
+		{"custom label required to exist", add(v1.NodeSelectorRequirementWithMinValues{Key: "example.com/team", Operator: corev1.NodeSelectorOpExists}), RequirementsDrifted},
+		{"well-known label the claim lacks", add(v1.NodeSelectorRequirementWithMinValues{Key: v1.LabelInstanceCategory, Operator: corev1.NodeSelectorOpIn, Values: []string{"m"}}), RequirementsDrifted},
+		{"custom label required absent", add(v1.NodeSelectorRequirementWithMinValues{Key: "example.com/team", Operator: corev1.NodeSelectorOpDoesNotExist}), ""},
+		{"custom label excluded", add(v1.NodeSelectorRequirementWithMinValues{Key: "example.com/team", Operator: corev1.NodeSelectorOpNotIn, Values: []string{"b"}}), ""},
+	} {
+		if got := Requirements(claim, tc.pool); got != tc.want {
+			t.Errorf("%s: drift %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	extra := claimOf(pool())
+	extra.Labels["example.com/tier"] = "web"
+	if got := Requirements(extra, pool()); got != "" {
+		t.Errorf("a claim label the pool does not define drifted the claim: %q", got)
+	}
+}
+
+// NodePool judges an unlaunched claim by its hash only: its labels lack
+// what the cloud fills in at launch.
+func TestNodePoolDriftOfUnlaunchedClaims(t *testing.T) {
+	p := pool()
+	p.Spec.Template.Spec.Requirements = append(p.Spec.Template.Spec.Requirements,
+		v1.NodeSelectorRequirementWithMinValues{Key: "example.com/team", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}})
+	claim := claimOf(pool())
+	if got := NodePool(claim, p); got != "" {
+		t.Errorf("unlaunched claim: drift %q, want none yet", got)
+	}
+	claim.Status.Conditions = []metav1.Condition{{Type: v1.ConditionTypeLaunched, Status: metav1.ConditionTrue}}
+	if got := NodePool(claim, p); got != RequirementsDrifted {
+		t.Errorf("launched claim: drift %q, want %s", got, RequirementsDrifted)
+	}
+	p.Spec.Template.Spec.Taints = []corev1.Taint{{Key: "dedicated", Effect: corev1.TaintEffectNoSchedule}}
+	p.Annotations = p.HashAnnotations()
+	claim.Status.Conditions = nil
+	if got := NodePool(claim, p); got != NodePoolDrifted {
+		t.Errorf("unlaunched claim of a changed template: drift %q, want %s", got, NodePoolDrifted)
 	}
 }
 
