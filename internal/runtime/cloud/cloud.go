@@ -35,9 +35,10 @@ type Provider interface {
 	// IsDrifted returns a non-empty reason when the claim's instance no longer
 	// matches its node class (AMI, subnet, security groups, static hash).
 	IsDrifted(ctx context.Context, claim *v1.NodeClaim) (DriftReason, error)
+	// NodeClasses are the node class kinds the provider serves (one for
+	// aws: EC2NodeClass), so the core controllers can watch and read node
+	// classes without knowing their Go types.
+	NodeClasses() []NodeClassKind
 	// Name identifies the provider ("aws").
 	Name() string
 }
-
-// DriftReason names why a claim drifted; empty means not drifted.
-type DriftReason string

@@ -330,7 +330,7 @@ func Register(mgr manager.Manager, cluster *state.Cluster, provider cloud.Provid
 	for _, step := range []func() error{
 		func() error { return conditions.NewController(kube, provider, clk).Register(mgr) },
 		func() error { return conditions.NewPodEvents(kube, clk).Register(mgr) },
-		func() error { return hash.NewController(kube).Register(mgr) },
+		func() error { return hash.NewController(kube, provider).Register(mgr) },
 		func() error { return NewExpirationController(kube, rec, clk).Register(mgr) },
 		func() error { return mgr.Add(NewController(kube, cluster, provider, rec, clk, opts)) },
 	} {

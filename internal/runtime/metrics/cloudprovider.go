@@ -71,4 +71,7 @@ func (m *measured) IsDrifted(ctx context.Context, c *v1.NodeClaim) (r cloud.Drif
 	return m.p.IsDrifted(ctx, c)
 }
 
+// NodeClasses is static: nothing to time.
+func (m *measured) NodeClasses() []cloud.NodeClassKind { return m.p.NodeClasses() }
+
 func (m *measured) Name() string { return m.p.Name() }

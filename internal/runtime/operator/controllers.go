@@ -32,7 +32,7 @@ func (o *Operator) WithProvisioning() error {
 		func() error { return lifecycle.NewController(kube, o.Cloud, o.Recorder, o.Clock).Register(mgr) },
 		func() error { return mgr.Add(garbagecollection.NewController(kube, o.Cloud, o.Recorder, o.Clock)) },
 		func() error { return counter.NewController(kube).Register(mgr) },
-		func() error { return readiness.NewController(kube).Register(mgr) },
+		func() error { return readiness.NewController(kube, o.Cloud).Register(mgr) },
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {

@@ -92,6 +92,14 @@ func New(cfg aws.Config, kube client.Client, settings Settings) (*Provider, erro
 // Name is "aws".
 func (p *Provider) Name() string { return "aws" }
 
+// NodeClasses is the one kind the provider serves, EC2NodeClass.
+func (p *Provider) NodeClasses() []cloud.NodeClassKind {
+	return []cloud.NodeClassKind{{
+		Group: awsv1.SchemeGroupVersion.Group, Kind: awsv1.EC2NodeClassKind,
+		New: func() cloud.NodeClass { return &awsv1.EC2NodeClass{} },
+	}}
+}
+
 // Region is the region the provider launches in.
 func (p *Provider) Region() string { return p.region }
 

@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/drift"
@@ -147,21 +146,24 @@ func (c *Controller) instanceTypeDrift(ctx context.Context, claim *v1.NodeClaim,
 	return "", nil
 }
 
-// Register adds the controller: changes of a NodePool or EC2NodeClass
+// Register adds the controller: changes of a NodePool or a node class
 // wake the claims that use it.
 func (c *Controller) Register(mgr manager.Manager) error {
-	return builder.ControllerManagedBy(mgr).
+	b := builder.ControllerManagedBy(mgr).
 		Named("nodeclaim.disruption").
 		For(&v1.NodeClaim{}).
 		Watches(&v1.NodePool{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
 			return c.claims(ctx, func(cl *v1.NodeClaim) bool { return cl.Labels[v1.NodePoolLabelKey] == o.GetName() })
-		})).
-		Watches(&awsv1.EC2NodeClass{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+		}))
+	for _, kind := range c.cloud.NodeClasses() {
+		b = b.Watches(kind.New(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
 			return c.claims(ctx, func(cl *v1.NodeClaim) bool {
-				return cl.Spec.NodeClassRef != nil && cl.Spec.NodeClassRef.Name == o.GetName()
+				ref := cl.Spec.NodeClassRef
+				return ref != nil && ref.Kind == kind.Kind && ref.Name == o.GetName()
 			})
-		})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 10, RateLimiter: ratelimit.PerObject()}).
+		}))
+	}
+	return b.WithOptions(controller.Options{MaxConcurrentReconciles: 10, RateLimiter: ratelimit.PerObject()}).
 		Complete(c)
 }
 

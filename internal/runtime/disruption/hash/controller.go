@@ -11,15 +11,14 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
 )
 
 // Restamp updates the hash annotations of claim in place when its version
@@ -40,10 +39,16 @@ func Restamp(claim *v1.NodeClaim, hashKey, versionKey string, want map[string]st
 }
 
 // Controller is the NodePool hash controller (requests name NodePools).
-type Controller struct{ kube client.Client }
+type Controller struct {
+	kube  client.Client
+	cloud cloud.Provider
+}
 
-// NewController wires the controller.
-func NewController(kube client.Client) *Controller { return &Controller{kube: kube} }
+// NewController wires the controller; the provider names the node class
+// kinds whose hashes are re-stamped too.
+func NewController(kube client.Client, provider cloud.Provider) *Controller {
+	return &Controller{kube: kube, cloud: provider}
+}
 
 // Reconcile stamps the pool and re-stamps its claims and, for its node
 // class, their node class hash version.
@@ -67,9 +72,9 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 	}
 	var classWant map[string]string
-	if ref := pool.Spec.Template.Spec.NodeClassRef; ref != nil && ref.Kind == "EC2NodeClass" {
-		nc := &awsv1.EC2NodeClass{}
-		if err := c.kube.Get(ctx, client.ObjectKey{Name: ref.Name}, nc); err == nil {
+	if kind, ok := cloud.NodeClassKindOf(c.cloud, pool.Spec.Template.Spec.NodeClassRef); ok {
+		nc := kind.New()
+		if err := c.kube.Get(ctx, client.ObjectKey{Name: pool.Spec.Template.Spec.NodeClassRef.Name}, nc); err == nil {
 			classWant = nc.HashAnnotations()
 		}
 	}
@@ -96,21 +101,13 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 // Register adds the controller; node class changes wake the pools using it.
 func (c *Controller) Register(mgr manager.Manager) error {
-	return builder.ControllerManagedBy(mgr).
+	b := builder.ControllerManagedBy(mgr).
 		Named("nodepool.hash").
-		For(&v1.NodePool{}).
-		Watches(&awsv1.EC2NodeClass{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
-			pools := &v1.NodePoolList{}
-			if err := c.kube.List(ctx, pools); err != nil {
-				return nil
-			}
-			var out []reconcile.Request
-			for _, p := range pools.Items {
-				if ref := p.Spec.Template.Spec.NodeClassRef; ref != nil && ref.Name == o.GetName() {
-					out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: p.Name}})
-				}
-			}
-			return out
-		})).
-		Complete(c)
+		For(&v1.NodePool{})
+	for _, kind := range c.cloud.NodeClasses() {
+		b = b.Watches(kind.New(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+			return kind.PoolRequests(ctx, c.kube, o.GetName())
+		}))
+	}
+	return b.Complete(c)
 }

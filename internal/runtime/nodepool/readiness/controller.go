@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -19,15 +20,21 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
 )
 
 // Controller is the NodePool readiness controller.
-type Controller struct{ kube client.Client }
+type Controller struct {
+	kube  client.Client
+	cloud cloud.Provider
+}
 
-// NewController wires the controller.
-func NewController(kube client.Client) *Controller { return &Controller{kube: kube} }
+// NewController wires the controller; the provider names the node class
+// kinds a NodePool may reference.
+func NewController(kube client.Client, provider cloud.Provider) *Controller {
+	return &Controller{kube: kube, cloud: provider}
+}
 
 // Reconcile recomputes the pool's conditions.
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
@@ -58,27 +65,37 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 func (c *Controller) nodeClassReady(ctx context.Context, pool *v1.NodePool) (metav1.ConditionStatus, string, string, int64, error) {
 	ref := pool.Spec.Template.Spec.NodeClassRef
-	if ref == nil || ref.Group != v1.AWSGroup || ref.Kind != "EC2NodeClass" {
-		return metav1.ConditionFalse, "UnsupportedNodeClass", "spec.template.spec.nodeClassRef must reference group karpenter.k8s.aws, kind EC2NodeClass", 0, nil
+	kind, ok := cloud.NodeClassKindOf(c.cloud, ref)
+	if !ok {
+		return metav1.ConditionFalse, "UnsupportedNodeClass", "spec.template.spec.nodeClassRef must reference " + c.supported(), 0, nil
 	}
-	nc := &awsv1.EC2NodeClass{}
+	nc := kind.New()
 	if err := c.kube.Get(ctx, types.NamespacedName{Name: ref.Name}, nc); err != nil {
 		if client.IgnoreNotFound(err) == nil {
-			return metav1.ConditionFalse, "NodeClassNotFound", fmt.Sprintf("EC2NodeClass %q not found", ref.Name), 0, nil
+			return metav1.ConditionFalse, "NodeClassNotFound", fmt.Sprintf("%s %q not found", ref.Kind, ref.Name), 0, nil
 		}
 		return "", "", "", 0, err
 	}
-	if nc.DeletionTimestamp != nil {
-		return metav1.ConditionFalse, "NodeClassTerminating", fmt.Sprintf("EC2NodeClass %q is being deleted", ref.Name), nc.Generation, nil
+	if nc.GetDeletionTimestamp() != nil {
+		return metav1.ConditionFalse, "NodeClassTerminating", fmt.Sprintf("%s %q is being deleted", ref.Kind, ref.Name), nc.GetGeneration(), nil
 	}
-	ready := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeReady)
+	ready := meta.FindStatusCondition(nc.GetConditions(), v1.ConditionTypeReady)
 	switch {
 	case ready == nil:
-		return metav1.ConditionUnknown, "NodeClassReadinessUnknown", fmt.Sprintf("EC2NodeClass %q has no Ready condition yet", ref.Name), nc.Generation, nil
+		return metav1.ConditionUnknown, "NodeClassReadinessUnknown", fmt.Sprintf("%s %q has no Ready condition yet", ref.Kind, ref.Name), nc.GetGeneration(), nil
 	case ready.Status == metav1.ConditionTrue:
-		return metav1.ConditionTrue, v1.ConditionTypeNodeClassReady, "", nc.Generation, nil
+		return metav1.ConditionTrue, v1.ConditionTypeNodeClassReady, "", nc.GetGeneration(), nil
 	}
-	return ready.Status, "NodeClassNotReady", fmt.Sprintf("EC2NodeClass %q is not ready: %s", ref.Name, ready.Message), nc.Generation, nil
+	return ready.Status, "NodeClassNotReady", fmt.Sprintf("%s %q is not ready: %s", ref.Kind, ref.Name, ready.Message), nc.GetGeneration(), nil
+}
+
+// supported names the node class kinds the provider serves.
+func (c *Controller) supported() string {
+	var kinds []string
+	for _, k := range c.cloud.NodeClasses() {
+		kinds = append(kinds, fmt.Sprintf("group %s, kind %s", k.Group, k.Kind))
+	}
+	return strings.Join(kinds, " or ")
 }
 
 // Validate runs the checks CEL cannot: every requirement parses.
@@ -120,23 +137,13 @@ func setRoot(pool *v1.NodePool) {
 
 // Register adds the controller; node class changes wake their pools.
 func (c *Controller) Register(mgr manager.Manager) error {
-	return builder.ControllerManagedBy(mgr).
+	b := builder.ControllerManagedBy(mgr).
 		Named("nodepool.readiness").
-		For(&v1.NodePool{}).
-		Watches(&awsv1.EC2NodeClass{}, handler.EnqueueRequestsFromMapFunc(c.poolsFor)).
-		Complete(c)
-}
-
-func (c *Controller) poolsFor(ctx context.Context, o client.Object) []reconcile.Request {
-	pools := &v1.NodePoolList{}
-	if err := c.kube.List(ctx, pools); err != nil {
-		return nil
+		For(&v1.NodePool{})
+	for _, kind := range c.cloud.NodeClasses() {
+		b = b.Watches(kind.New(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+			return kind.PoolRequests(ctx, c.kube, o.GetName())
+		}))
 	}
-	var out []reconcile.Request
-	for _, p := range pools.Items {
-		if ref := p.Spec.Template.Spec.NodeClassRef; ref != nil && ref.Name == o.GetName() {
-			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: p.Name}})
-		}
-	}
-	return out
+	return b.Complete(c)
 }
