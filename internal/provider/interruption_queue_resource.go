@@ -26,7 +26,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/interruption"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/policy/queue"
 )
 
 var (
@@ -84,7 +84,7 @@ func (r *InterruptionQueueResource) Metadata(_ context.Context, req resource.Met
 
 func (r *InterruptionQueueResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	var keys []string
-	for _, rule := range interruption.Rules {
+	for _, rule := range queue.Rules {
 		keys = append(keys, "`"+rule.Key+"`")
 	}
 	resp.Schema = schema.Schema{
@@ -111,7 +111,7 @@ func (r *InterruptionQueueResource) Schema(_ context.Context, _ resource.SchemaR
 					"SQS-managed encryption (SSE-SQS). The key policy must let `events.amazonaws.com` use it.",
 			},
 			"message_retention_seconds": schema.Int64Attribute{
-				Optional: true, Computed: true, Default: int64default.StaticInt64(interruption.MessageRetentionSeconds),
+				Optional: true, Computed: true, Default: int64default.StaticInt64(queue.MessageRetentionSeconds),
 				MarkdownDescription: "How long an event waits to be read, 60 to 1209600 seconds. Defaults to 300: older events are about instances already gone.",
 				Validators:          []validator.Int64{int64validator.Between(60, 1209600)},
 			},
@@ -160,7 +160,7 @@ func (queueNameValidator) ValidateString(_ context.Context, req validator.String
 // desiredRules are the rules of a queue whose ARN is known.
 func desiredRules(name, queueARN string) map[string]queueRule {
 	out := map[string]queueRule{}
-	for _, rule := range interruption.Rules {
+	for _, rule := range queue.Rules {
 		rn := rule.RuleName(name)
 		out[rule.Key] = queueRule{
 			Name: rn, ARN: ruleARN(queueARN, rn), EventPattern: rule.Pattern(), State: "ENABLED", Targets: []string{queueARN},
@@ -203,7 +203,7 @@ func (r *InterruptionQueueResource) ModifyPlan(ctx context.Context, req resource
 		plan.SQSManagedSSEEnabled = types.BoolValue(plan.KMSMasterKeyID.IsNull())
 	}
 	if !req.State.Raw.IsNull() && !plan.ARN.IsUnknown() && !plan.Name.IsUnknown() {
-		plan.Policy = types.StringValue(interruption.QueuePolicy(plan.ARN.ValueString()))
+		plan.Policy = types.StringValue(queue.QueuePolicy(plan.ARN.ValueString()))
 		plan.Rules, plan.RuleARNs = rulesValues(desiredRules(plan.Name.ValueString(), plan.ARN.ValueString()))
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
@@ -253,7 +253,7 @@ func (r *InterruptionQueueResource) apply(ctx context.Context, q *sqs.Client, eb
 	name, url, arn := plan.Name.ValueString(), plan.URL.ValueString(), plan.ARN.ValueString()
 	attrs := map[string]string{
 		"MessageRetentionPeriod": strconv.FormatInt(plan.MessageRetentionSeconds.ValueInt64(), 10),
-		"Policy":                 interruption.QueuePolicy(arn),
+		"Policy":                 queue.QueuePolicy(arn),
 	}
 	if k := plan.KMSMasterKeyID.ValueString(); k != "" {
 		attrs["SqsManagedSseEnabled"], attrs["KmsMasterKeyId"] = "false", k
@@ -283,7 +283,7 @@ func (r *InterruptionQueueResource) apply(ctx context.Context, q *sqs.Client, eb
 	for k, v := range tags {
 		ebTags = append(ebTags, ebtypes.Tag{Key: aws.String(k), Value: aws.String(v)})
 	}
-	for _, rule := range interruption.Rules {
+	for _, rule := range queue.Rules {
 		rn := rule.RuleName(name)
 		put, err := eb.PutRule(ctx, &eventbridge.PutRuleInput{
 			Name: aws.String(rn), EventPattern: aws.String(rule.Pattern()), State: ebtypes.RuleStateEnabled,
@@ -350,7 +350,7 @@ func (r *InterruptionQueueResource) read(ctx context.Context, q *sqs.Client, eb 
 	m.SQSManagedSSEEnabled = types.BoolValue(a["SqsManagedSseEnabled"] == "true")
 	// Keep the canonical text when the stored policy means the same.
 	m.Policy = types.StringValue(a["Policy"])
-	if want := interruption.QueuePolicy(a["QueueArn"]); sameJSON(a["Policy"], want) {
+	if want := queue.QueuePolicy(a["QueueArn"]); sameJSON(a["Policy"], want) {
 		m.Policy = types.StringValue(want)
 	}
 	tags, err := q.ListQueueTags(ctx, &sqs.ListQueueTagsInput{QueueUrl: aws.String(url)})
@@ -360,7 +360,7 @@ func (r *InterruptionQueueResource) read(ctx context.Context, q *sqs.Client, eb 
 	}
 	m.Tags = tagsValue(m.Tags, tags.Tags)
 	rules := map[string]queueRule{}
-	for _, rule := range interruption.Rules {
+	for _, rule := range queue.Rules {
 		rn := rule.RuleName(name)
 		d, err := eb.DescribeRule(ctx, &eventbridge.DescribeRuleInput{Name: aws.String(rn)})
 		if isAWSCode(err, "ResourceNotFoundException") {
@@ -438,7 +438,7 @@ func (r *InterruptionQueueResource) Delete(ctx context.Context, req resource.Del
 		return
 	}
 	name := state.Name.ValueString()
-	for _, rule := range interruption.Rules {
+	for _, rule := range queue.Rules {
 		rn := rule.RuleName(name)
 		targets, err := eb.ListTargetsByRule(ctx, &eventbridge.ListTargetsByRuleInput{Rule: aws.String(rn)})
 		if isAWSCode(err, "ResourceNotFoundException") {

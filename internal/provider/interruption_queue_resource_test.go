@@ -17,7 +17,7 @@ import (
 
 	"github.com/joistdev/terraform-provider-joist/internal/awssim"
 	awseventbridge "github.com/joistdev/terraform-provider-joist/internal/awssim/eventbridge"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/interruption"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/policy/queue"
 )
 
 const queueAddr = "joist_interruption_queue.test"
@@ -44,7 +44,7 @@ func checkQueue(sim *awssim.Server, name string, want map[string]string) resourc
 				return fmt.Errorf("queue %s: %s = %q, want %q", name, k, attrs[k], v)
 			}
 		}
-		if !sameJSON(attrs["Policy"], interruption.QueuePolicy(sim.SQS.QueueARN(name))) {
+		if !sameJSON(attrs["Policy"], queue.QueuePolicy(sim.SQS.QueueARN(name))) {
 			return fmt.Errorf("queue %s policy = %s", name, attrs["Policy"])
 		}
 		before := attrs["ApproximateNumberOfMessages"]
@@ -66,7 +66,7 @@ func TestAccInterruptionQueueLifecycle(t *testing.T) {
 	const name = "acc-queue"
 	ctx := context.Background()
 	q, eb := sqs.NewFromConfig(sim.AWSConfig()), eventbridge.NewFromConfig(sim.AWSConfig())
-	spotRule := interruption.Rules[1].RuleName(name)
+	spotRule := queue.Rules[1].RuleName(name)
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy: func(*terraform.State) error {

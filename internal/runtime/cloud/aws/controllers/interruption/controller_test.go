@@ -27,6 +27,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/interruption"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/policy"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/policy/queue"
 )
 
 // controllerKey is the access key the controller signs with, so its calls
@@ -46,15 +47,15 @@ func makeQueue(t *testing.T, ctx context.Context, name string) string {
 	q := sqs.NewFromConfig(sim.AWSConfig())
 	arn := sim.SQS.QueueARN(name)
 	out, err := q.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: map[string]string{
-		"MessageRetentionPeriod": strconv.Itoa(interruption.MessageRetentionSeconds),
+		"MessageRetentionPeriod": strconv.Itoa(queue.MessageRetentionSeconds),
 		"SqsManagedSseEnabled":   "true",
-		"Policy":                 interruption.QueuePolicy(arn),
+		"Policy":                 queue.QueuePolicy(arn),
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	eb := eventbridge.NewFromConfig(sim.AWSConfig())
-	for _, r := range interruption.Rules {
+	for _, r := range queue.Rules {
 		if _, err := eb.PutRule(ctx, &eventbridge.PutRuleInput{Name: aws.String(r.RuleName(name)), EventPattern: aws.String(r.Pattern())}); err != nil {
 			t.Fatal(err)
 		}

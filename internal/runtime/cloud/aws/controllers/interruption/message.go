@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/policy/queue"
 )
 
 // Kind is what a message says happens to its instances; the values are
@@ -24,11 +26,11 @@ const (
 )
 
 const (
-	detailSpotInterruption    = "EC2 Spot Instance Interruption Warning"
-	detailRebalance           = "EC2 Instance Rebalance Recommendation"
-	detailStateChange         = "EC2 Instance State-change Notification"
-	detailCapacityReservation = "EC2 Capacity Reservation Instance Interruption Warning"
-	detailHealth              = "AWS Health Event"
+	detailSpotInterruption    = queue.DetailSpotInterruption
+	detailRebalance           = queue.DetailRebalance
+	detailStateChange         = queue.DetailStateChange
+	detailCapacityReservation = queue.DetailCapacityReservation
+	detailHealth              = queue.DetailHealth
 )
 
 // Message is a parsed event.

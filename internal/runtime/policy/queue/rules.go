@@ -1,8 +1,21 @@
-package interruption
+// Package queue is what the interruption queue must hold: the EventBridge
+// rules that route EC2 and AWS Health events to it, its access policy and
+// its retention. The provider creates them; the interruption controller
+// reads the events they route.
+package queue
 
 import (
 	"encoding/json"
 	"fmt"
+)
+
+// Detail types of the events the rules route.
+const (
+	DetailSpotInterruption    = "EC2 Spot Instance Interruption Warning"
+	DetailRebalance           = "EC2 Instance Rebalance Recommendation"
+	DetailStateChange         = "EC2 Instance State-change Notification"
+	DetailCapacityReservation = "EC2 Capacity Reservation Instance Interruption Warning"
+	DetailHealth              = "AWS Health Event"
 )
 
 // Rule is one EventBridge rule that routes events to the interruption queue.
@@ -16,11 +29,11 @@ type Rule struct {
 
 // Rules are the five rules, in Karpenter's order.
 var Rules = []Rule{
-	{Key: "scheduled-change", Description: "AWS Health scheduled changes (instance retirement, maintenance)", Source: "aws.health", DetailType: "AWS Health Event"},
-	{Key: "spot-interruption", Description: "EC2 spot interruption warnings (two-minute notice)", Source: "aws.ec2", DetailType: detailSpotInterruption},
-	{Key: "rebalance", Description: "EC2 rebalance recommendations", Source: "aws.ec2", DetailType: detailRebalance},
-	{Key: "instance-state-change", Description: "EC2 instance state changes", Source: "aws.ec2", DetailType: detailStateChange},
-	{Key: "capacity-reservation-interruption", Description: "EC2 capacity reservation interruption warnings", Source: "aws.ec2", DetailType: detailCapacityReservation},
+	{Key: "scheduled-change", Description: "AWS Health scheduled changes (instance retirement, maintenance)", Source: "aws.health", DetailType: DetailHealth},
+	{Key: "spot-interruption", Description: "EC2 spot interruption warnings (two-minute notice)", Source: "aws.ec2", DetailType: DetailSpotInterruption},
+	{Key: "rebalance", Description: "EC2 rebalance recommendations", Source: "aws.ec2", DetailType: DetailRebalance},
+	{Key: "instance-state-change", Description: "EC2 instance state changes", Source: "aws.ec2", DetailType: DetailStateChange},
+	{Key: "capacity-reservation-interruption", Description: "EC2 capacity reservation interruption warnings", Source: "aws.ec2", DetailType: DetailCapacityReservation},
 }
 
 // Pattern is the rule's event pattern as EventBridge stores it.
