@@ -2,14 +2,12 @@ package provider
 
 import (
 	"context"
-	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
-	awspricing "github.com/aws/aws-sdk-go-v2/service/pricing"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
@@ -21,7 +19,6 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instancetype"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/pricing"
 )
 
 var _ datasource.DataSourceWithConfigure = (*InstanceTypesDataSource)(nil)
@@ -164,32 +161,11 @@ func (a *admittedType) value() attr.Value {
 	})
 }
 
-// resolveInstanceTypes lists the region's instance types and offerings and
-// keeps the offerings whose labels (the instance type's, plus zone and
-// capacity type) meet reqs, as the scheduler would.
+// resolveInstanceTypes lists the region's instance types and keeps the
+// offerings reqs admit, by the rule the runtime launches with.
 func resolveInstanceTypes(ctx context.Context, cfg aws.Config, reqs requirements.Requirements) ([]*admittedType, error) {
-	client := ec2.NewFromConfig(cfg)
-	var infos []ec2types.InstanceTypeInfo
-	pages := ec2.NewDescribeInstanceTypesPaginator(client, &ec2.DescribeInstanceTypesInput{})
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("DescribeInstanceTypes: %w", err)
-		}
-		infos = append(infos, page.InstanceTypes...)
-	}
-	zones := map[string][]string{}
-	offerings := ec2.NewDescribeInstanceTypeOfferingsPaginator(client, &ec2.DescribeInstanceTypeOfferingsInput{LocationType: ec2types.LocationTypeAvailabilityZone})
-	for offerings.HasMorePages() {
-		page, err := offerings.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("DescribeInstanceTypeOfferings: %w", err)
-		}
-		for _, o := range page.InstanceTypeOfferings {
-			zones[string(o.InstanceType)] = append(zones[string(o.InstanceType)], aws.ToString(o.Location))
-		}
-	}
-	prices := pricing.New(client, awspricing.NewFromConfig(cfg, func(o *awspricing.Options) { o.Region = pricing.Region(cfg.Region) }), cfg.Region)
+	catalog := instancetype.NewFromConfig(cfg)
+	prices := catalog.Prices()
 	// Only the prices of admitted capacity types are worth their API calls.
 	capacityTypes := reqs.Get(v1.CapacityTypeLabelKey)
 	if capacityTypes.Has(v1.CapacityTypeOnDemand) {
@@ -202,56 +178,44 @@ func resolveInstanceTypes(ctx context.Context, cfg aws.Config, reqs requirements
 			tflog.Warn(ctx, "spot prices unavailable", map[string]any{"error": err.Error()})
 		}
 	}
+	types, err := catalog.Catalog(ctx, "linux")
+	if err != nil {
+		return nil, err
+	}
+	admit := instancetype.Admit(reqs)
 	var out []*admittedType
-	for _, info := range infos {
-		labels := instancetype.Labels(info, cfg.Region, "linux")
-		name := string(info.InstanceType)
-		a := &admittedType{name: name, arch: labels[corev1.LabelArchStable], price: math.Inf(1)}
-		if info.VCpuInfo != nil {
-			a.vcpus = int64(aws.ToInt32(info.VCpuInfo.DefaultVCpus))
-		}
-		if info.MemoryInfo != nil {
-			a.memoryMiB = aws.ToInt64(info.MemoryInfo.SizeInMiB)
-		}
-		if p, ok := prices.OnDemandPrice(name); ok {
-			a.onDemand = &p
-		}
-		capTypes := map[string]bool{}
-		sort.Strings(zones[name])
-		for _, zone := range zones[name] {
-			admitted := false
-			for _, ct := range []string{v1.CapacityTypeOnDemand, v1.CapacityTypeSpot} {
-				var price float64
-				var ok bool
-				if ct == v1.CapacityTypeOnDemand {
-					price, ok = prices.OnDemandPrice(name)
-				} else {
-					price, ok = prices.SpotPrice(name, zone)
-				}
-				if !ok {
-					continue
-				}
-				offering := map[string]string{corev1.LabelTopologyZone: zone, v1.CapacityTypeLabelKey: ct}
-				for k, v := range labels {
-					offering[k] = v
-				}
-				if requirements.FromLabels(offering).Compatible(reqs, requirements.NewKeySet()) != nil {
-					continue
-				}
-				admitted, capTypes[ct] = true, true
-				a.price = math.Min(a.price, price)
-				if ct == v1.CapacityTypeSpot && (a.spot == nil || price < *a.spot) {
-					p := price
-					a.spot = &p
-				}
-			}
-			if admitted {
-				a.zones = append(a.zones, zone)
-			}
-		}
-		if len(a.zones) == 0 {
+	for _, it := range types {
+		if !admit.Type(it) {
 			continue
 		}
+		a := &admittedType{name: it.Name, arch: it.Labels[corev1.LabelArchStable], price: math.Inf(1)}
+		if info, ok := catalog.Info(it.Name); ok {
+			if info.VCpuInfo != nil {
+				a.vcpus = int64(aws.ToInt32(info.VCpuInfo.DefaultVCpus))
+			}
+			if info.MemoryInfo != nil {
+				a.memoryMiB = aws.ToInt64(info.MemoryInfo.SizeInMiB)
+			}
+		}
+		if p, ok := prices.OnDemandPrice(it.Name); ok {
+			a.onDemand = &p
+		}
+		zones, capTypes := map[string]bool{}, map[string]bool{}
+		for _, o := range it.Offerings {
+			if !admit.Offering(o, "") {
+				continue
+			}
+			zones[o.Zone], capTypes[o.CapacityType] = true, true
+			a.price = math.Min(a.price, o.Price)
+			if o.CapacityType == v1.CapacityTypeSpot && (a.spot == nil || o.Price < *a.spot) {
+				p := o.Price
+				a.spot = &p
+			}
+		}
+		if len(zones) == 0 {
+			continue
+		}
+		a.zones = slices.Sorted(maps.Keys(zones))
 		for _, ct := range []string{v1.CapacityTypeOnDemand, v1.CapacityTypeSpot} {
 			if capTypes[ct] {
 				a.capTypes = append(a.capTypes, ct)

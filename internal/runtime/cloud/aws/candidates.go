@@ -9,6 +9,7 @@ import (
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instancetype"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 )
 
@@ -34,54 +35,20 @@ func (c candidate) price(capacityType string) float64 {
 
 func (c candidate) has(capacityType string) bool { return !math.IsInf(c.price(capacityType), 1) }
 
-// definedKeys are the labels every instance type defines (absent means the
-// type does not have the property, e.g. no GPU): requirements on them are
-// checked; requirements on other keys (NodePool and user labels) are not
-// the cloud provider's to satisfy.
-var definedKeys = requirements.NewKeySet(
-	corev1.LabelInstanceTypeStable, corev1.LabelArchStable, corev1.LabelOSStable, corev1.LabelTopologyRegion,
-	corev1.LabelTopologyZone, v1.CapacityTypeLabelKey, v1.LabelTopologyZoneID, v1.LabelNodeClass,
-	v1.LabelInstanceCategory, v1.LabelInstanceFamily, v1.LabelInstanceGeneration, v1.LabelInstanceSize,
-	v1.LabelInstanceCPU, v1.LabelInstanceCPUManufacturer, v1.LabelInstanceCPUSustainedClockSpeedMhz,
-	v1.LabelInstanceMemory, v1.LabelInstanceEBSBandwidth, v1.LabelInstanceNetworkBandwidth,
-	v1.LabelInstanceGPUName, v1.LabelInstanceGPUManufacturer, v1.LabelInstanceGPUCount, v1.LabelInstanceGPUMemory,
-	v1.LabelInstanceAcceleratorName, v1.LabelInstanceAcceleratorManufacturer, v1.LabelInstanceAcceleratorCount,
-	v1.LabelInstanceLocalNVME, v1.LabelInstanceHypervisor, v1.LabelInstanceEncryptionInTransitSupported,
-	v1.LabelInstanceCapabilityFlex, v1.LabelInstanceTenancy,
-)
-
-// offeringKeys are the labels that vary per offering rather than per type.
-var offeringKeys = requirements.NewKeySet(corev1.LabelTopologyZone, v1.CapacityTypeLabelKey, v1.LabelTopologyZoneID)
-
 // compatible keeps the types whose labels meet the requirements and whose
 // allocatable fits the requests, each with its available offerings that
 // meet the zone and capacity-type requirements and have a subnet.
 func compatible(its []*scheduling.InstanceType, reqs requirements.Requirements, requests corev1.ResourceList, zoneIDs map[string]string) []candidate {
-	typeReqs, offerReqs := requirements.Requirements{}, requirements.Requirements{}
-	for key, r := range reqs {
-		switch {
-		case offeringKeys.Has(key):
-			offerReqs[key] = r
-		case definedKeys.Has(key):
-			typeReqs[key] = r
-		}
-	}
+	admit := instancetype.Admit(reqs)
 	var out []candidate
 	for _, it := range its {
-		if !typeReqs.MatchesLabels(it.Labels) || !fits(requests, it.Allocatable) {
+		if !admit.Type(it) || !fits(requests, it.Allocatable) {
 			continue
 		}
 		c := candidate{it: it}
 		for _, o := range it.Offerings {
 			zoneID, ok := zoneIDs[o.Zone]
-			if !o.Available || !ok {
-				continue
-			}
-			labels := map[string]string{corev1.LabelTopologyZone: o.Zone, v1.CapacityTypeLabelKey: o.CapacityType}
-			if zoneID != "" {
-				labels[v1.LabelTopologyZoneID] = zoneID
-			}
-			if offerReqs.MatchesLabels(labels) {
+			if o.Available && ok && admit.Offering(o, zoneID) {
 				c.offerings = append(c.offerings, o)
 			}
 		}

@@ -3,6 +3,7 @@ package instancetype
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	awspricing "github.com/aws/aws-sdk-go-v2/service/pricing"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/structhash"
@@ -61,6 +63,39 @@ func New(client *ec2.Client, prices *pricing.Provider, unavailable *cache.Unavai
 	}
 	return &Provider{ec2: client, pricing: prices, unavailable: unavailable, opts: opts,
 		results: ttlcache.New[string, listed](opts.Refresh)}
+}
+
+// NewFromConfig is a provider of its own, reading EC2 and the Pricing API
+// with cfg, with no offering marked unavailable: for callers outside the
+// runtime, such as the joist_instance_types data source.
+func NewFromConfig(cfg aws.Config) *Provider {
+	client := ec2.NewFromConfig(cfg)
+	prices := pricing.New(client, awspricing.NewFromConfig(cfg, func(o *awspricing.Options) { o.Region = pricing.Region(cfg.Region) }), cfg.Region)
+	return New(client, prices, cache.NewUnavailableOfferings(), Options{Region: cfg.Region})
+}
+
+// Prices are the prices offerings are listed with; UpdateOnDemandPricing
+// and UpdateSpotPricing refresh them.
+func (p *Provider) Prices() *pricing.Provider { return p.pricing }
+
+// Catalog lists every discovered type with its labels under os and its
+// priced offerings in every zone that offers it: what could be launched
+// before a node class narrows it (subnets' zones, AMIs). Capacity is not
+// computed: it depends on the node class.
+func (p *Provider) Catalog(ctx context.Context, os string) ([]*scheduling.InstanceType, error) {
+	if err := p.ensureFresh(ctx); err != nil {
+		return nil, err
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	out := make([]*scheduling.InstanceType, 0, len(p.infos))
+	for _, name := range slices.Sorted(maps.Keys(p.infos)) {
+		info := p.infos[name]
+		if offerings := p.offerings(info, p.zones[name]); len(offerings) > 0 {
+			out = append(out, &scheduling.InstanceType{Name: name, Labels: Labels(info, p.opts.Region, os), Offerings: offerings})
+		}
+	}
+	return out, nil
 }
 
 // Info returns the EC2 description of a discovered type.
