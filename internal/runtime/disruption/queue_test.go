@@ -17,9 +17,9 @@ import (
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awstest"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
+	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
 
 func TestCommandTimeout(t *testing.T) {
@@ -44,7 +44,7 @@ func TestCommandTimeout(t *testing.T) {
 // apiserver is an envtest kube-apiserver with the runtime's CRDs.
 func apiserver(t *testing.T) client.Client {
 	t.Helper()
-	k, err := awstest.StartKube()
+	k, err := testenv.StartKube()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,11 +20,11 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awstest"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/nodeclass"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/provisioning"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/volumetopology"
+	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
 
 const cluster = "joist"
@@ -41,13 +41,13 @@ type world struct {
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	ctx := context.Background()
-	sim, err := awstest.Start(ec2sim.Options{ClusterName: cluster})
+	sim, err := testenv.Start(ec2sim.Options{ClusterName: cluster})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(sim.Close)
 	must(t, sim.CreateNodeRole(ctx))
-	k, err := awstest.StartKube()
+	k, err := testenv.StartKube()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func newWorld(t *testing.T) *world {
 	}
 	must(t, prov.Start(ctx))
 
-	nc := awstest.NodeClass("default", cluster, "al2023@latest")
+	nc := testenv.NodeClass("default", cluster, "al2023@latest")
 	must(t, k.Client.Create(ctx, nc))
 	nodeclass.Resolve(ctx, prov, nc)
 	must(t, k.Client.Status().Update(ctx, nc))
@@ -71,8 +71,8 @@ func newWorld(t *testing.T) *world {
 		Spec: v1.NodePoolSpec{Template: v1.NodeClaimTemplate{Spec: v1.NodeClaimTemplateSpec{
 			NodeClassRef: &v1.NodeClassReference{Group: v1.AWSGroup, Kind: awsv1.EC2NodeClassKind, Name: nc.Name},
 			Requirements: v1.Requirements{
-				awstest.In(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand),
-				awstest.In(v1.LabelInstanceCategory, "c", "m"),
+				testenv.In(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand),
+				testenv.In(v1.LabelInstanceCategory, "c", "m"),
 			},
 		}}},
 	}

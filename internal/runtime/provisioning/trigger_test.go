@@ -12,8 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awstest"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
+	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
 
 // A pod waiting for the claim it is nominated to does not hold batches
@@ -21,7 +21,7 @@ import (
 // triggers again so the next pass can check it still has room.
 func TestPodTriggerSkipsPodsAwaitingTheirNode(t *testing.T) {
 	ctx := context.Background()
-	k, err := awstest.StartKube()
+	k, err := testenv.StartKube()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestPodTriggerSkipsPodsAwaitingTheirNode(t *testing.T) {
 	mustDo(t, kube.Status().Update(ctx, pod))
 	claim := &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "general-abc"}, Spec: v1.NodeClaimSpec{
 		NodeClassRef: &v1.NodeClassReference{Group: v1.AWSGroup, Kind: "EC2NodeClass", Name: "default"},
-		Requirements: v1.Requirements{awstest.In(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand)}}}
+		Requirements: v1.Requirements{testenv.In(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand)}}}
 	mustDo(t, kube.Create(ctx, claim))
 
 	triggered := func() bool {

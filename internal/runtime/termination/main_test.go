@@ -20,10 +20,10 @@ import (
 
 	ec2sim "github.com/joistdev/terraform-provider-joist/internal/awssim/ec2"
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awstest"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/termination"
+	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
 
 const cluster = "joist"
@@ -33,7 +33,7 @@ const cluster = "joist"
 // has no kubelet, so kubelet() plays its one part here: pods that are
 // deleted gracefully are removed once their deletion is requested.
 var (
-	sim  *awstest.Sim
+	sim  *testenv.Sim
 	kube client.Client
 	ec2c *ec2.Client
 )
@@ -45,13 +45,13 @@ func run(m *testing.M) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var err error
-	sim, err = awstest.Start(ec2sim.Options{ClusterName: cluster, PendingDuration: 50 * time.Millisecond, ShuttingDownDuration: 300 * time.Millisecond})
+	sim, err = testenv.Start(ec2sim.Options{ClusterName: cluster, PendingDuration: 50 * time.Millisecond, ShuttingDownDuration: 300 * time.Millisecond})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer sim.Close()
-	k, err := awstest.StartKube()
+	k, err := testenv.StartKube()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

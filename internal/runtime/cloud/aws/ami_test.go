@@ -10,13 +10,13 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awstest"
+	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
 
 func TestAMIAliasesResolveThroughSSM(t *testing.T) {
 	for _, family := range []string{"al2023", "al2", "bottlerocket"} {
 		t.Run(family, func(t *testing.T) {
-			nc := readyNodeClass(t, prov, awstest.NodeClass("alias-"+family, cluster, family+"@latest"))
+			nc := readyNodeClass(t, prov, testenv.NodeClass("alias-"+family, cluster, family+"@latest"))
 			var want []string
 			for _, r := range sim.EC2.Images() {
 				if r.Family == family {
@@ -47,22 +47,22 @@ func TestAMIAliasesResolveThroughSSM(t *testing.T) {
 
 func TestAMIVersionPinAndNewRelease(t *testing.T) {
 	ctx := testContext(t)
-	latest := readyNodeClass(t, prov, awstest.NodeClass("release-latest", cluster, "al2023@latest"))
+	latest := readyNodeClass(t, prov, testenv.NodeClass("release-latest", cluster, "al2023@latest"))
 	var seeded string
 	for _, r := range sim.EC2.Images() {
 		if r.Family == "al2023" && r.Architecture == "x86_64" && r.Variant == "standard" {
 			seeded = r.Version
 		}
 	}
-	pinned := readyNodeClass(t, prov, awstest.NodeClass("release-pinned", cluster, "al2023@"+seeded))
+	pinned := readyNodeClass(t, prov, testenv.NodeClass("release-pinned", cluster, "al2023@"+seeded))
 	before := amd64Standard(t, latest.Status.AMIs)
 	if got := amd64Standard(t, pinned.Status.AMIs); got != before {
 		t.Fatalf("pinned to the current release %s resolved %s, latest %s", seeded, got, before)
 	}
 
 	// A claim launched on the current AMI drifts once a newer one is published.
-	claim, err := prov.Create(ctx, awstest.NodeClaim("release-claim", "default", latest.Name,
-		awstest.In(corev1.LabelInstanceTypeStable, "m5.large"), awstest.In(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand)))
+	claim, err := prov.Create(ctx, testenv.NodeClaim("release-claim", "default", latest.Name,
+		testenv.In(corev1.LabelInstanceTypeStable, "m5.large"), testenv.In(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand)))
 	if err != nil {
 		t.Fatal(err)
 	}

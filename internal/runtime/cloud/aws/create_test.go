@@ -15,16 +15,16 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/catalog"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awstest"
+	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
 
 func TestCreateLaunchesTheCheapestSpotOfferingAndTagsIt(t *testing.T) {
 	ctx := testContext(t)
-	nc := readyNodeClass(t, prov, awstest.NodeClass("create-spot", cluster, "al2023@latest"))
+	nc := readyNodeClass(t, prov, testenv.NodeClass("create-spot", cluster, "al2023@latest"))
 	types := []string{"m5.large", "m5.xlarge", "c5.large", "c5.xlarge", "m6i.large", "r5.large"}
-	claim := awstest.NodeClaim("create-spot-1", "general", nc.Name,
-		awstest.In(corev1.LabelInstanceTypeStable, types...),
-		awstest.In(v1.CapacityTypeLabelKey, v1.CapacityTypeSpot, v1.CapacityTypeOnDemand))
+	claim := testenv.NodeClaim("create-spot-1", "general", nc.Name,
+		testenv.In(corev1.LabelInstanceTypeStable, types...),
+		testenv.In(v1.CapacityTypeLabelKey, v1.CapacityTypeSpot, v1.CapacityTypeOnDemand))
 	claim.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("2Gi")}
 	got, err := prov.Create(ctx, claim)
 	if err != nil {
@@ -94,13 +94,13 @@ func TestCreateLaunchesTheCheapestSpotOfferingAndTagsIt(t *testing.T) {
 
 func TestCreateFallsBackAcrossPoolsThenToOnDemand(t *testing.T) {
 	ctx := testContext(t)
-	nc := readyNodeClass(t, prov, awstest.NodeClass("create-fallback", cluster, "al2023@latest"))
+	nc := readyNodeClass(t, prov, testenv.NodeClass("create-fallback", cluster, "al2023@latest"))
 	const typ = "m5.2xlarge"
 	zoneA, zoneB := sim.EC2.Region().Zones[0].Name, sim.EC2.Region().Zones[1].Name
 	newClaim := func(name string) *v1.NodeClaim {
-		return awstest.NodeClaim(name, "fallback", nc.Name, awstest.In(corev1.LabelInstanceTypeStable, typ),
-			awstest.In(corev1.LabelTopologyZone, zoneA, zoneB),
-			awstest.In(v1.CapacityTypeLabelKey, v1.CapacityTypeSpot, v1.CapacityTypeOnDemand))
+		return testenv.NodeClaim(name, "fallback", nc.Name, testenv.In(corev1.LabelInstanceTypeStable, typ),
+			testenv.In(corev1.LabelTopologyZone, zoneA, zoneB),
+			testenv.In(v1.CapacityTypeLabelKey, v1.CapacityTypeSpot, v1.CapacityTypeOnDemand))
 	}
 	// Drain spot in zone A: the fleet must launch from zone B.
 	if err := sim.EC2.SetCapacity(typ, zoneA, "spot", 0); err != nil {
@@ -182,7 +182,7 @@ func TestCreateFallsBackAcrossPoolsThenToOnDemand(t *testing.T) {
 
 func TestCreateNeedsAReadyNodeClass(t *testing.T) {
 	ctx := testContext(t)
-	_, err := prov.Create(ctx, awstest.NodeClaim("no-class", "general", "does-not-exist"))
+	_, err := prov.Create(ctx, testenv.NodeClaim("no-class", "general", "does-not-exist"))
 	if !cloud.IsNodeClassNotReady(err) {
 		t.Fatalf("err = %v, want NodeClassNotReadyError", err)
 	}
@@ -190,8 +190,8 @@ func TestCreateNeedsAReadyNodeClass(t *testing.T) {
 
 func TestCreateRejectsImpossibleRequests(t *testing.T) {
 	ctx := testContext(t)
-	nc := readyNodeClass(t, prov, awstest.NodeClass("create-huge", cluster, "al2023@latest"))
-	claim := awstest.NodeClaim("huge", "general", nc.Name, awstest.In(corev1.LabelInstanceTypeStable, "m5.large"))
+	nc := readyNodeClass(t, prov, testenv.NodeClass("create-huge", cluster, "al2023@latest"))
+	claim := testenv.NodeClaim("huge", "general", nc.Name, testenv.In(corev1.LabelInstanceTypeStable, "m5.large"))
 	claim.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3")}
 	if _, err := prov.Create(ctx, claim); !cloud.IsInsufficientCapacity(err) {
 		t.Fatalf("3 CPUs on m5.large: err = %v, want InsufficientCapacityError", err)
@@ -200,9 +200,9 @@ func TestCreateRejectsImpossibleRequests(t *testing.T) {
 
 func TestDeleteGetListRoundTrip(t *testing.T) {
 	ctx := testContext(t)
-	nc := readyNodeClass(t, prov, awstest.NodeClass("roundtrip", cluster, "al2023@latest"))
-	claim, err := prov.Create(ctx, awstest.NodeClaim("roundtrip-1", "general", nc.Name,
-		awstest.In(corev1.LabelInstanceTypeStable, "c5.large"), awstest.In(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand)))
+	nc := readyNodeClass(t, prov, testenv.NodeClass("roundtrip", cluster, "al2023@latest"))
+	claim, err := prov.Create(ctx, testenv.NodeClaim("roundtrip-1", "general", nc.Name,
+		testenv.In(corev1.LabelInstanceTypeStable, "c5.large"), testenv.In(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand)))
 	if err != nil {
 		t.Fatal(err)
 	}

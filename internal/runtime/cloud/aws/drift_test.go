@@ -7,14 +7,14 @@ import (
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awstest"
+	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
 
 func TestDriftOnNodeClassHashSubnetsAndSecurityGroups(t *testing.T) {
 	ctx := testContext(t)
-	nc := readyNodeClass(t, prov, awstest.NodeClass("drift", cluster, "al2023@latest"))
-	claim, err := prov.Create(ctx, awstest.NodeClaim("drift-1", "general", nc.Name,
-		awstest.In(corev1.LabelInstanceTypeStable, "c5.large"), awstest.In(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand)))
+	nc := readyNodeClass(t, prov, testenv.NodeClass("drift", cluster, "al2023@latest"))
+	claim, err := prov.Create(ctx, testenv.NodeClaim("drift-1", "general", nc.Name,
+		testenv.In(corev1.LabelInstanceTypeStable, "c5.large"), testenv.In(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand)))
 	if err != nil {
 		t.Fatal(err)
 	}

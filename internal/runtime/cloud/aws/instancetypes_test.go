@@ -13,8 +13,8 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/catalog"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awstest"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
+	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
 
 func pool(name, nodeClass string) *v1.NodePool {
@@ -37,7 +37,7 @@ func find(its []*scheduling.InstanceType, name string) *scheduling.InstanceType 
 // against the catalog's raw facts, restating the overhead formulas.
 func TestInstanceTypesFromCatalog(t *testing.T) {
 	p := prov
-	nc := readyNodeClass(t, p, awstest.NodeClass("types", cluster, "al2023@latest"))
+	nc := readyNodeClass(t, p, testenv.NodeClass("types", cluster, "al2023@latest"))
 	its, err := p.GetInstanceTypes(testContext(t), pool("types", nc.Name))
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +140,7 @@ func TestInstanceTypesFromCatalog(t *testing.T) {
 
 func TestKubeletSettingsChangeAllocatable(t *testing.T) {
 	p := prov
-	nc := awstest.NodeClass("kubelet", cluster, "al2023@latest")
+	nc := testenv.NodeClass("kubelet", cluster, "al2023@latest")
 	maxPods := int32(20)
 	nc.Spec.Kubelet = &awsv1.KubeletConfiguration{MaxPods: &maxPods, KubeReserved: map[string]string{"memory": "1Gi"}, EvictionHard: map[string]string{"memory.available": "5%"}}
 	nc = readyNodeClass(t, p, nc)

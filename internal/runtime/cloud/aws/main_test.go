@@ -12,15 +12,15 @@ import (
 	ec2sim "github.com/joistdev/terraform-provider-joist/internal/awssim/ec2"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awstest"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/nodeclass"
+	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
 
 const cluster = "joist"
 
 var (
-	sim  *awstest.Sim
-	kube *awstest.Kube
+	sim  *testenv.Sim
+	kube *testenv.Kube
 	// prov is shared: discovering the catalog and prices takes seconds.
 	prov *awsprovider.Provider
 )
@@ -29,7 +29,7 @@ func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
 	var err error
-	sim, err = awstest.Start(ec2sim.Options{ClusterName: cluster, PendingDuration: 50 * time.Millisecond, ShuttingDownDuration: 50 * time.Millisecond})
+	sim, err = testenv.Start(ec2sim.Options{ClusterName: cluster, PendingDuration: 50 * time.Millisecond, ShuttingDownDuration: 50 * time.Millisecond})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -39,7 +39,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if kube, err = awstest.StartKube(); err != nil {
+	if kube, err = testenv.StartKube(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

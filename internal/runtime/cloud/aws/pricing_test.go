@@ -6,7 +6,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/catalog"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awstest"
+	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
 
 func TestPricesComeFromPricingAPIAndSpotHistory(t *testing.T) {
@@ -29,7 +29,7 @@ func TestPricesComeFromPricingAPIAndSpotHistory(t *testing.T) {
 	}
 
 	// Offerings carry those prices.
-	nc := readyNodeClass(t, prov, awstest.NodeClass("prices", cluster, "al2023@latest"))
+	nc := readyNodeClass(t, prov, testenv.NodeClass("prices", cluster, "al2023@latest"))
 	its, err := prov.GetInstanceTypes(testContext(t), pool("prices", nc.Name))
 	if err != nil {
 		t.Fatal(err)

@@ -10,8 +10,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awstest"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/userdata"
+	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
 
 // TestLaunchedUserDataPerFamily launches one claim per AMI family and reads
@@ -20,7 +20,7 @@ func TestLaunchedUserDataPerFamily(t *testing.T) {
 	ctx := testContext(t)
 	for _, family := range []string{"al2023", "al2", "bottlerocket"} {
 		t.Run(family, func(t *testing.T) {
-			nc := awstest.NodeClass("ud-"+family, cluster, family+"@latest")
+			nc := testenv.NodeClass("ud-"+family, cluster, family+"@latest")
 			custom := map[string]string{
 				"al2023":       "#!/bin/bash\necho custom-al2023\n",
 				"al2":          "#!/bin/bash\necho custom-al2\n",
@@ -28,8 +28,8 @@ func TestLaunchedUserDataPerFamily(t *testing.T) {
 			}[family]
 			nc.Spec.UserData = &custom
 			nc = readyNodeClass(t, prov, nc)
-			claim := awstest.NodeClaim("ud-"+family, "general", nc.Name,
-				awstest.In(corev1.LabelInstanceTypeStable, "m5.large"), awstest.In(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand))
+			claim := testenv.NodeClaim("ud-"+family, "general", nc.Name,
+				testenv.In(corev1.LabelInstanceTypeStable, "m5.large"), testenv.In(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand))
 			claim.Labels["team"] = "a"
 			claim.Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "batch", Effect: corev1.TaintEffectNoSchedule}}
 			got, err := prov.Create(ctx, claim)

@@ -8,13 +8,13 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/fault"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awstest"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/nodeclass"
+	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
 
 func TestLaunchPermissionDryRuns(t *testing.T) {
 	ctx := testContext(t)
-	nc := readyNodeClass(t, prov, awstest.NodeClass("dry-run", cluster, "al2023@latest"))
+	nc := readyNodeClass(t, prov, testenv.NodeClass("dry-run", cluster, "al2023@latest"))
 	if reason, msg := prov.ValidateLaunchPermissions(ctx, nc); reason != "" {
 		t.Fatalf("permitted calls failed validation: %s: %s", reason, msg)
 	}
@@ -25,7 +25,7 @@ func TestLaunchPermissionDryRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sim.Faults().Remove(f.ID) })
-	denied := awstest.NodeClass("dry-run-denied", cluster, "al2023@latest")
+	denied := testenv.NodeClass("dry-run-denied", cluster, "al2023@latest")
 	if err := kube.Client.Create(ctx, denied); err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestThrottledCallsAreRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sim.Faults().Remove(f.ID) })
-	nc := awstest.NodeClass("throttled", cluster, "al2023@latest")
+	nc := testenv.NodeClass("throttled", cluster, "al2023@latest")
 	nc.Spec.SubnetSelectorTerms[0].Tags["kubernetes.io/role/internal-elb"] = "*" // a selector not cached yet
 	before := sim.Requests().Count("ec2", "DescribeSubnets")
 	subnets, err := prov.Subnets().List(testContext(t), nc)

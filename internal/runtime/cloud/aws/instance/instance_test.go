@@ -14,15 +14,15 @@ import (
 
 	ec2sim "github.com/joistdev/terraform-provider-joist/internal/awssim/ec2"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awstest"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/cache"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instance"
+	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
 
 const cluster = "joist"
 
 var (
-	sim      *awstest.Sim
+	sim      *testenv.Sim
 	ec2c     *ec2.Client
 	template string
 	subnet   ec2types.Subnet
@@ -32,7 +32,7 @@ func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
 	var err error
-	if sim, err = awstest.Start(ec2sim.Options{ClusterName: cluster}); err != nil {
+	if sim, err = testenv.Start(ec2sim.Options{ClusterName: cluster}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

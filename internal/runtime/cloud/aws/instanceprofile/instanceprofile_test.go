@@ -14,12 +14,12 @@ import (
 
 	ec2sim "github.com/joistdev/terraform-provider-joist/internal/awssim/ec2"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awstest"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instanceprofile"
+	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
 
 var (
-	sim  *awstest.Sim
+	sim  *testenv.Sim
 	iamc *iam.Client
 )
 
@@ -27,7 +27,7 @@ func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
 	var err error
-	if sim, err = awstest.Start(ec2sim.Options{}); err != nil {
+	if sim, err = testenv.Start(ec2sim.Options{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -10,10 +10,10 @@ import (
 
 	ec2sim "github.com/joistdev/terraform-provider-joist/internal/awssim/ec2"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awstest"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/cache"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instancetype"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/pricing"
+	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
 
 // BenchmarkListAfterCapacityError measures recomputing every type's
@@ -50,9 +50,9 @@ func BenchmarkListAfterCapacityError(b *testing.B) {
 
 // simulated starts the simulated EC2 and returns it with a client and a
 // pricing provider on it.
-func simulated(tb testing.TB) (*awstest.Sim, *ec2.Client, *pricing.Provider) {
+func simulated(tb testing.TB) (*testenv.Sim, *ec2.Client, *pricing.Provider) {
 	tb.Helper()
-	sim, err := awstest.Start(ec2sim.Options{})
+	sim, err := testenv.Start(ec2sim.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}

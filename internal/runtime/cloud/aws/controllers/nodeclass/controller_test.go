@@ -21,13 +21,13 @@ import (
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awstest"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/nodeclass"
+	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
 
 func TestNodeClassBecomesReadyWithResolvedStatus(t *testing.T) {
 	ctx := testContext(t)
-	nc := awstest.NodeClass("ready", cluster, "al2023@latest")
+	nc := testenv.NodeClass("ready", cluster, "al2023@latest")
 	if err := kube.Client.Create(ctx, nc); err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestNodeClassBecomesReadyWithResolvedStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ip.InstanceProfile.Roles) != 1 || sdkaws.ToString(ip.InstanceProfile.Roles[0].RoleName) != awstest.NodeRole {
+	if len(ip.InstanceProfile.Roles) != 1 || sdkaws.ToString(ip.InstanceProfile.Roles[0].RoleName) != testenv.NodeRole {
 		t.Errorf("instance profile roles = %+v", ip.InstanceProfile.Roles)
 	}
 	tags := map[string]string{}
@@ -89,7 +89,7 @@ func TestNodeClassBecomesReadyWithResolvedStatus(t *testing.T) {
 
 func TestNodeClassNotReadyExplainsWhy(t *testing.T) {
 	ctx := testContext(t)
-	nc := awstest.NodeClass("no-subnets", cluster, "al2023@latest")
+	nc := testenv.NodeClass("no-subnets", cluster, "al2023@latest")
 	nc.Spec.SubnetSelectorTerms = []awsv1.SubnetSelectorTerm{{Tags: map[string]string{"karpenter.sh/discovery": "some-other-cluster"}}}
 	if err := kube.Client.Create(ctx, nc); err != nil {
 		t.Fatal(err)
@@ -116,14 +116,14 @@ func TestNodeClassNotReadyExplainsWhy(t *testing.T) {
 
 func TestDeletionWaitsForNodeClaimsThenCleansUp(t *testing.T) {
 	ctx := testContext(t)
-	nc := awstest.NodeClass("deleted", cluster, "al2023@latest")
+	nc := testenv.NodeClass("deleted", cluster, "al2023@latest")
 	if err := kube.Client.Create(ctx, nc); err != nil {
 		t.Fatal(err)
 	}
 	waitReady(t, ctx, nc)
 	// A launch makes a launch template for the node class.
-	claim := awstest.NodeClaim("deleted-claim", "general", nc.Name,
-		awstest.In(corev1.LabelInstanceTypeStable, "m5.large"), awstest.In(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand))
+	claim := testenv.NodeClaim("deleted-claim", "general", nc.Name,
+		testenv.In(corev1.LabelInstanceTypeStable, "m5.large"), testenv.In(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand))
 	launched, err := prov.Create(ctx, claim)
 	if err != nil {
 		t.Fatal(err)

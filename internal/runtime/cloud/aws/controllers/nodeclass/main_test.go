@@ -12,16 +12,16 @@ import (
 
 	ec2sim "github.com/joistdev/terraform-provider-joist/internal/awssim/ec2"
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awstest"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/nodeclass"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
+	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
 
 const cluster = "joist"
 
 var (
-	sim  *awstest.Sim
-	kube *awstest.Kube
+	sim  *testenv.Sim
+	kube *testenv.Kube
 	prov *awsprovider.Provider
 )
 
@@ -31,7 +31,7 @@ func run(m *testing.M) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var err error
-	if sim, err = awstest.Start(ec2sim.Options{ClusterName: cluster, ShuttingDownDuration: 50 * time.Millisecond}); err != nil {
+	if sim, err = testenv.Start(ec2sim.Options{ClusterName: cluster, ShuttingDownDuration: 50 * time.Millisecond}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -40,7 +40,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if kube, err = awstest.StartKube(); err != nil {
+	if kube, err = testenv.StartKube(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

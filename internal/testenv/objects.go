@@ -1,4 +1,4 @@
-package awstest
+package testenv
 
 import (
 	"context"

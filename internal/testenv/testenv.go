@@ -1,7 +1,7 @@
-// Package awstest runs the simulated AWS (awssim) in-process on loopback
+// Package testenv runs the simulated AWS (awssim) in-process on loopback
 // and an envtest apiserver with the runtime's CRDs, for the tests of the
-// AWS provider and the controllers that use it.
-package awstest
+// AWS provider and the controllers that use it. Only tests import it.
+package testenv
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package awstest
+package testenv
 
 import (
 	"fmt"
@@ -36,7 +36,7 @@ func StartKube() (*Kube, error) {
 		if !ok {
 			return nil, fmt.Errorf("cannot locate the test source to find bin/")
 		}
-		bin = filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "..", "bin")
+		bin = filepath.Join(filepath.Dir(file), "..", "..", "bin")
 	}
 	for _, name := range []string{"etcd", "kube-apiserver"} {
 		if _, err := os.Stat(filepath.Join(bin, name)); err != nil {
