@@ -2,16 +2,13 @@ package provider
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go"
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -105,53 +102,3 @@ func isAWSCode(err error, codes ...string) bool {
 	}
 	return false
 }
-
-// stringMap converts a Terraform map of strings.
-func stringMap(ctx context.Context, m types.Map, diags *diag.Diagnostics) map[string]string {
-	out := map[string]string{}
-	if m.IsNull() || m.IsUnknown() {
-		return out
-	}
-	diags.Append(m.ElementsAs(ctx, &out, false)...)
-	return out
-}
-
-// tagsValue is the state value of tags read from AWS: null when there are
-// none and the configuration had none, so an untagged resource plans clean.
-func tagsValue(prior types.Map, tags map[string]string) types.Map {
-	if len(tags) == 0 && prior.IsNull() {
-		return types.MapNull(types.StringType)
-	}
-	vals := make(map[string]attr.Value, len(tags))
-	for k, v := range tags {
-		vals[k] = types.StringValue(v)
-	}
-	return types.MapValueMust(types.StringType, vals)
-}
-
-func stringSet(values []string) types.Set {
-	vals := make([]attr.Value, len(values))
-	for i, v := range values {
-		vals[i] = types.StringValue(v)
-	}
-	return types.SetValueMust(types.StringType, vals)
-}
-
-func stringList(values []string) types.List {
-	vals := make([]attr.Value, len(values))
-	for i, v := range values {
-		vals[i] = types.StringValue(v)
-	}
-	return types.ListValueMust(types.StringType, vals)
-}
-
-// mustJSON marshals values built from maps, slices and strings.
-func mustJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}
-
-func mustRegexp(expr string) *regexp.Regexp { return regexp.MustCompile(expr) }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"sort"
 	"strings"
 
@@ -327,144 +326,6 @@ func (r *ControllerIAMRoleResource) apply(ctx context.Context, cfg aws.Config, m
 	r.applyPodIdentity(ctx, eks.NewFromConfig(cfg), m, prior, live.ARN, diags)
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
-// ownedPolicyPrefix is the ARN prefix of the managed policies this resource
-// creates: <role name>-<n> under the role's path.
-func ownedPolicyPrefix(m *controllerIAMRoleModel, roleARN string) string {
-	account := strings.Split(roleARN, ":")[4]
-	partition := strings.Split(roleARN, ":")[1]
-	return fmt.Sprintf("arn:%s:iam::%s:policy%s%s-", partition, account, m.Path.ValueString(), m.Name.ValueString())
-}
-
-// putManaged creates or updates the managed policies <name>-1..n.
-func (r *ControllerIAMRoleResource) putManaged(ctx context.Context, c *iam.Client, m *controllerIAMRoleModel, roleARN string, docs []string, diags *diag.Diagnostics) ([]string, error) {
-	var arns []string
-	tags := iamTags(stringMap(ctx, m.Tags, diags))
-	prefix := ownedPolicyPrefix(m, roleARN)
-	for i, doc := range docs {
-		pname := fmt.Sprintf("%s-%d", m.Name.ValueString(), i+1)
-		out, err := c.CreatePolicy(ctx, &iam.CreatePolicyInput{
-			PolicyName: aws.String(pname), Path: aws.String(m.Path.ValueString()), PolicyDocument: aws.String(doc), Tags: tags,
-			Description: aws.String(fmt.Sprintf("Joist controller permissions, part %d of %d", i+1, len(docs))),
-		})
-		switch {
-		case err == nil:
-			arns = append(arns, aws.ToString(out.Policy.Arn))
-		case isAWSCode(err, "EntityAlreadyExists"):
-			parn := fmt.Sprintf("%s%d", prefix, i+1)
-			if err := setPolicyDocument(ctx, c, parn, doc); err != nil {
-				return nil, err
-			}
-			arns = append(arns, parn)
-		default:
-			return nil, fmt.Errorf("iam:CreatePolicy %s: %w", pname, err)
-		}
-	}
-	return arns, nil
-}
-
-// setPolicyDocument makes doc the default version of a managed policy,
-// deleting the oldest version when IAM's five are used.
-func setPolicyDocument(ctx context.Context, c *iam.Client, arn, doc string) error {
-	cur, err := defaultPolicyDocument(ctx, c, arn)
-	if err != nil {
-		return err
-	}
-	if sameJSON(cur, doc) {
-		return nil
-	}
-	versions, err := c.ListPolicyVersions(ctx, &iam.ListPolicyVersionsInput{PolicyArn: aws.String(arn)})
-	if err != nil {
-		return fmt.Errorf("iam:ListPolicyVersions %s: %w", arn, err)
-	}
-	if len(versions.Versions) >= 5 {
-		oldest := versions.Versions[0]
-		for _, v := range versions.Versions {
-			if !v.IsDefaultVersion && (oldest.IsDefaultVersion || aws.ToTime(v.CreateDate).Before(aws.ToTime(oldest.CreateDate))) {
-				oldest = v
-			}
-		}
-		if _, err := c.DeletePolicyVersion(ctx, &iam.DeletePolicyVersionInput{PolicyArn: aws.String(arn), VersionId: oldest.VersionId}); err != nil {
-			return fmt.Errorf("iam:DeletePolicyVersion %s: %w", arn, err)
-		}
-	}
-	if _, err := c.CreatePolicyVersion(ctx, &iam.CreatePolicyVersionInput{PolicyArn: aws.String(arn), PolicyDocument: aws.String(doc), SetAsDefault: true}); err != nil {
-		return fmt.Errorf("iam:CreatePolicyVersion %s: %w", arn, err)
-	}
-	return nil
-}
-
-func defaultPolicyDocument(ctx context.Context, c *iam.Client, arn string) (string, error) {
-	p, err := c.GetPolicy(ctx, &iam.GetPolicyInput{PolicyArn: aws.String(arn)})
-	if err != nil {
-		return "", fmt.Errorf("iam:GetPolicy %s: %w", arn, err)
-	}
-	v, err := c.GetPolicyVersion(ctx, &iam.GetPolicyVersionInput{PolicyArn: aws.String(arn), VersionId: p.Policy.DefaultVersionId})
-	if err != nil {
-		return "", fmt.Errorf("iam:GetPolicyVersion %s: %w", arn, err)
-	}
-	doc, err := url.QueryUnescape(aws.ToString(v.PolicyVersion.Document))
-	if err != nil {
-		doc = aws.ToString(v.PolicyVersion.Document)
-	}
-	return doc, nil
-}
-
-// applyPodIdentity creates, replaces or deletes the pod identity association.
-func (r *ControllerIAMRoleResource) applyPodIdentity(ctx context.Context, c *eks.Client, m, prior *controllerIAMRoleModel, roleARN string, diags *diag.Diagnostics) {
-	cluster := r.clusterName(m.ClusterName)
-	want := m.podIdentity() && m.CreatePodIdentity.ValueBool()
-	existing := ""
-	if prior != nil {
-		existing = prior.PodIdentityAssociationID.ValueString()
-	}
-	if existing != "" {
-		d, err := c.DescribePodIdentityAssociation(ctx, &eks.DescribePodIdentityAssociationInput{ClusterName: aws.String(cluster), AssociationId: aws.String(existing)})
-		switch {
-		case isAWSCode(err, "ResourceNotFoundException"):
-			existing = ""
-		case err != nil:
-			diags.AddError("Reading the pod identity association", err.Error())
-			return
-		case !want || aws.ToString(d.Association.Namespace) != m.Namespace.ValueString() || aws.ToString(d.Association.ServiceAccount) != m.ServiceAccount.ValueString():
-			// Namespace and service account are immutable: replace.
-			if _, err := c.DeletePodIdentityAssociation(ctx, &eks.DeletePodIdentityAssociationInput{ClusterName: aws.String(cluster), AssociationId: aws.String(existing)}); err != nil && !isAWSCode(err, "ResourceNotFoundException") {
-				diags.AddError("Deleting the pod identity association", err.Error())
-				return
-			}
-			existing = ""
-		case aws.ToString(d.Association.RoleArn) != roleARN:
-			if _, err := c.UpdatePodIdentityAssociation(ctx, &eks.UpdatePodIdentityAssociationInput{ClusterName: aws.String(cluster), AssociationId: aws.String(existing), RoleArn: aws.String(roleARN)}); err != nil {
-				diags.AddError("Updating the pod identity association", err.Error())
-				return
-			}
-		}
-	}
-	m.PodIdentityAssociationID = types.StringValue(existing)
-	if !want || existing != "" {
-		return
-	}
-	out, err := c.CreatePodIdentityAssociation(ctx, &eks.CreatePodIdentityAssociationInput{
-		ClusterName: aws.String(cluster), Namespace: aws.String(m.Namespace.ValueString()),
-		ServiceAccount: aws.String(m.ServiceAccount.ValueString()), RoleArn: aws.String(roleARN),
-	})
-	if err != nil {
-		diags.AddAttributeError(path.Root("create_pod_identity_association"), "Creating the pod identity association",
-			fmt.Sprintf("eks:CreatePodIdentityAssociation in cluster %s for %s/%s: %v (is the EKS Pod Identity Agent add-on installed, or use oidc_provider_arn for IRSA?)",
-				cluster, m.Namespace.ValueString(), m.ServiceAccount.ValueString(), err))
-		return
-	}
-	m.PodIdentityAssociationID = types.StringValue(aws.ToString(out.Association.AssociationId))
-}
-
 // readInto fills m's computed attributes from AWS; false when the role is gone.
 func (r *ControllerIAMRoleResource) readInto(ctx context.Context, cfg aws.Config, m *controllerIAMRoleModel, diags *diag.Diagnostics) bool {
 	c := iam.NewFromConfig(cfg)
@@ -533,61 +394,6 @@ func (r *ControllerIAMRoleResource) readInto(ctx context.Context, cfg aws.Config
 		r.readPodIdentity(ctx, eks.NewFromConfig(cfg), m, live.ARN, diags)
 	}
 	return true
-}
-
-// byPart sorts managed policies <name>-<n> by n, documents alongside.
-type byPart struct{ arns, docs []string }
-
-func (b byPart) Len() int { return len(b.arns) }
-func (b byPart) Less(i, j int) bool {
-	pi, pj := b.arns[i][strings.LastIndex(b.arns[i], "-")+1:], b.arns[j][strings.LastIndex(b.arns[j], "-")+1:]
-	if len(pi) != len(pj) {
-		return len(pi) < len(pj)
-	}
-	return pi < pj
-}
-func (b byPart) Swap(i, j int) {
-	b.arns[i], b.arns[j] = b.arns[j], b.arns[i]
-	b.docs[i], b.docs[j] = b.docs[j], b.docs[i]
-}
-
-// canonical is want when live means the same, else live.
-func canonical(live, want string) string {
-	if want != "" && sameJSON(live, want) {
-		return want
-	}
-	return live
-}
-
-// readPodIdentity finds the association of the ServiceAccount with the role.
-func (r *ControllerIAMRoleResource) readPodIdentity(ctx context.Context, c *eks.Client, m *controllerIAMRoleModel, roleARN string, diags *diag.Diagnostics) {
-	cluster := r.clusterName(m.ClusterName)
-	out, err := c.ListPodIdentityAssociations(ctx, &eks.ListPodIdentityAssociationsInput{
-		ClusterName: aws.String(cluster), Namespace: aws.String(m.Namespace.ValueString()), ServiceAccount: aws.String(m.ServiceAccount.ValueString()),
-	})
-	if isAWSCode(err, "ResourceNotFoundException") {
-		return
-	}
-	if err != nil {
-		diags.AddError("Reading the pod identity association", fmt.Sprintf("eks:ListPodIdentityAssociations in cluster %s: %v", cluster, err))
-		return
-	}
-	for _, a := range out.Associations {
-		d, err := c.DescribePodIdentityAssociation(ctx, &eks.DescribePodIdentityAssociationInput{ClusterName: aws.String(cluster), AssociationId: a.AssociationId})
-		if err != nil {
-			continue
-		}
-		if aws.ToString(d.Association.RoleArn) == roleARN {
-			m.PodIdentityAssociationID = types.StringValue(aws.ToString(a.AssociationId))
-			if m.CreatePodIdentity.IsNull() {
-				m.CreatePodIdentity = types.BoolValue(true)
-			}
-			return
-		}
-	}
-	if m.CreatePodIdentity.IsNull() {
-		m.CreatePodIdentity = types.BoolValue(false)
-	}
 }
 
 func (r *ControllerIAMRoleResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -663,28 +469,6 @@ func (r *ControllerIAMRoleResource) Delete(ctx context.Context, req resource.Del
 			return
 		}
 	}
-}
-
-// deletePolicy deletes a managed policy and its non-default versions.
-func deletePolicy(ctx context.Context, c *iam.Client, arn string) error {
-	versions, err := c.ListPolicyVersions(ctx, &iam.ListPolicyVersionsInput{PolicyArn: aws.String(arn)})
-	if isAWSCode(err, "NoSuchEntity") {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("iam:ListPolicyVersions %s: %w", arn, err)
-	}
-	for _, v := range versions.Versions {
-		if !v.IsDefaultVersion {
-			if _, err := c.DeletePolicyVersion(ctx, &iam.DeletePolicyVersionInput{PolicyArn: aws.String(arn), VersionId: v.VersionId}); err != nil {
-				return fmt.Errorf("iam:DeletePolicyVersion %s: %w", arn, err)
-			}
-		}
-	}
-	if _, err := c.DeletePolicy(ctx, &iam.DeletePolicyInput{PolicyArn: aws.String(arn)}); err != nil && !isAWSCode(err, "NoSuchEntity") {
-		return fmt.Errorf("iam:DeletePolicy %s: %w", arn, err)
-	}
-	return nil
 }
 
 func (r *ControllerIAMRoleResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {

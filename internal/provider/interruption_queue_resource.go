@@ -2,9 +2,7 @@ package provider
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -387,15 +385,6 @@ func (r *InterruptionQueueResource) read(ctx context.Context, q *sqs.Client, eb 
 	}
 	m.Rules, m.RuleARNs = rulesValues(rules)
 	return true
-}
-
-// sameJSON reports whether two JSON texts hold the same value.
-func sameJSON(a, b string) bool {
-	var x, y any
-	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
-		return false
-	}
-	return reflect.DeepEqual(x, y)
 }
 
 func (r *InterruptionQueueResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {

@@ -148,16 +148,6 @@ func (m *nodeIAMRoleModel) wantPolicies(ctx context.Context, partition string, d
 	return dedupe(want)
 }
 
-func dedupe(sorted []string) []string {
-	out := sorted[:0]
-	for i, s := range sorted {
-		if i == 0 || s != sorted[i-1] {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 func (r *NodeIAMRoleResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
 		return
@@ -292,15 +282,6 @@ func (r *NodeIAMRoleResource) fill(ctx context.Context, cfg aws.Config, m *nodeI
 		m.AccessEntryType = types.StringValue(aws.ToString(out.AccessEntry.Type))
 		m.AccessEntryARN = types.StringValue(aws.ToString(out.AccessEntry.AccessEntryArn))
 	}
-}
-
-// optionalString is an optional attribute read back: null stays null when
-// AWS holds the empty value.
-func optionalString(prior types.String, live string) types.String {
-	if live == "" && prior.IsNull() {
-		return types.StringNull()
-	}
-	return types.StringValue(live)
 }
 
 func (r *NodeIAMRoleResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
