@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"testing"
 	"time"
 
 	kruntime "k8s.io/apimachinery/pkg/runtime"
@@ -69,3 +70,14 @@ func StartKube() (*Kube, error) {
 
 // Stop stops the apiserver and etcd.
 func (k *Kube) Stop() error { return k.Env.Stop() }
+
+// KubeFor starts an apiserver for one test and stops it when the test ends.
+func KubeFor(t testing.TB) *Kube {
+	t.Helper()
+	k, err := StartKube()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k.Stop() })
+	return k
+}

@@ -1,6 +1,7 @@
-// Package testenv runs the simulated AWS (awssim) in-process on loopback
-// and an envtest apiserver with the runtime's CRDs, for the tests of the
-// AWS provider and the controllers that use it. Only tests import it.
+// Package testenv is the one boot of the integration tests: the simulated
+// AWS (awssim) in-process on loopback, an envtest apiserver with the
+// runtime's CRDs, the AWS cloud provider over both and a manager running
+// the controllers under test (Main). Only tests import it.
 package testenv
 
 import (
@@ -21,15 +22,10 @@ type Sim struct {
 	cancel context.CancelFunc
 }
 
-// Start runs the simulator; opts shape EC2 (cluster name, Kubernetes
-// version, instance state timings, pool capacity).
-func Start(opts ec2sim.Options) (*Sim, error) {
+// Start runs the simulator.
+func Start(opts awssim.Options) (*Sim, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := awssim.Start(ctx, awssim.Options{
-		Region: opts.Region, AccountID: opts.AccountID, ClusterName: opts.ClusterName, KubernetesVersion: opts.KubernetesVersion,
-		PendingDuration: opts.PendingDuration, ShuttingDownDuration: opts.ShuttingDownDuration,
-		SpotInterruptionNotice: opts.SpotInterruptionNotice, DefaultPoolCapacity: opts.DefaultPoolCapacity,
-	})
+	srv, err := awssim.Start(ctx, opts)
 	if err != nil {
 		cancel()
 		return nil, err

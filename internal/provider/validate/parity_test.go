@@ -14,46 +14,20 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/crds"
+	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
 
 // kube is a client of an apiserver with the CRDs installed.
 var kube client.Client
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) int {
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
-	bin := filepath.Join(root, "bin")
-	for _, name := range []string{"etcd", "kube-apiserver"} {
-		if _, err := os.Stat(filepath.Join(bin, name)); err != nil {
-			fmt.Fprintf(os.Stderr, "%s is missing from %s: run 'make tools' to build the Kubernetes binaries\n", name, bin)
-			return 1
-		}
-	}
-	defs, err := crds.CRDs()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	env := &envtest.Environment{BinaryAssetsDirectory: bin, CRDs: defs, ControlPlaneStartTimeout: 2 * time.Minute}
-	cfg, err := env.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting the apiserver:", err)
-		return 1
-	}
-	defer func() { _ = env.Stop() }()
-	if kube, err = client.New(cfg, client.Options{Scheme: scheme.Scheme}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
+func TestMain(m *testing.M) {
+	os.Exit(testenv.Main(m, testenv.Options{}, func(env *testenv.Env) error {
+		kube = env.Kube.Client
+		return nil
+	}))
 }
 
 // manifestCase is the format of the API packages' testdata/{valid,invalid}.

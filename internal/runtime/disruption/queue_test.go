@@ -42,15 +42,7 @@ func TestCommandTimeout(t *testing.T) {
 }
 
 // apiserver is an envtest kube-apiserver with the runtime's CRDs.
-func apiserver(t *testing.T) client.Client {
-	t.Helper()
-	k, err := testenv.StartKube()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = k.Stop() })
-	return k.Client
-}
+func apiserver(t *testing.T) client.Client { return testenv.KubeFor(t).Client }
 
 // queueWorld is a real apiserver with the pool "default" and the instance
 // type (f0.4x) the queue tests' candidates and replacements use.

@@ -9,17 +9,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/crds"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/simulation"
-	"github.com/joistdev/terraform-provider-joist/internal/sandbox"
+	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
 
 func instanceType(name string, cpu, memGi int64, spot, od float64) *scheduling.InstanceType {
@@ -169,27 +164,7 @@ func TestNewNodeClaimMetadataAndSpec(t *testing.T) {
 }
 
 func TestNewNodeClaimPassesAPIValidation(t *testing.T) {
-	bin, err := sandbox.FindBinDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defs, err := crds.CRDs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := &envtest.Environment{BinaryAssetsDirectory: bin, CRDs: defs, ControlPlaneStartTimeout: 2 * time.Minute}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("starting the apiserver from %s: %v", bin, err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = v1.AddToScheme(scheme)
-	kube, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	kube := testenv.KubeFor(t).Client
 	pool := testPool()
 	// Pods with hostname anti-affinity make the solver use hostname
 	// placeholders, which must not reach the claim.

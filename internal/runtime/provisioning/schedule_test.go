@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	ec2sim "github.com/joistdev/terraform-provider-joist/internal/awssim/ec2"
+	"github.com/joistdev/terraform-provider-joist/internal/awssim"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
@@ -41,21 +41,14 @@ type world struct {
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	ctx := context.Background()
-	sim, err := testenv.Start(ec2sim.Options{ClusterName: cluster})
+	sim, err := testenv.Start(awssim.Options{ClusterName: cluster})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(sim.Close)
 	must(t, sim.CreateNodeRole(ctx))
-	k, err := testenv.StartKube()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = k.Stop() })
-	prov, err := awsprovider.New(sim.Config, k.Client, awsprovider.Settings{
-		ClusterName: cluster, ClusterEndpoint: "https://joist.example:6443", ClusterCABundle: "Q0E=",
-		ClusterCIDR: "10.100.0.0/16", KubernetesVersion: "1.36",
-	})
+	k := testenv.KubeFor(t)
+	prov, err := awsprovider.New(sim.Config, k.Client, testenv.CloudSettings(cluster))
 	if err != nil {
 		t.Fatal(err)
 	}

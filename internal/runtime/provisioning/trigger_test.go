@@ -21,12 +21,7 @@ import (
 // triggers again so the next pass can check it still has room.
 func TestPodTriggerSkipsPodsAwaitingTheirNode(t *testing.T) {
 	ctx := context.Background()
-	k, err := testenv.StartKube()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = k.Stop() })
-	kube := k.Client
+	kube := testenv.KubeFor(t).Client
 	cluster := state.NewCluster(kube, clock.RealClock{})
 	b := NewBatcher(clock.RealClock{}, time.Second, 10*time.Second)
 	trigger := NewPodTrigger(kube, b, cluster)

@@ -9,17 +9,12 @@ import (
 
 	sdkaws "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	crlog "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	ec2sim "github.com/joistdev/terraform-provider-joist/internal/awssim/ec2"
-	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
+	"github.com/joistdev/terraform-provider-joist/internal/awssim"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/termination"
@@ -38,58 +33,24 @@ var (
 	ec2c *ec2.Client
 )
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) int {
-	crlog.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var err error
-	sim, err = testenv.Start(ec2sim.Options{ClusterName: cluster, PendingDuration: 50 * time.Millisecond, ShuttingDownDuration: 300 * time.Millisecond})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer sim.Close()
-	k, err := testenv.StartKube()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = k.Env.Stop() }()
-	provider, err := awsprovider.New(sim.Config, k.Client, awsprovider.Settings{
-		ClusterName: cluster, ClusterEndpoint: "https://joist.example:6443", ClusterCABundle: "Q0E=",
-		ClusterCIDR: "10.100.0.0/16", KubernetesVersion: "1.36",
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	mgr, err := manager.New(k.Config, manager.Options{
-		Scheme: k.Scheme, Cache: state.CacheOptions(),
-		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if err := state.Setup(ctx, mgr); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if err := termination.Register(mgr, provider, events.NewRecorder(mgr.GetEventRecorder("karpenter")), clock.RealClock{}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	go func() {
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "manager:", err)
-		}
-	}()
-	kube = k.Client
-	ec2c = ec2.NewFromConfig(sim.Config)
-	go kubelet(ctx)
-	return m.Run()
+func TestMain(m *testing.M) {
+	os.Exit(testenv.Main(m, testenv.Options{
+		AWS:   &awssim.Options{ClusterName: cluster, PendingDuration: 50 * time.Millisecond, ShuttingDownDuration: 300 * time.Millisecond},
+		Cache: state.CacheOptions(),
+		Controllers: func(ctx context.Context, mgr manager.Manager, env *testenv.Env) error {
+			if err := state.Setup(ctx, mgr); err != nil {
+				return err
+			}
+			if err := termination.Register(mgr, env.Cloud, events.NewRecorder(mgr.GetEventRecorder("karpenter")), clock.RealClock{}); err != nil {
+				return err
+			}
+			kube = env.Kube.Client
+			return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error { kubelet(ctx); return nil }))
+		},
+	}, func(env *testenv.Env) error {
+		sim, ec2c = env.Sim, ec2.NewFromConfig(env.Sim.Config)
+		return nil
+	}))
 }
 
 // kubelet removes pods whose graceful deletion was requested, unless they

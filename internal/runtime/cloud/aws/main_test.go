@@ -2,14 +2,13 @@ package aws_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"testing"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	ec2sim "github.com/joistdev/terraform-provider-joist/internal/awssim/ec2"
+	"github.com/joistdev/terraform-provider-joist/internal/awssim"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/nodeclass"
@@ -25,34 +24,15 @@ var (
 	prov *awsprovider.Provider
 )
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) int {
-	var err error
-	sim, err = testenv.Start(ec2sim.Options{ClusterName: cluster, PendingDuration: 50 * time.Millisecond, ShuttingDownDuration: 50 * time.Millisecond})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer sim.Close()
-	if err := sim.CreateNodeRole(context.Background()); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if kube, err = testenv.StartKube(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = kube.Stop() }()
-	if prov, err = awsprovider.New(sim.Config, kube.Client, settings()); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if err := prov.Start(context.Background()); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
+func TestMain(m *testing.M) {
+	os.Exit(testenv.Main(m, testenv.Options{
+		AWS:      &awssim.Options{ClusterName: cluster, PendingDuration: 50 * time.Millisecond, ShuttingDownDuration: 50 * time.Millisecond},
+		NodeRole: true,
+		Cloud:    true,
+	}, func(env *testenv.Env) error {
+		sim, kube, prov = env.Sim, env.Kube, env.Cloud
+		return prov.Start(context.Background())
+	}))
 }
 
 func testContext(t *testing.T) context.Context {
@@ -61,12 +41,7 @@ func testContext(t *testing.T) context.Context {
 	return ctx
 }
 
-func settings() awsprovider.Settings {
-	return awsprovider.Settings{
-		ClusterName: cluster, ClusterEndpoint: "https://joist.example:6443", ClusterCABundle: "Q0E=",
-		ClusterCIDR: "10.100.0.0/16", KubernetesVersion: "1.36",
-	}
-}
+func settings() awsprovider.Settings { return testenv.CloudSettings(cluster) }
 
 // readyNodeClass creates the node class and resolves its status as the
 // node class controller does, failing unless it becomes Ready.

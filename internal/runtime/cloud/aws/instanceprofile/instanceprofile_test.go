@@ -12,7 +12,7 @@ import (
 	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	ec2sim "github.com/joistdev/terraform-provider-joist/internal/awssim/ec2"
+	"github.com/joistdev/terraform-provider-joist/internal/awssim"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instanceprofile"
 	"github.com/joistdev/terraform-provider-joist/internal/testenv"
@@ -27,7 +27,7 @@ func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
 	var err error
-	if sim, err = testenv.Start(ec2sim.Options{}); err != nil {
+	if sim, err = testenv.Start(awssim.Options{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

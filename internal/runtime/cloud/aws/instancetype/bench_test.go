@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	ec2sim "github.com/joistdev/terraform-provider-joist/internal/awssim/ec2"
+	"github.com/joistdev/terraform-provider-joist/internal/awssim"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/cache"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instancetype"
@@ -52,7 +52,7 @@ func BenchmarkListAfterCapacityError(b *testing.B) {
 // pricing provider on it.
 func simulated(tb testing.TB) (*testenv.Sim, *ec2.Client, *pricing.Provider) {
 	tb.Helper()
-	sim, err := testenv.Start(ec2sim.Options{})
+	sim, err := testenv.Start(awssim.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}
