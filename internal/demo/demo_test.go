@@ -39,8 +39,8 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/policy"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/policy/audit"
 	"github.com/joistdev/terraform-provider-joist/internal/sandbox"
+	"github.com/joistdev/terraform-provider-joist/internal/testenv/audit"
 )
 
 // TestDemoShort runs `make demo` in its short mode against a sandbox of its

@@ -19,7 +19,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instanceprofile"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/launchtemplate"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/policy"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/policy/audit"
+	"github.com/joistdev/terraform-provider-joist/internal/testenv/audit"
 )
 
 // runtimeKey signs the runtime's calls, so the request log tells them from
