@@ -17,6 +17,7 @@ import (
 
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/catalog"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 )
 
 // Snapshot is the cluster as the demo shows it: the Joist nodes and their
@@ -79,7 +80,7 @@ func (w *World) Observe(ctx context.Context, cluster, namespace string) (Snapsho
 		return s, err
 	}
 	for i := range nodes.Items {
-		if NodeReady(&nodes.Items[i]) && nodes.Items[i].DeletionTimestamp == nil {
+		if state.IsNodeReady(&nodes.Items[i]) && nodes.Items[i].DeletionTimestamp == nil {
 			s.Nodes++
 		}
 	}
@@ -149,14 +150,6 @@ func Price(region string, i ec2types.Instance) (float64, error) {
 }
 
 // NodeReady says whether the node's Ready condition is True.
-func NodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
 
 // counts renders {a:2, b:1} as "a×2 b", largest first.
 func counts(m map[string]int) string {

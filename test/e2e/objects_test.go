@@ -202,12 +202,3 @@ func runtimeEvents(t *testing.T, ns, name, reason string) []eventsv1.Event {
 	}
 	return out
 }
-
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}

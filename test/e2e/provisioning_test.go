@@ -17,6 +17,7 @@ import (
 
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/fault"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 )
 
 var (
@@ -83,7 +84,7 @@ func testDeployment(t *testing.T) {
 			t.Errorf("nodeclaim %s (%s) has no node of its own", c.Name, c.Status.ProviderID)
 			continue
 		}
-		if !nodeReady(node) || node.Labels[v1.NodeInitializedLabelKey] != "true" || node.Labels[v1.NodeRegisteredLabelKey] != "true" {
+		if !state.IsNodeReady(node) || node.Labels[v1.NodeInitializedLabelKey] != "true" || node.Labels[v1.NodeRegisteredLabelKey] != "true" {
 			t.Errorf("node %s not ready/registered/initialized: labels %v", node.Name, node.Labels)
 		}
 		if hasOwner(node, c.Name) == false {
