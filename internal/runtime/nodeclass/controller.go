@@ -19,13 +19,18 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awserr"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
 )
 
 // Events this controller emits.
 const (
 	WaitingOnNodeClaimTermination = "WaitingOnNodeClaimTermination"
-	actionFinalize                = "Finalizing"
+	// TransientAWSError names an AWS call that failed with throttling, a
+	// server error or a timeout while resolving the node class.
+	TransientAWSError = "TransientAWSError"
+	actionFinalize    = "Finalizing"
+	actionResolve     = "Resolving"
 )
 
 // Controller reconciles EC2NodeClasses.
@@ -78,13 +83,34 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 	}
 	before := nc.DeepCopy()
-	requeue := Resolve(ctx, c.provider, nc)
+	requeue, transient := Resolve(ctx, c.provider, nc)
+	for _, t := range transient {
+		log.FromContext(ctx).Info("keeping the last resolution after a transient AWS error", "part", t.Part, "call", t.Call, "error", t.Err.Error())
+		c.recorder.Warning(nc, TransientAWSError, actionResolve, "%s failed transiently (%s); keeping the last resolved %s", callOrPart(t), errorCode(t.Err), t.Part)
+	}
 	if !equality.Semantic.DeepEqual(before.Status, nc.Status) {
 		if err := c.kube.Status().Patch(ctx, nc, client.MergeFrom(before)); err != nil {
 			return reconcile.Result{}, client.IgnoreNotFound(err)
 		}
 	}
 	return reconcile.Result{RequeueAfter: requeue}, nil
+}
+
+func callOrPart(t Transient) string {
+	if t.Call != "" {
+		return t.Call
+	}
+	return "resolving the " + t.Part
+}
+
+// errorCode is the AWS error code, or the error itself when it has none
+// (a connection failure); the code keeps repeated events identical, so
+// they are not emitted again within the dedupe window.
+func errorCode(err error) string {
+	if code := awserr.Code(err); code != "" {
+		return code
+	}
+	return err.Error()
 }
 
 func hashStamped(nc *awsv1.EC2NodeClass) bool {
