@@ -142,8 +142,8 @@ func (c *Controller) finalize(ctx context.Context, nc *awsv1.EC2NodeClass) (reco
 		c.recorder.Normal(nc, WaitingOnNodeClaimTermination, actionFinalize, "Waiting on NodeClaim termination for %s", truncatedList(names, 5))
 		return reconcile.Result{RequeueAfter: 10 * time.Second}, nil
 	}
-	if err := c.provider.InstanceProfiles().Delete(ctx, nc); err != nil {
-		return reconcile.Result{}, fmt.Errorf("deleting the instance profile of EC2NodeClass %s: %w", nc.Name, err)
+	if err := c.provider.InstanceProfiles().DeleteAll(ctx, nc); err != nil {
+		return reconcile.Result{}, fmt.Errorf("deleting the instance profiles of EC2NodeClass %s: %w", nc.Name, err)
 	}
 	if err := c.provider.LaunchTemplates().DeleteAll(ctx, nc.Name); err != nil {
 		return reconcile.Result{}, fmt.Errorf("deleting the launch templates of EC2NodeClass %s: %w", nc.Name, err)
@@ -153,7 +153,7 @@ func (c *Controller) finalize(ctx context.Context, nc *awsv1.EC2NodeClass) (reco
 	if err := c.kube.Patch(ctx, nc, patch); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	log.FromContext(ctx).Info("deleted the node class's instance profile and launch templates")
+	log.FromContext(ctx).Info("deleted the node class's instance profiles and launch templates")
 	return reconcile.Result{}, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/ami"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instance"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instanceprofile"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instancetype"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 )
@@ -220,4 +221,20 @@ func dynamicDrift(nc *awsv1.EC2NodeClass, inst *instance.Instance, amis []string
 		}
 	}
 	return ""
+}
+
+// InstanceProfilesInUse names the instance profiles the cluster's live
+// instances (stopped ones included) run with.
+func (p *Provider) InstanceProfilesInUse(ctx context.Context) (map[string]bool, error) {
+	insts, err := p.instances.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, inst := range insts {
+		if inst.InstanceProfileARN != "" {
+			out[instanceprofile.NameFromARN(inst.InstanceProfileARN)] = true
+		}
+	}
+	return out, nil
 }
