@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -30,7 +31,6 @@ const (
 	// server error or a timeout while resolving the node class.
 	TransientAWSError = "TransientAWSError"
 	actionFinalize    = "Finalizing"
-	actionResolve     = "Resolving"
 )
 
 // Controller reconciles EC2NodeClasses.
@@ -86,7 +86,10 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	requeue, transient := Resolve(ctx, c.provider, nc)
 	for _, t := range transient {
 		log.FromContext(ctx).Info("keeping the last resolution after a transient AWS error", "part", t.Part, "call", t.Call, "error", t.Err.Error())
-		c.recorder.Warning(nc, TransientAWSError, actionResolve, "%s failed transiently (%s); keeping the last resolved %s", callOrPart(t), errorCode(t.Err), t.Part)
+		// One action per part: the events API folds events that differ
+		// only in their note into one series that keeps the first note.
+		action := "Resolve" + strings.TrimSuffix(t.Condition, "Ready")
+		c.recorder.Warning(nc, TransientAWSError, action, "%s failed transiently (%s); keeping the last resolved %s", callOrPart(t), errorCode(t.Err), t.Part)
 	}
 	if !equality.Semantic.DeepEqual(before.Status, nc.Status) {
 		if err := c.kube.Status().Patch(ctx, nc, client.MergeFrom(before)); err != nil {

@@ -40,9 +40,10 @@ const (
 // part of the node class unresolved. It says nothing about the node class,
 // so the part's last resolution and condition are kept.
 type Transient struct {
-	Part string // "subnets", "security groups", "AMIs", "instance profile"
-	Call string // the failing call, e.g. "EC2 DescribeSubnets"
-	Err  error
+	Part      string // "subnets", "security groups", "AMIs", "instance profile"
+	Condition string // the part's condition, e.g. SubnetsReady
+	Call      string // the failing call, e.g. "EC2 DescribeSubnets"
+	Err       error
 }
 
 // resolution collects one Resolve pass's outcome.
@@ -58,7 +59,7 @@ type resolution struct {
 // a part that never resolved is marked False.
 func (r *resolution) failed(part, condition, reason string, err error) {
 	if awserr.IsTransient(err) {
-		r.transient = append(r.transient, Transient{Part: part, Call: awserr.Operation(err), Err: err})
+		r.transient = append(r.transient, Transient{Part: part, Condition: condition, Call: awserr.Operation(err), Err: err})
 		r.requeue = min(r.requeue, RequeueTransient)
 		if meta.IsStatusConditionTrue(r.nc.Status.Conditions, condition) {
 			return
