@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/structhash"
@@ -136,6 +137,10 @@ func (p *Provider) Ensure(ctx context.Context, cfg Config) (string, error) {
 		p.Release(name)
 		return "", fmt.Errorf("describing launch template %s: %w", name, err)
 	}
+	// Keep the node class within its bound before adding to it.
+	if _, err := p.deleteMarked(ctx, p.markOverCap(cfg.NodeClass)); err != nil {
+		log.FromContext(ctx).Info("deleting least recently used launch templates", "error", err.Error())
+	}
 	created, err := p.ec2.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
 		LaunchTemplateName: aws.String(name),
 		LaunchTemplateData: data(cfg),
@@ -200,27 +205,23 @@ func (p *Provider) Invalidate(name string) { p.known.Delete(name) }
 
 // Collect deletes the cluster's templates that no launch holds and none
 // used for CacheTTL, then, per node class, the least recently used beyond
-// MaxPerNodeClass. A template first seen here (made before this process
-// started) counts as used now. Only templates carrying this cluster's
-// tags, a NodePool tag and an EC2NodeClass tag are ever deleted. It
-// returns how many it deleted.
+// MaxPerNodeClass (Ensure keeps to that bound too, before it creates one).
+// A template first seen here (made before this process started) counts as
+// used now. Only templates carrying this cluster's tags, a NodePool tag
+// and an EC2NodeClass tag are ever deleted. It returns how many it deleted.
 func (p *Provider) Collect(ctx context.Context) (int, error) {
 	templates, err := p.list(ctx, "")
 	if err != nil {
 		return 0, err
 	}
 	now := p.now()
-	type candidate struct {
-		name, id, nodeClass string
-		last                time.Time
-	}
-	var keep []candidate
-	var doomed []candidate
 	p.mu.Lock()
 	present := map[string]bool{}
+	classes := map[string]bool{}
+	var expired []string
 	for _, lt := range templates {
 		name, tags := aws.ToString(lt.LaunchTemplateName), selector.TagMap(lt.Tags)
-		if p.owned(tags, "") != nil {
+		if p.owned(tags, "") != nil || p.deleting[name] != nil {
 			continue
 		}
 		present[name] = true
@@ -230,15 +231,9 @@ func (p *Provider) Collect(ctx context.Context) (int, error) {
 			p.uses[name] = u
 		}
 		u.id = aws.ToString(lt.LaunchTemplateId)
-		c := candidate{name, u.id, u.nodeClass, u.last}
-		switch {
-		case u.launches > 0:
-			c.last = now // held: newest, never a candidate
-			keep = append(keep, c)
-		case now.Sub(u.last) >= CacheTTL:
-			doomed = append(doomed, c)
-		default:
-			keep = append(keep, c)
+		classes[u.nodeClass] = true
+		if u.launches == 0 && now.Sub(u.last) >= CacheTTL {
+			expired = append(expired, name)
 		}
 	}
 	// Forget templates that are gone and not held.
@@ -247,35 +242,75 @@ func (p *Provider) Collect(ctx context.Context) (int, error) {
 			delete(p.uses, name)
 		}
 	}
-	byClass := map[string][]candidate{}
-	for _, c := range keep {
-		byClass[c.nodeClass] = append(byClass[c.nodeClass], c)
+	doomed := p.markLocked(expired)
+	p.mu.Unlock()
+	for nodeClass := range classes {
+		doomed = append(doomed, p.markOverCap(nodeClass)...)
 	}
-	for _, cs := range byClass {
-		if len(cs) <= MaxPerNodeClass {
+	return p.deleteMarked(ctx, doomed)
+}
+
+// victim is a template marked for deletion.
+type victim struct{ name, id string }
+
+// markOverCap marks the node class's least recently used templates that
+// no launch holds, beyond MaxPerNodeClass of them (held ones and ones being
+// created count).
+func (p *Provider) markOverCap(nodeClass string) []victim {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	type entry struct {
+		name string
+		last time.Time
+	}
+	var free []entry
+	count := 0
+	for name, u := range p.uses {
+		if u.nodeClass != nodeClass {
 			continue
 		}
-		sort.Slice(cs, func(i, j int) bool { return cs[i].last.After(cs[j].last) })
-		for _, c := range cs[MaxPerNodeClass:] {
-			if p.uses[c.name].launches == 0 {
-				doomed = append(doomed, c)
-			}
+		count++
+		if u.launches == 0 && u.id != "" {
+			free = append(free, entry{name, u.last})
 		}
 	}
-	for _, c := range doomed {
-		delete(p.uses, c.name)
-		p.known.Delete(c.name)
-		p.deleting[c.name] = make(chan struct{})
+	if count <= MaxPerNodeClass {
+		return nil
 	}
-	p.mu.Unlock()
+	sort.Slice(free, func(i, j int) bool { return free[i].last.Before(free[j].last) })
+	var names []string
+	for _, e := range free[:min(len(free), count-MaxPerNodeClass)] {
+		names = append(names, e.name)
+	}
+	return p.markLocked(names)
+}
 
+// markLocked moves templates from use to deleting: Ensure waits for their
+// deletion before it uses the name again. Caller holds p.mu.
+func (p *Provider) markLocked(names []string) []victim {
+	out := make([]victim, 0, len(names))
+	for _, name := range names {
+		u := p.uses[name]
+		if u == nil || u.launches > 0 || p.deleting[name] != nil {
+			continue
+		}
+		out = append(out, victim{name, u.id})
+		delete(p.uses, name)
+		p.known.Delete(name)
+		p.deleting[name] = make(chan struct{})
+	}
+	return out
+}
+
+// deleteMarked deletes marked templates and releases their names.
+func (p *Provider) deleteMarked(ctx context.Context, victims []victim) (int, error) {
 	var errs []error
 	deleted := 0
-	for _, c := range doomed {
-		err := p.delete(ctx, c.id, c.name)
+	for _, v := range victims {
+		err := p.delete(ctx, v.id, v.name)
 		p.mu.Lock()
-		close(p.deleting[c.name])
-		delete(p.deleting, c.name)
+		close(p.deleting[v.name])
+		delete(p.deleting, v.name)
 		p.mu.Unlock()
 		if err != nil {
 			errs = append(errs, err)

@@ -139,31 +139,33 @@ func TestUnusedTemplatesAreDeletedHeldOnesKept(t *testing.T) {
 	}
 }
 
-// TestTemplatesPerNodeClassAreCapped: beyond MaxPerNodeClass the least
-// recently used are deleted even within the TTL; other node classes are
-// not touched.
+// TestTemplatesPerNodeClassAreCapped: a node class never has more than
+// MaxPerNodeClass templates: the least recently used are deleted before a
+// new one is created, even within the TTL. Templates launches hold are
+// never deleted, so only they can take it past the bound, until released.
+// Other node classes are not touched.
 func TestTemplatesPerNodeClassAreCapped(t *testing.T) {
 	ctx := context.Background()
 	p, clk := provider("blue")
-	var names []string
-	for i := 0; i < MaxPerNodeClass+3; i++ {
+	ensure := func(i int) string {
+		t.Helper()
 		cfg := config("capped", "a", ami(t))
 		cfg.UserData = fmt.Sprintf("#%d", i)
 		name, err := p.Ensure(ctx, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
+		clk.t = clk.t.Add(time.Second)
+		return name
+	}
+	var names []string
+	for i := 0; i < MaxPerNodeClass+3; i++ {
+		name := ensure(i)
 		p.Release(name)
 		names = append(names, name)
-		clk.t = clk.t.Add(time.Second)
-	}
-	other, err := p.Ensure(ctx, config("neighbour", "a", ami(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Release(other)
-	if n, err := p.Collect(ctx); err != nil || n != 3 {
-		t.Fatalf("deleted %d (%v), want the 3 beyond the cap", n, err)
+		if n := len(templates(t, "capped")); n > MaxPerNodeClass {
+			t.Fatalf("%d templates after %d launches; the bound is %d", n, i+1, MaxPerNodeClass)
+		}
 	}
 	left := map[string]bool{}
 	for _, n := range templates(t, "capped") {
@@ -176,6 +178,28 @@ func TestTemplatesPerNodeClassAreCapped(t *testing.T) {
 		if left[n] {
 			t.Errorf("the least recently used %s was kept", n)
 		}
+	}
+	// Launches holding more templates than the bound keep them all.
+	var held []string
+	for i := 0; i < MaxPerNodeClass+2; i++ {
+		held = append(held, ensure(1000+i))
+	}
+	if n := len(templates(t, "capped")); n != MaxPerNodeClass+2 {
+		t.Fatalf("%d templates while %d are held", n, MaxPerNodeClass+2)
+	}
+	for _, name := range held {
+		p.Release(name)
+	}
+	other, err := p.Ensure(ctx, config("neighbour", "a", ami(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Release(other)
+	if _, err := p.Collect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(templates(t, "capped")); n != MaxPerNodeClass {
+		t.Errorf("%d templates after the launches released them, want %d", n, MaxPerNodeClass)
 	}
 	if len(templates(t, "neighbour")) != 1 {
 		t.Error("another node class's template was deleted")
