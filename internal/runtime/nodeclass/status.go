@@ -140,7 +140,7 @@ func Resolve(ctx context.Context, p *awsprovider.Provider, nc *awsv1.EC2NodeClas
 
 	reason, msg := validate(p, nc)
 	if reason == "" {
-		reason, msg = p.ValidateLaunchPermissions(ctx, nc)
+		_ = bounded(func(ctx context.Context) error { reason, msg = p.ValidateLaunchPermissions(ctx, nc); return nil })
 	}
 	if reason != "" {
 		setFalse(nc, v1.ConditionTypeValidationSucceeded, reason, msg)
