@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -50,6 +51,9 @@ func NewController(kube client.Client, provider *awsprovider.Provider, recorder 
 func (c *Controller) Register(mgr manager.Manager) error {
 	return builder.ControllerManagedBy(mgr).
 		Named("nodeclass.status").
+		// Karpenter's concurrency: a node class waiting on a slow or
+		// throttled AWS call does not hold the others back.
+		WithOptions(controller.Options{MaxConcurrentReconciles: 10}).
 		For(&awsv1.EC2NodeClass{}).
 		Watches(&v1.NodeClaim{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 			claim := o.(*v1.NodeClaim)

@@ -30,10 +30,9 @@ const (
 	// RequeueTransient retries a part an AWS call failed to resolve.
 	RequeueTransient = 15 * time.Second
 	// PartTimeout bounds each part's resolution, the SDK's retries
-	// included (8 attempts span about 75 s): past it the part counts as
-	// failed transiently, so one throttled call does not hold every node
-	// class's reconciliation.
-	PartTimeout = 30 * time.Second
+	// included (8 attempts span about 75 s, the first four about 15 s):
+	// past it the part counts as failed transiently and is retried soon.
+	PartTimeout = 15 * time.Second
 )
 
 // Transient is an AWS failure (throttling, a 5xx, a timeout) that left a
