@@ -76,14 +76,20 @@ type Provider struct {
 
 	mu   sync.Mutex
 	uses map[string]*use // by name
-	// deleting holds the templates Collect is deleting; Ensure waits for
+	// deleting holds the templates being deleted; Ensure waits for
 	// the deletion to finish, then recreates the template.
-	deleting map[string]chan struct{}
+	deleting map[string]*deletion
+}
+
+// deletion is a template being deleted.
+type deletion struct {
+	nodeClass string
+	done      chan struct{}
 }
 
 // New returns a provider for a cluster.
 func New(client *ec2.Client, cluster string) *Provider {
-	return &Provider{ec2: client, cluster: cluster, known: ttlcache.New[string, string](CacheTTL), now: time.Now, uses: map[string]*use{}, deleting: map[string]chan struct{}{}}
+	return &Provider{ec2: client, cluster: cluster, known: ttlcache.New[string, string](CacheTTL), now: time.Now, uses: map[string]*use{}, deleting: map[string]*deletion{}}
 }
 
 // Name is the deterministic template name of a configuration: unique per
@@ -137,9 +143,14 @@ func (p *Provider) Ensure(ctx context.Context, cfg Config) (string, error) {
 		p.Release(name)
 		return "", fmt.Errorf("describing launch template %s: %w", name, err)
 	}
-	// Keep the node class within its bound before adding to it.
-	if _, err := p.deleteMarked(ctx, p.markOverCap(cfg.NodeClass)); err != nil {
+	// Keep the node class within its bound before adding to it, and let
+	// deletions under way finish: until then EC2 still counts them.
+	victims, pending := p.markOverCap(cfg.NodeClass)
+	if _, err := p.deleteMarked(ctx, victims); err != nil {
 		log.FromContext(ctx).Info("deleting least recently used launch templates", "error", err.Error())
+	}
+	for _, done := range pending {
+		<-done
 	}
 	created, err := p.ec2.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
 		LaunchTemplateName: aws.String(name),
@@ -164,9 +175,9 @@ func (p *Provider) Ensure(ctx context.Context, cfg Config) (string, error) {
 func (p *Provider) hold(name, nodeClass string) {
 	p.mu.Lock()
 	for p.deleting[name] != nil {
-		ch := p.deleting[name]
+		d := p.deleting[name]
 		p.mu.Unlock()
-		<-ch
+		<-d.done
 		p.known.Delete(name)
 		p.mu.Lock()
 	}
@@ -245,7 +256,8 @@ func (p *Provider) Collect(ctx context.Context) (int, error) {
 	doomed := p.markLocked(expired)
 	p.mu.Unlock()
 	for nodeClass := range classes {
-		doomed = append(doomed, p.markOverCap(nodeClass)...)
+		over, _ := p.markOverCap(nodeClass)
+		doomed = append(doomed, over...)
 	}
 	return p.deleteMarked(ctx, doomed)
 }
@@ -255,10 +267,16 @@ type victim struct{ name, id string }
 
 // markOverCap marks the node class's least recently used templates that
 // no launch holds, beyond MaxPerNodeClass of them (held ones and ones being
-// created count).
-func (p *Provider) markOverCap(nodeClass string) []victim {
+// created count), and returns them with the node class's deletions already
+// under way.
+func (p *Provider) markOverCap(nodeClass string) (victims []victim, pending []chan struct{}) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	for _, d := range p.deleting {
+		if d.nodeClass == nodeClass {
+			pending = append(pending, d.done)
+		}
+	}
 	type entry struct {
 		name string
 		last time.Time
@@ -275,14 +293,14 @@ func (p *Provider) markOverCap(nodeClass string) []victim {
 		}
 	}
 	if count <= MaxPerNodeClass {
-		return nil
+		return nil, pending
 	}
 	sort.Slice(free, func(i, j int) bool { return free[i].last.Before(free[j].last) })
 	var names []string
 	for _, e := range free[:min(len(free), count-MaxPerNodeClass)] {
 		names = append(names, e.name)
 	}
-	return p.markLocked(names)
+	return p.markLocked(names), pending
 }
 
 // markLocked moves templates from use to deleting: Ensure waits for their
@@ -297,7 +315,7 @@ func (p *Provider) markLocked(names []string) []victim {
 		out = append(out, victim{name, u.id})
 		delete(p.uses, name)
 		p.known.Delete(name)
-		p.deleting[name] = make(chan struct{})
+		p.deleting[name] = &deletion{nodeClass: u.nodeClass, done: make(chan struct{})}
 	}
 	return out
 }
@@ -309,7 +327,7 @@ func (p *Provider) deleteMarked(ctx context.Context, victims []victim) (int, err
 	for _, v := range victims {
 		err := p.delete(ctx, v.id, v.name)
 		p.mu.Lock()
-		close(p.deleting[v.name])
+		close(p.deleting[v.name].done)
 		delete(p.deleting, v.name)
 		p.mu.Unlock()
 		if err != nil {
