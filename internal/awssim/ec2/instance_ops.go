@@ -128,13 +128,8 @@ func (s *Service) terminateInstances(in *ec2.TerminateInstancesInput, dryRun boo
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, id := range in.InstanceIds {
-		if !strings.HasPrefix(id, "i-") {
-			return nil, errorf("InvalidInstanceID.Malformed", "Invalid id: \"%s\"", id)
-		}
-		if _, ok := s.instances[id]; !ok {
-			return nil, errInstanceNotFound(id)
-		}
+	if _, err := s.namedInstances(in.InstanceIds); err != nil {
+		return nil, err
 	}
 	if dryRun {
 		return nil, nil

@@ -90,6 +90,7 @@ func New(opts Options) (*Service, error) {
 		"DescribeSubnets":               op(s, "DescribeSubnets", s.describeSubnets),
 		"DescribeVpcs":                  op(s, "DescribeVpcs", s.describeVpcs),
 		"RunInstances":                  op(s, "RunInstances", s.runInstances),
+		"StopInstances":                 op(s, "StopInstances", s.stopInstances),
 		"TerminateInstances":            op(s, "TerminateInstances", s.terminateInstances),
 	}
 	return s, nil

@@ -14,7 +14,8 @@ import (
 const catalogRefresh = 12 * time.Hour
 
 // WithAWS builds the EC2 cloud provider, installs it, and registers the
-// EC2NodeClass status controller and the price/catalog refresher.
+// EC2NodeClass status controller, its garbage collector (launch templates,
+// instance profiles) and the price/catalog refresher.
 func (o *Operator) WithAWS() (*awsprovider.Provider, error) {
 	s := o.Settings
 	p, err := awsprovider.New(o.AWS, o.Manager.GetClient(), awsprovider.Settings{
@@ -31,6 +32,9 @@ func (o *Operator) WithAWS() (*awsprovider.Provider, error) {
 	}
 	o.SetCloud(p)
 	if err := nodeclass.NewController(o.Manager.GetClient(), p, o.Recorder).Register(o.Manager); err != nil {
+		return nil, err
+	}
+	if err := o.Manager.Add(nodeclass.NewGarbageCollector(o.Manager.GetClient(), p, o.Clock)); err != nil {
 		return nil, err
 	}
 	if err := o.Manager.Add(&refresher{p: p}); err != nil {

@@ -206,6 +206,9 @@ func TestPolicyDecisions(t *testing.T) {
 		{"ssm private parameter", Request{"ssm:GetParameter", "arn:aws:ssm:us-west-2:123456789012:parameter/db/password", nil}, false},
 		{"describe cluster", Request{"eks:DescribeCluster", "arn:aws:eks:us-west-2:123456789012:cluster/demo", nil}, true},
 		{"describe other cluster", Request{"eks:DescribeCluster", "arn:aws:eks:us-west-2:123456789012:cluster/prod", nil}, false},
+		{"delete own launch template", Request{"ec2:DeleteLaunchTemplate", arn("launch-template"), ownedRes}, true},
+		{"delete foreign launch template", Request{"ec2:DeleteLaunchTemplate", arn("launch-template"), otherRes}, false},
+		{"list instance profiles", Request{"iam:ListInstanceProfiles", "*", nil}, true},
 		{"unknown action", Request{"ec2:DeleteVpc", "*", nil}, false},
 	}
 	profileTags := map[string]string{"kubernetes.io/cluster/demo": "owned", "eks:eks-cluster-name": "demo", "topology.kubernetes.io/region": "us-west-2", "karpenter.k8s.aws/ec2nodeclass": "default"}
@@ -235,6 +238,21 @@ func TestPolicyDecisions(t *testing.T) {
 			req  Request
 			want bool
 		}{"add role to foreign profile", Request{"iam:AddRoleToInstanceProfile", profile, nil}, false},
+		struct {
+			name string
+			req  Request
+			want bool
+		}{"delete own profile", Request{"iam:DeleteInstanceProfile", profile, profileRes}, true},
+		struct {
+			name string
+			req  Request
+			want bool
+		}{"delete another region's profile", Request{"iam:DeleteInstanceProfile", profile, merge2(profileRes, map[string][]string{"aws:ResourceTag/topology.kubernetes.io/region": {"eu-west-1"}})}, false},
+		struct {
+			name string
+			req  Request
+			want bool
+		}{"remove role from foreign profile", Request{"iam:RemoveRoleFromInstanceProfile", profile, nil}, false},
 	)
 	for _, c := range cases {
 		got, err := doc.Allows(c.req)

@@ -63,7 +63,7 @@ func TestRecordedRuntimeCallsAreAllowed(t *testing.T) {
 	n := sim.EC2.Network()
 	templates := launchtemplate.New(ec2c, cluster)
 	tmpl, err := templates.Ensure(ctx, launchtemplate.Config{
-		AMIID: sim.EC2.Images()[0].ImageID, SecurityGroupIDs: []string{n.NodeSecurityGroupID}, InstanceProfile: profile, Tags: tags,
+		NodeClass: "default", AMIID: sim.EC2.Images()[0].ImageID, SecurityGroupIDs: []string{n.NodeSecurityGroupID}, InstanceProfile: profile, Tags: tags,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +88,11 @@ func TestRecordedRuntimeCallsAreAllowed(t *testing.T) {
 	if err := templates.DeleteAll(ctx, "default"); err != nil {
 		t.Fatal(err)
 	}
-	if err := profiles.Delete(ctx, nc); err != nil {
+	// Garbage collection lists the cluster's profiles and deletes one.
+	if _, err := profiles.Managed(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := profiles.Delete(ctx, profile); err != nil {
 		t.Fatal(err)
 	}
 
@@ -118,7 +122,7 @@ func TestRecordedRuntimeCallsAreAllowed(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"ec2:CreateFleet", "ec2:CreateLaunchTemplate", "ec2:CreateTags", "ec2:TerminateInstances", "ec2:DeleteLaunchTemplate",
-		"iam:CreateInstanceProfile", "iam:AddRoleToInstanceProfile", "iam:RemoveRoleFromInstanceProfile", "iam:DeleteInstanceProfile"} {
+		"iam:CreateInstanceProfile", "iam:AddRoleToInstanceProfile", "iam:RemoveRoleFromInstanceProfile", "iam:DeleteInstanceProfile", "iam:ListInstanceProfiles"} {
 		if !seen[want] {
 			t.Errorf("the runtime made no %s call; the exercise above is incomplete", want)
 		}

@@ -197,6 +197,14 @@ var Rules = []Rule{
 		Condition: func(p Params) Condition { return p.profileResourceTags() },
 	},
 	{
+		// Garbage collection lists the profiles under the cluster's path;
+		// IAM scopes listing by path, not by tag, so it is unscoped.
+		Sid: "AllowUnscopedInstanceProfileListAction", Group: IAMIntegration,
+		Actions:   []Action{{Name: "iam:ListInstanceProfiles", NeededBy: []string{"iam:ListInstanceProfiles"}}},
+		Resources: func(Params) []string { return []string{"*"} },
+		Condition: func(Params) Condition { return nil },
+	},
+	{
 		Sid: "AllowInstanceProfileReadActions", Group: IAMIntegration,
 		Actions:   []Action{{Name: "iam:GetInstanceProfile", NeededBy: []string{"iam:GetInstanceProfile"}}},
 		Resources: func(p Params) []string { return []string{p.instanceProfileARN()} },

@@ -9,6 +9,7 @@ import (
 
 	sdkaws "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -84,9 +85,18 @@ func launch(t *testing.T) (providerID, instanceID string) {
 	if err != nil || len(subnets.Subnets) == 0 {
 		t.Fatalf("no subnet to launch into: %v", err)
 	}
+	// Tagged as the runtime tags its launches: it terminates nothing else.
+	var tags []ec2types.Tag
+	for k, v := range map[string]string{
+		"kubernetes.io/cluster/" + cluster: "owned", "eks:eks-cluster-name": cluster,
+		"karpenter.sh/nodepool": "default", "karpenter.k8s.aws/ec2nodeclass": "default",
+	} {
+		tags = append(tags, ec2types.Tag{Key: sdkaws.String(k), Value: sdkaws.String(v)})
+	}
 	out, err := ec2c.RunInstances(ctx, &ec2.RunInstancesInput{
 		ImageId: images.Images[0].ImageId, InstanceType: "m5.large", MinCount: sdkaws.Int32(1), MaxCount: sdkaws.Int32(1),
-		SubnetId: subnets.Subnets[0].SubnetId,
+		SubnetId:          subnets.Subnets[0].SubnetId,
+		TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeInstance, Tags: tags}},
 	})
 	if err != nil {
 		t.Fatal(err)

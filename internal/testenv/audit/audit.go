@@ -278,6 +278,8 @@ func (w *Audit) Checks(r Call) []policy.Request {
 			{Action: action, Resource: res, Context: requestContext(tags)},
 			{Action: "iam:TagInstanceProfile", Resource: res, Context: resourceContext(requestContext(tags), tags)},
 		}
+	case action == "iam:ListInstanceProfiles":
+		return []policy.Request{{Action: action, Resource: "*"}}
 	case action == "iam:GetInstanceProfile":
 		return []policy.Request{{Action: action, Resource: "arn:aws:iam::" + w.account + ":instance-profile/" + str("InstanceProfileName")}}
 	case action == "iam:AddRoleToInstanceProfile":

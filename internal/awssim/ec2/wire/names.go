@@ -144,6 +144,7 @@ var xmlNames = map[string]string{
 	"RunInstancesOutput.Instances":                                               "instancesSet",
 	"SecurityGroup.Description":                                                  "groupDescription",
 	"SecurityGroup.Tags":                                                         "tagSet",
+	"StopInstancesOutput.StoppingInstances":                                      "instancesSet",
 	"Subnet.Tags":                                                                "tagSet",
 	"TagSpecification.Tags":                                                      "Tag",
 	"TerminateInstancesOutput.TerminatingInstances":                              "instancesSet",
@@ -254,6 +255,7 @@ var queryNames = map[string]string{
 	"RunInstancesInput.SecurityGroupIds":                                              "SecurityGroupId",
 	"RunInstancesInput.SecurityGroups":                                                "SecurityGroup",
 	"RunInstancesInput.TagSpecifications":                                             "TagSpecification",
+	"StopInstancesInput.InstanceIds":                                                  "InstanceId",
 	"TagSpecification.Tags":                                                           "Tag",
 	"TerminateInstancesInput.InstanceIds":                                             "InstanceId",
 }

@@ -30,7 +30,7 @@ const (
 	// ClusterNameTaggedAnnotationKey marks a NodeClaim whose instance carries
 	// the eks:eks-cluster-name tag.
 	ClusterNameTaggedAnnotationKey = "compatibility." + AWSGroup + "/cluster-name-tagged"
-	// InstanceProfileNameAnnotationKey records the instance profile the runtime
-	// created for an EC2NodeClass role.
+	// InstanceProfileNameAnnotationKey records, on a NodeClaim, the instance
+	// profile its instance launched with.
 	InstanceProfileNameAnnotationKey = AWSGroup + "/instance-profile-name"
 )

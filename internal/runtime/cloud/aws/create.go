@@ -114,6 +114,14 @@ func (p *Provider) launch(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC
 	sort.Strings(keys)
 	tags := p.tags(nc, claim)
 	req := instance.Request{CapacityType: ct, Tags: tags, Context: nc.Spec.Context}
+	// Every template Ensure returns is held until the fleet returns, so
+	// garbage collection never deletes one a launch is using.
+	var held []string
+	defer func() {
+		for _, name := range held {
+			p.launchTemplates.Release(name)
+		}
+	}()
 	var templates []string
 	for _, k := range keys {
 		g := groups[k]
@@ -125,6 +133,7 @@ func (p *Provider) launch(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC
 		if err != nil {
 			return nil, nil, &cloud.CreateError{Reason: "LaunchTemplateCreationFailed", Err: err}
 		}
+		held = append(held, name)
 		templates = append(templates, name)
 		to := instance.TemplateOverrides{TemplateName: name}
 		for _, c := range g.cands {
@@ -152,7 +161,10 @@ func (p *Provider) launch(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC
 		for i, k := range keys {
 			cfg, cfgErr := p.templateConfig(claim, nc, groups[k])
 			if cfgErr == nil {
-				_, cfgErr = p.launchTemplates.Ensure(ctx, cfg)
+				var name string
+				if name, cfgErr = p.launchTemplates.Ensure(ctx, cfg); cfgErr == nil {
+					held = append(held, name)
+				}
 			}
 			if cfgErr != nil {
 				return nil, nil, &cloud.CreateError{Reason: "LaunchTemplateCreationFailed", Err: fmt.Errorf("recreating launch template %s: %w", templates[i], cfgErr)}
@@ -226,7 +238,7 @@ func (p *Provider) templateConfig(claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, g
 	}
 	maps.Copy(tags, p.ownershipTags(nc, claim.Labels[v1.NodePoolLabelKey]))
 	return launchtemplate.Config{
-		AMIID: g.ami.ID, UserData: ud, SecurityGroupIDs: groups, BlockDeviceMappings: bdms,
+		NodeClass: nc.Name, AMIID: g.ami.ID, UserData: ud, SecurityGroupIDs: groups, BlockDeviceMappings: bdms,
 		MetadataOptions: nc.Spec.MetadataOptions, InstanceProfile: nc.Status.InstanceProfile, Tags: tags,
 		DetailedMonitoring: nc.Spec.DetailedMonitoring != nil && *nc.Spec.DetailedMonitoring,
 		AssociatePublicIP:  nc.Spec.AssociatePublicIPAddress,
@@ -311,6 +323,11 @@ func (p *Provider) hydrate(claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, inst *in
 		out.Annotations = map[string]string{}
 	}
 	maps.Copy(out.Annotations, nc.HashAnnotations())
+	// The profile the instance runs with, so its garbage collection can
+	// tell it is in use.
+	if nc.Status.InstanceProfile != "" {
+		out.Annotations[v1.InstanceProfileNameAnnotationKey] = nc.Status.InstanceProfile
+	}
 	out.Status.ProviderID = inst.ProviderID()
 	out.Status.ImageID = inst.ImageID
 	return out

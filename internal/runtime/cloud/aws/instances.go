@@ -6,15 +6,18 @@ import (
 	"maps"
 	"slices"
 
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/ami"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instance"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instanceprofile"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instancetype"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 )
@@ -29,8 +32,17 @@ func (p *Provider) Delete(ctx context.Context, claim *v1.NodeClaim) error {
 	if err != nil {
 		return &cloud.NodeClaimNotFoundError{Err: err}
 	}
-	if _, err := p.instances.Get(ctx, id); err != nil {
+	inst, err := p.instances.Get(ctx, id)
+	if err != nil {
 		return err
+	}
+	if err := p.instances.Owned(inst); err != nil {
+		// Not this cluster's: for this cluster it does not exist.
+		log.FromContext(ctx).Info("not terminating an instance this cluster does not own", "provider-id", claim.Status.ProviderID, "reason", err.Error())
+		return &cloud.NodeClaimNotFoundError{Err: err}
+	}
+	if inst.State == ec2types.InstanceStateNameShuttingDown {
+		return nil // already on its way; EC2 needs no second call
 	}
 	return p.instances.Terminate(ctx, id)
 }
@@ -105,7 +117,9 @@ func (p *Provider) toClaim(ctx context.Context, inst *instance.Instance) *v1.Nod
 	if ncName != "" {
 		claim.Labels[v1.LabelNodeClass] = ncName
 	}
-	if inst.State == "shutting-down" || inst.State == "stopping" || inst.State == "stopped" {
+	// Stopping and stopped instances are live: nothing else will remove
+	// them, so garbage collection must see them.
+	if inst.State == ec2types.InstanceStateNameShuttingDown || inst.State == ec2types.InstanceStateNameTerminated {
 		now := metav1.Now()
 		claim.DeletionTimestamp = &now
 	}
@@ -207,4 +221,20 @@ func dynamicDrift(nc *awsv1.EC2NodeClass, inst *instance.Instance, amis []string
 		}
 	}
 	return ""
+}
+
+// InstanceProfilesInUse names the instance profiles the cluster's live
+// instances (stopped ones included) run with.
+func (p *Provider) InstanceProfilesInUse(ctx context.Context) (map[string]bool, error) {
+	insts, err := p.instances.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, inst := range insts {
+		if inst.InstanceProfileARN != "" {
+			out[instanceprofile.NameFromARN(inst.InstanceProfileARN)] = true
+		}
+	}
+	return out, nil
 }

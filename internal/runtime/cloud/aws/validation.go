@@ -75,14 +75,19 @@ func (p *Provider) ValidateLaunchPermissions(ctx context.Context, nc *awsv1.EC2N
 		}},
 	}
 	result := validation{}
+	unsure := false
 	for _, c := range checks {
 		err := c.run()
 		if awserr.IsCode(err, "UnauthorizedOperation", "AccessDenied", "AccessDeniedException") {
 			result = validation{c.reason, fmt.Sprintf("the controller may not call %s with the node class's tags: %v; grant it in the controller's IAM policy", c.call, err)}
 			break
 		}
-		// DryRunOperation is success; other errors say nothing about permissions.
+		// DryRunOperation is success; other errors say nothing about
+		// permissions, and a transient one is asked again next time.
+		unsure = unsure || awserr.IsTransient(err)
 	}
-	p.validations.Set(key, result)
+	if result.reason != "" || !unsure {
+		p.validations.Set(key, result)
+	}
 	return result.reason, result.message
 }

@@ -1,6 +1,6 @@
 // Package garbagecollection reconciles the two sides of every launch: cloud
 // instances of this cluster that no NodeClaim knows are terminated, and
-// NodeClaims whose instance is gone are deleted.
+// registered NodeClaims whose instance is gone are deleted.
 package garbagecollection
 
 import (
@@ -21,21 +21,29 @@ import (
 )
 
 // Timers (Karpenter's): an instance younger than MinInstanceAge may still be
-// getting its claim's status written; passes run every FastInterval for the
-// first FastPasses successful passes after start, then every SlowInterval.
+// getting its claim's status written; instance passes run every
+// FastInterval for the first FastPasses successful passes after start, then
+// every SlowInterval; claims are checked at most every ClaimInterval.
 const (
 	MinInstanceAge = 30 * time.Second
 	FastInterval   = 10 * time.Second
 	FastPasses     = 20
 	SlowInterval   = 2 * time.Minute
+	ClaimInterval  = 2 * time.Minute
+	// MinRegisteredAge is how long a claim must have been registered before
+	// a listing that lacks its instance counts against it. Karpenter does
+	// not wait; EC2's listings can lag a launch by tens of seconds, and a
+	// node may register before its instance is listed and be Ready after.
+	MinRegisteredAge = 30 * time.Second
 )
 
 // Controller is the garbage collector, a leader-elected runnable.
 type Controller struct {
-	kube     client.Client
-	cloud    cloud.Provider
-	recorder *events.Recorder
-	clock    clock.Clock
+	kube      client.Client
+	cloud     cloud.Provider
+	recorder  *events.Recorder
+	clock     clock.Clock
+	lastClaim time.Time // when claims were last checked
 }
 
 // NewController wires the collector.
@@ -72,60 +80,99 @@ func (c *Controller) Start(ctx context.Context) error {
 	}
 }
 
-// Collect runs one pass. Claims are listed before instances, so an
-// instance launched meanwhile is protected by MinInstanceAge.
+// Collect runs one pass. Instances are listed before NodeClaims, as
+// Karpenter does: a claim written while the (possibly long) listing runs is
+// then in the claim list, so its instance is never taken for an orphan.
 func (c *Controller) Collect(ctx context.Context) error {
-	claims := &v1.NodeClaimList{}
-	if err := c.kube.List(ctx, claims); err != nil {
-		return fmt.Errorf("listing nodeclaims: %w", err)
-	}
 	instances, err := c.cloud.List(ctx)
 	if err != nil {
 		return fmt.Errorf("listing instances: %w", err)
 	}
-	known := map[string]bool{}
-	for i := range claims.Items {
-		if id := claims.Items[i].Status.ProviderID; id != "" {
-			known[id] = true
-		}
+	claims := &v1.NodeClaimList{}
+	if err := c.kube.List(ctx, claims); err != nil {
+		return fmt.Errorf("listing nodeclaims: %w", err)
 	}
-	live := map[string]bool{}
-	var errs []error
 	now := c.clock.Now()
-	for _, inst := range instances {
-		id := inst.Status.ProviderID
-		live[id] = true
-		// Instances already shutting down need nothing more.
-		if known[id] || inst.DeletionTimestamp != nil || now.Sub(inst.CreationTimestamp.Time) < MinInstanceAge {
-			continue
-		}
+	var errs []error
+	for _, inst := range Orphans(instances, claims.Items, now) {
 		if err := c.collectInstance(ctx, inst); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	for i := range claims.Items {
-		claim := &claims.Items[i]
-		if claim.DeletionTimestamp != nil || claim.Status.ProviderID == "" || live[claim.Status.ProviderID] {
-			continue
+	if now.Sub(c.lastClaim) >= ClaimInterval {
+		for _, claim := range Lost(claims.Items, instances, now) {
+			if err := c.collectClaim(ctx, claim); err != nil {
+				errs = append(errs, err)
+			}
 		}
-		launched := nodeclaim.Get(claim, v1.ConditionTypeLaunched)
-		if launched == nil || launched.Status != "True" || now.Sub(launched.LastTransitionTime.Time) < MinInstanceAge {
-			continue
-		}
-		if err := c.collectClaim(ctx, claim); err != nil {
-			errs = append(errs, err)
+		if len(errs) == 0 {
+			c.lastClaim = now
 		}
 	}
 	return errors.Join(errs...)
 }
 
+// Orphans are the listed instances no claim owns: not shutting down, older
+// than MinInstanceAge, whose providerID no claim has, and not named (by
+// their nodeclaim tag) by a claim whose launch has not returned yet.
+// Stopping and stopped instances are orphans like running ones.
+func Orphans(instances []*v1.NodeClaim, claims []v1.NodeClaim, now time.Time) []*v1.NodeClaim {
+	known := map[string]bool{}
+	launching := map[string]bool{}
+	for i := range claims {
+		if id := claims[i].Status.ProviderID; id != "" {
+			known[id] = true
+		} else {
+			launching[claims[i].Name] = true
+		}
+	}
+	var out []*v1.NodeClaim
+	for _, inst := range instances {
+		switch {
+		case inst.DeletionTimestamp != nil, known[inst.Status.ProviderID]:
+		case now.Sub(inst.CreationTimestamp.Time) < MinInstanceAge:
+		case inst.Name != "" && launching[inst.Name]:
+		default:
+			out = append(out, inst)
+		}
+	}
+	return out
+}
+
+// Lost are the claims whose instance is gone, as Karpenter decides it: the
+// claim is registered (since MinRegisteredAge), not being deleted, and its
+// providerID is not among the instances that are not shutting down. Their
+// Nodes are checked separately: a Ready Node keeps its claim.
+func Lost(claims []v1.NodeClaim, instances []*v1.NodeClaim, now time.Time) []*v1.NodeClaim {
+	live := map[string]bool{}
+	for _, inst := range instances {
+		if inst.DeletionTimestamp == nil {
+			live[inst.Status.ProviderID] = true
+		}
+	}
+	var out []*v1.NodeClaim
+	for i := range claims {
+		claim := &claims[i]
+		if claim.DeletionTimestamp != nil || claim.Status.ProviderID == "" || live[claim.Status.ProviderID] {
+			continue
+		}
+		registered := nodeclaim.Get(claim, v1.ConditionTypeRegistered)
+		if registered == nil || registered.Status != "True" || now.Sub(registered.LastTransitionTime.Time) < MinRegisteredAge {
+			continue
+		}
+		out = append(out, claim)
+	}
+	return out
+}
+
 // collectInstance terminates an instance no claim owns and deletes its Node.
+// The cloud provider terminates only instances tagged as this cluster's.
 func (c *Controller) collectInstance(ctx context.Context, inst *v1.NodeClaim) error {
 	id := inst.Status.ProviderID
 	if err := c.cloud.Delete(ctx, inst); err != nil && !cloud.IsNodeClaimNotFound(err) {
 		return fmt.Errorf("terminating orphan instance %s: %w", id, err)
 	}
-	log.FromContext(ctx).Info("garbage collected instance without a nodeclaim", "provider-id", id)
+	log.FromContext(ctx).Info("garbage collected instance without a nodeclaim", "provider-id", id, "nodeclaim-tag", inst.Name)
 	nodes, err := nodeclaim.NodesByProviderID(ctx, c.kube, id)
 	if err != nil {
 		return err
@@ -139,7 +186,7 @@ func (c *Controller) collectInstance(ctx context.Context, inst *v1.NodeClaim) er
 }
 
 // collectClaim deletes a claim whose instance is gone, unless its Node
-// still reports Ready (the instance list may be lagging).
+// still reports Ready (the kubelet is alive, so the listing is wrong).
 func (c *Controller) collectClaim(ctx context.Context, claim *v1.NodeClaim) error {
 	nodes, err := nodeclaim.NodesFor(ctx, c.kube, claim)
 	if err != nil {

@@ -41,6 +41,7 @@ var operations = []any{
 	ec2.DescribeSubnetsInput{}, ec2.DescribeSubnetsOutput{},
 	ec2.DescribeVpcsInput{}, ec2.DescribeVpcsOutput{},
 	ec2.RunInstancesInput{}, ec2.RunInstancesOutput{},
+	ec2.StopInstancesInput{}, ec2.StopInstancesOutput{},
 	ec2.TerminateInstancesInput{}, ec2.TerminateInstancesOutput{},
 }
 

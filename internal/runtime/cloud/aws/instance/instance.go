@@ -22,6 +22,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awserr"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/cache"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/ownership"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/selector"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/ttlcache"
 )
@@ -39,6 +40,8 @@ type Instance struct {
 	Architecture     string
 	LaunchTime       time.Time
 	Tags             map[string]string
+	// InstanceProfileARN is the instance profile the instance runs with.
+	InstanceProfileARN string
 }
 
 // ProviderID is the Kubernetes provider ID of the instance.
@@ -305,8 +308,10 @@ func (p *Provider) Recent(ctx context.Context, id string) (*Instance, error) {
 // keeps their descriptions for Recent.
 func (p *Provider) List(ctx context.Context) ([]*Instance, error) {
 	pager := ec2.NewDescribeInstancesPaginator(p.ec2, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
-		selector.Filter("tag:kubernetes.io/cluster/"+p.cluster, "owned"),
+		selector.Filter("tag:"+ownership.ClusterTag(p.cluster), "owned"),
+		selector.Filter("tag:"+ownership.EKSClusterNameTag, p.cluster),
 		{Name: aws.String("tag-key"), Values: []string{v1.NodePoolLabelKey}},
+		{Name: aws.String("tag-key"), Values: []string{v1.LabelNodeClass}},
 		{Name: aws.String("instance-state-name"), Values: liveStates},
 	}})
 	var out []*Instance
@@ -326,8 +331,19 @@ func (p *Provider) List(ctx context.Context) ([]*Instance, error) {
 	return out, nil
 }
 
+// Owned returns nil when the instance carries this cluster's tags and the
+// NodePool and EC2NodeClass tags every launch puts on it; only such an
+// instance is ever terminated or tagged.
+func (p *Provider) Owned(inst *Instance) error {
+	if err := ownership.Check(inst.Tags, p.cluster, map[string]string{v1.NodePoolLabelKey: "", v1.LabelNodeClass: ""}); err != nil {
+		return fmt.Errorf("instance %s: %w", inst.ID, err)
+	}
+	return nil
+}
+
 // Terminate starts terminating an instance; an absent instance is a
-// NodeClaimNotFoundError.
+// NodeClaimNotFoundError. Callers pass an instance they launched or one
+// Owned accepted.
 func (p *Provider) Terminate(ctx context.Context, id string) error {
 	p.described.Delete(id)
 	if _, err := p.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{id}}); err != nil {
@@ -355,6 +371,9 @@ func convert(i ec2types.Instance) *Instance {
 	}
 	if i.Placement != nil {
 		out.Zone = aws.ToString(i.Placement.AvailabilityZone)
+	}
+	if i.IamInstanceProfile != nil {
+		out.InstanceProfileARN = aws.ToString(i.IamInstanceProfile.Arn)
 	}
 	if i.InstanceLifecycle == ec2types.InstanceLifecycleTypeSpot {
 		out.CapacityType = v1.CapacityTypeSpot

@@ -59,7 +59,10 @@ func run(m *testing.M) int {
 func request(claim, instanceType string) instance.Request {
 	return instance.Request{
 		CapacityType: "on-demand",
-		Tags:         map[string]string{"kubernetes.io/cluster/" + cluster: "owned", "karpenter.sh/nodepool": "batch", instance.NodeClaimTag: claim},
+		Tags: map[string]string{
+			"kubernetes.io/cluster/" + cluster: "owned", "eks:eks-cluster-name": cluster,
+			"karpenter.sh/nodepool": "batch", "karpenter.k8s.aws/ec2nodeclass": "default", instance.NodeClaimTag: claim,
+		},
 		Templates: []instance.TemplateOverrides{{TemplateName: template, Overrides: []instance.Override{
 			{InstanceType: instanceType, SubnetID: aws.ToString(subnet.SubnetId), Zone: aws.ToString(subnet.AvailabilityZone), Price: 0.1},
 		}}},

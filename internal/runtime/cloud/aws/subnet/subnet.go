@@ -15,6 +15,7 @@ import (
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/structhash"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awserr"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/selector"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/ttlcache"
 )
@@ -23,6 +24,9 @@ import (
 type Provider struct {
 	ec2   *ec2.Client
 	cache *ttlcache.TTL[string, []ec2types.Subnet]
+	// lastGood keeps each selection's last successful listing, for launches
+	// while DescribeSubnets fails transiently.
+	lastGood sync.Map // selector hash -> []ec2types.Subnet
 
 	mu sync.Mutex
 	// inflight counts addresses handed to launches not yet reflected in
@@ -36,9 +40,16 @@ func New(client *ec2.Client, refresh time.Duration) *Provider {
 	return &Provider{ec2: client, cache: ttlcache.New[string, []ec2types.Subnet](refresh), inflight: map[string]int32{}}
 }
 
+// StaleWait bounds how long a launch waits on DescribeSubnets (and its
+// retries) when a previous listing of the same selection exists; past it,
+// or on a transient failure, the launch uses that listing.
+const StaleWait = 10 * time.Second
+
+func key(nc *awsv1.EC2NodeClass) string { return structhash.Hash(nc.Spec.SubnetSelectorTerms) }
+
 // List returns the subnets the node class selects, most free addresses first.
 func (p *Provider) List(ctx context.Context, nc *awsv1.EC2NodeClass) ([]ec2types.Subnet, error) {
-	key := structhash.Hash(nc.Spec.SubnetSelectorTerms)
+	key := key(nc)
 	if out, ok := p.cache.Get(key); ok {
 		return out, nil
 	}
@@ -77,15 +88,29 @@ func (p *Provider) List(ctx context.Context, nc *awsv1.EC2NodeClass) ([]ec2types
 		return aws.ToString(out[i].SubnetId) < aws.ToString(out[j].SubnetId)
 	})
 	p.cache.Set(key, out)
+	p.lastGood.Store(key, out)
 	return out, nil
 }
 
 // ZonalSubnets returns, per zone, the selected subnet with the most free
 // addresses after subtracting those promised to launches in flight.
+// While DescribeSubnets fails transiently or is slow (StaleWait) the last
+// listing is used: a throttled or failing describe says nothing about the
+// subnets, and a launch should not wait out the SDK's retries.
 func (p *Provider) ZonalSubnets(ctx context.Context, nc *awsv1.EC2NodeClass) (map[string]ec2types.Subnet, error) {
-	subnets, err := p.List(ctx, nc)
+	last, haveLast := p.lastGood.Load(key(nc))
+	listCtx := ctx
+	if haveLast {
+		var cancel context.CancelFunc
+		listCtx, cancel = context.WithTimeout(ctx, StaleWait)
+		defer cancel()
+	}
+	subnets, err := p.List(listCtx, nc)
 	if err != nil {
-		return nil, err
+		if !haveLast || ctx.Err() != nil || !awserr.IsTransient(err) {
+			return nil, err
+		}
+		subnets = last.([]ec2types.Subnet)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

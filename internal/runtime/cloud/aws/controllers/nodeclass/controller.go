@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -19,13 +21,17 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awserr"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
 )
 
 // Events this controller emits.
 const (
 	WaitingOnNodeClaimTermination = "WaitingOnNodeClaimTermination"
-	actionFinalize                = "Finalizing"
+	// TransientAWSError names an AWS call that failed with throttling, a
+	// server error or a timeout while resolving the node class.
+	TransientAWSError = "TransientAWSError"
+	actionFinalize    = "Finalizing"
 )
 
 // Controller reconciles EC2NodeClasses.
@@ -45,6 +51,9 @@ func NewController(kube client.Client, provider *awsprovider.Provider, recorder 
 func (c *Controller) Register(mgr manager.Manager) error {
 	return builder.ControllerManagedBy(mgr).
 		Named("nodeclass.status").
+		// Karpenter's concurrency: a node class waiting on a slow or
+		// throttled AWS call does not hold the others back.
+		WithOptions(controller.Options{MaxConcurrentReconciles: 10}).
 		For(&awsv1.EC2NodeClass{}).
 		Watches(&v1.NodeClaim{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 			claim := o.(*v1.NodeClaim)
@@ -78,13 +87,37 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 	}
 	before := nc.DeepCopy()
-	requeue := Resolve(ctx, c.provider, nc)
+	requeue, transient := Resolve(ctx, c.provider, nc)
+	for _, t := range transient {
+		log.FromContext(ctx).Info("keeping the last resolution after a transient AWS error", "part", t.Part, "call", t.Call, "error", t.Err.Error())
+		// One action per part: the events API folds events that differ
+		// only in their note into one series that keeps the first note.
+		action := "Resolve" + strings.TrimSuffix(t.Condition, "Ready")
+		c.recorder.Warning(nc, TransientAWSError, action, "%s failed transiently (%s); keeping the last resolved %s", callOrPart(t), errorCode(t.Err), t.Part)
+	}
 	if !equality.Semantic.DeepEqual(before.Status, nc.Status) {
 		if err := c.kube.Status().Patch(ctx, nc, client.MergeFrom(before)); err != nil {
 			return reconcile.Result{}, client.IgnoreNotFound(err)
 		}
 	}
 	return reconcile.Result{RequeueAfter: requeue}, nil
+}
+
+func callOrPart(t Transient) string {
+	if t.Call != "" {
+		return t.Call
+	}
+	return "resolving the " + t.Part
+}
+
+// errorCode is the AWS error code, or the error itself when it has none
+// (a connection failure); the code keeps repeated events identical, so
+// they are not emitted again within the dedupe window.
+func errorCode(err error) string {
+	if code := awserr.Code(err); code != "" {
+		return code
+	}
+	return err.Error()
 }
 
 func hashStamped(nc *awsv1.EC2NodeClass) bool {
@@ -116,8 +149,8 @@ func (c *Controller) finalize(ctx context.Context, nc *awsv1.EC2NodeClass) (reco
 		c.recorder.Normal(nc, WaitingOnNodeClaimTermination, actionFinalize, "Waiting on NodeClaim termination for %s", truncatedList(names, 5))
 		return reconcile.Result{RequeueAfter: 10 * time.Second}, nil
 	}
-	if err := c.provider.InstanceProfiles().Delete(ctx, nc); err != nil {
-		return reconcile.Result{}, fmt.Errorf("deleting the instance profile of EC2NodeClass %s: %w", nc.Name, err)
+	if err := c.provider.InstanceProfiles().DeleteAll(ctx, nc); err != nil {
+		return reconcile.Result{}, fmt.Errorf("deleting the instance profiles of EC2NodeClass %s: %w", nc.Name, err)
 	}
 	if err := c.provider.LaunchTemplates().DeleteAll(ctx, nc.Name); err != nil {
 		return reconcile.Result{}, fmt.Errorf("deleting the launch templates of EC2NodeClass %s: %w", nc.Name, err)
@@ -127,7 +160,7 @@ func (c *Controller) finalize(ctx context.Context, nc *awsv1.EC2NodeClass) (reco
 	if err := c.kube.Patch(ctx, nc, patch); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	log.FromContext(ctx).Info("deleted the node class's instance profile and launch templates")
+	log.FromContext(ctx).Info("deleted the node class's instance profiles and launch templates")
 	return reconcile.Result{}, nil
 }
 

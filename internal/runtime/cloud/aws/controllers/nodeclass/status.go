@@ -6,55 +6,106 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awserr"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/capacity"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instancetype"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/userdata"
 )
 
 // Requeue cadences: resolved values are re-checked every few minutes (the
-// providers' caches make that cheap), unresolved ones every minute.
+// providers' caches make that cheap), unresolved ones every minute, and a
+// part that failed transiently soon.
 const (
 	RequeueResolved   = 5 * time.Minute
 	RequeueUnresolved = time.Minute
 	// RequeueSubnets is shorter: free addresses shift with every launch.
 	RequeueSubnets = time.Minute
+	// RequeueTransient retries a part an AWS call failed to resolve.
+	RequeueTransient = 15 * time.Second
+	// PartTimeout bounds each part's resolution, the SDK's retries
+	// included (8 attempts span about 75 s, the first four about 15 s):
+	// past it the part counts as failed transiently and is retried soon.
+	PartTimeout = 15 * time.Second
 )
 
-// Resolve fills nc.Status from AWS and sets every condition including
-// Ready. It returns when to look again.
-func Resolve(ctx context.Context, p *awsprovider.Provider, nc *awsv1.EC2NodeClass) time.Duration {
-	requeue := RequeueResolved
-	unresolved := func() { requeue = min(requeue, RequeueUnresolved) }
+// Transient is an AWS failure (throttling, a 5xx, a timeout) that left a
+// part of the node class unresolved. It says nothing about the node class,
+// so the part's last resolution and condition are kept.
+type Transient struct {
+	Part      string // "subnets", "security groups", "AMIs", "instance profile"
+	Condition string // the part's condition, e.g. SubnetsReady
+	Call      string // the failing call, e.g. "EC2 DescribeSubnets"
+	Err       error
+}
 
-	if subnets, err := p.Subnets().List(ctx, nc); err != nil {
-		setFalse(nc, v1.ConditionTypeSubnetsReady, "SubnetsResolutionFailed", err.Error())
-		unresolved()
+// resolution collects one Resolve pass's outcome.
+type resolution struct {
+	nc        *awsv1.EC2NodeClass
+	requeue   time.Duration
+	transient []Transient
+}
+
+// failed records a part that could not be resolved. A definite answer
+// (anything but a transient AWS error) sets its condition False; a
+// transient one keeps a True condition and the status it guards, and only
+// a part that never resolved is marked False.
+func (r *resolution) failed(part, condition, reason string, err error) {
+	if awserr.IsTransient(err) {
+		r.transient = append(r.transient, Transient{Part: part, Condition: condition, Call: awserr.Operation(err), Err: err})
+		r.requeue = min(r.requeue, RequeueTransient)
+		if meta.IsStatusConditionTrue(r.nc.Status.Conditions, condition) {
+			return
+		}
+	}
+	setFalse(r.nc, condition, reason, err.Error())
+	r.requeue = min(r.requeue, RequeueUnresolved)
+}
+
+// notFound records a definite empty answer.
+func (r *resolution) notFound(condition, reason, msg string) {
+	setFalse(r.nc, condition, reason, msg)
+	r.requeue = min(r.requeue, RequeueUnresolved)
+}
+
+// Resolve fills nc.Status from AWS and sets every condition including
+// Ready. It returns when to look again and the parts kept from the last
+// resolution because AWS failed transiently.
+func Resolve(ctx context.Context, p *awsprovider.Provider, nc *awsv1.EC2NodeClass) (time.Duration, []Transient) {
+	r := &resolution{nc: nc, requeue: RequeueResolved}
+	bounded := func(f func(context.Context) error) error {
+		pctx, cancel := context.WithTimeout(ctx, PartTimeout)
+		defer cancel()
+		return f(pctx)
+	}
+
+	var subnets []ec2types.Subnet
+	if err := bounded(func(ctx context.Context) (err error) { subnets, err = p.Subnets().List(ctx, nc); return }); err != nil {
+		r.failed("subnets", v1.ConditionTypeSubnetsReady, "SubnetsResolutionFailed", err)
 	} else if len(subnets) == 0 {
 		nc.Status.Subnets = nil
-		setFalse(nc, v1.ConditionTypeSubnetsReady, "SubnetsNotFound", "no subnet matches spec.subnetSelectorTerms; check the tags or IDs")
-		unresolved()
+		r.notFound(v1.ConditionTypeSubnetsReady, "SubnetsNotFound", "no subnet matches spec.subnetSelectorTerms; check the tags or IDs")
 	} else {
 		nc.Status.Subnets = nc.Status.Subnets[:0]
 		for _, s := range subnets {
 			nc.Status.Subnets = append(nc.Status.Subnets, awsv1.Subnet{ID: aws.ToString(s.SubnetId), Zone: aws.ToString(s.AvailabilityZone), ZoneID: aws.ToString(s.AvailabilityZoneId)})
 		}
 		setTrue(nc, v1.ConditionTypeSubnetsReady)
-		requeue = min(requeue, RequeueSubnets)
+		r.requeue = min(r.requeue, RequeueSubnets)
 	}
 
-	if groups, err := p.SecurityGroups().List(ctx, nc); err != nil {
-		setFalse(nc, v1.ConditionTypeSecurityGroupsReady, "SecurityGroupsResolutionFailed", err.Error())
-		unresolved()
+	var groups []ec2types.SecurityGroup
+	if err := bounded(func(ctx context.Context) (err error) { groups, err = p.SecurityGroups().List(ctx, nc); return }); err != nil {
+		r.failed("security groups", v1.ConditionTypeSecurityGroupsReady, "SecurityGroupsResolutionFailed", err)
 	} else if len(groups) == 0 {
 		nc.Status.SecurityGroups = nil
-		setFalse(nc, v1.ConditionTypeSecurityGroupsReady, "SecurityGroupsNotFound", "no security group matches spec.securityGroupSelectorTerms; check the tags, IDs or names")
-		unresolved()
+		r.notFound(v1.ConditionTypeSecurityGroupsReady, "SecurityGroupsNotFound", "no security group matches spec.securityGroupSelectorTerms; check the tags, IDs or names")
 	} else {
 		nc.Status.SecurityGroups = nc.Status.SecurityGroups[:0]
 		for _, g := range groups {
@@ -63,25 +114,24 @@ func Resolve(ctx context.Context, p *awsprovider.Provider, nc *awsv1.EC2NodeClas
 		setTrue(nc, v1.ConditionTypeSecurityGroupsReady)
 	}
 
-	if amis, err := p.AMIs().List(ctx, nc); err != nil {
-		setFalse(nc, v1.ConditionTypeAMIsReady, "AMIsResolutionFailed", err.Error())
-		unresolved()
+	var amis []awsv1.AMI
+	if err := bounded(func(ctx context.Context) (err error) { amis, err = p.AMIs().List(ctx, nc); return }); err != nil {
+		r.failed("AMIs", v1.ConditionTypeAMIsReady, "AMIsResolutionFailed", err)
 	} else if len(amis) == 0 {
 		nc.Status.AMIs = nil
-		setFalse(nc, v1.ConditionTypeAMIsReady, "AMINotFound", "no image matches spec.amiSelectorTerms; check the alias, IDs, names, owners or tags")
-		unresolved()
+		r.notFound(v1.ConditionTypeAMIsReady, "AMINotFound", "no image matches spec.amiSelectorTerms; check the alias, IDs, names, owners or tags")
 	} else {
 		nc.Status.AMIs = amis
 		setTrue(nc, v1.ConditionTypeAMIsReady)
 	}
 
-	if profile, err := p.InstanceProfiles().Resolve(ctx, nc); err != nil {
+	var profile string
+	if err := bounded(func(ctx context.Context) (err error) { profile, err = p.InstanceProfiles().Resolve(ctx, nc); return }); err != nil {
 		reason := "InstanceProfileCreationFailed"
 		if nc.Spec.InstanceProfile != nil {
 			reason = "InstanceProfileNotFound"
 		}
-		setFalse(nc, v1.ConditionTypeInstanceProfileReady, reason, err.Error())
-		unresolved()
+		r.failed("instance profile", v1.ConditionTypeInstanceProfileReady, reason, err)
 	} else {
 		nc.Status.InstanceProfile = profile
 		setTrue(nc, v1.ConditionTypeInstanceProfileReady)
@@ -89,7 +139,7 @@ func Resolve(ctx context.Context, p *awsprovider.Provider, nc *awsv1.EC2NodeClas
 
 	reason, msg := validate(p, nc)
 	if reason == "" {
-		reason, msg = p.ValidateLaunchPermissions(ctx, nc)
+		_ = bounded(func(ctx context.Context) error { reason, msg = p.ValidateLaunchPermissions(ctx, nc); return nil })
 	}
 	if reason != "" {
 		setFalse(nc, v1.ConditionTypeValidationSucceeded, reason, msg)
@@ -97,7 +147,7 @@ func Resolve(ctx context.Context, p *awsprovider.Provider, nc *awsv1.EC2NodeClas
 		setTrue(nc, v1.ConditionTypeValidationSucceeded)
 	}
 	setRoot(nc)
-	return requeue
+	return r.requeue, r.transient
 }
 
 // validate checks what the API schema cannot: that the kubelet settings
