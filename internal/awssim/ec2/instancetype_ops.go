@@ -223,7 +223,7 @@ func (s *Service) describeSpotPriceHistory(in *ec2.DescribeSpotPriceHistoryInput
 			}
 		}
 	}
-	start, end, next, err := page(len(found), in.MaxResults, in.NextToken, limits{5, 1000, 1000})
+	start, end, next, err := page(len(found), in.MaxResults, in.NextToken, limits{0, 0, 1000})
 	if err != nil {
 		return nil, err
 	}

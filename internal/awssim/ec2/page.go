@@ -7,9 +7,13 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/protocol"
 )
 
-// limits are an operation's MaxResults bounds and its page size when the
-// caller sets none.
+// limits are an operation's MaxResults bounds (max 0: the model sets none)
+// and its page size when the caller sets none.
 type limits struct{ min, max, def int }
+
+// pageCap is the most a page holds where the model leaves MaxResults
+// unbounded: a larger MaxResults is accepted and served in pages this size.
+const pageCap = 1000
 
 // page returns the [start, end) slice of n results for a request's
 // MaxResults and NextToken, and the token for the next page (nil on the last).
@@ -17,7 +21,9 @@ func page(n int, maxResults *int32, nextToken *string, l limits) (int, int, *str
 	size := l.def
 	if maxResults != nil {
 		size = int(*maxResults)
-		if size < l.min || size > l.max {
+		if l.max == 0 {
+			size = min(size, pageCap)
+		} else if size < l.min || size > l.max {
 			return 0, 0, nil, errorf("InvalidParameterValue",
 				"Value ( %d ) for parameter maxResults is invalid. Expecting a value between %d and %d.", size, l.min, l.max)
 		}
