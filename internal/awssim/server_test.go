@@ -368,3 +368,19 @@ func TestLaunchesNeedAnExistingInstanceProfile(t *testing.T) {
 		t.Errorf("instance profile %s/%s, IAM has %s/%s", *got.Arn, *got.Id, *profile.InstanceProfile.Arn, *profile.InstanceProfile.InstanceProfileId)
 	}
 }
+
+func TestEveryServiceListsItsOperationsAndConstraints(t *testing.T) {
+	s := start(t, awssim.Options{ClusterName: "ops-test"})
+	ops := s.Operations()
+	for _, svc := range []string{"ec2", "ssm", "pricing", "sqs", "events", "iam", "sts", "eks"} {
+		if len(ops[svc]) == 0 {
+			t.Errorf("%s lists no operations", svc)
+		}
+	}
+	if rules := ops["ec2"]["DescribeInstanceTypes"]; len(rules) == 0 {
+		t.Error("DescribeInstanceTypes lists no constraints")
+	}
+	if _, ok := ops["ssm"]["GetParametersByPath"]; !ok {
+		t.Error("ssm does not list GetParametersByPath")
+	}
+}

@@ -41,6 +41,7 @@ func New() (*Service, error) {
 			"GetProducts":      s.getProducts,
 			"DescribeServices": s.describeServices,
 		},
+		Rules: constraints,
 	}
 	return s, nil
 }

@@ -53,6 +53,7 @@ func New(region string) *Service {
 
 			"GetParametersByPath": s.getParametersByPath,
 		},
+		Rules: constraints,
 	}
 	return s
 }
@@ -111,9 +112,6 @@ func (s *Service) getParameter(c *awsjson.Call) (any, *awsjson.Error) {
 	if err := c.Decode(&in); err != nil {
 		return nil, err
 	}
-	if in.Name == "" {
-		return nil, validation("1 validation error detected: Value null at 'name' failed to satisfy constraint: Member must not be null")
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p, ok := s.params[in.Name]
@@ -132,9 +130,6 @@ func (s *Service) getParameters(c *awsjson.Call) (any, *awsjson.Error) {
 	var in getParametersInput
 	if err := c.Decode(&in); err != nil {
 		return nil, err
-	}
-	if len(in.Names) == 0 || len(in.Names) > 10 {
-		return nil, validation("1 validation error detected: Value at 'names' failed to satisfy constraint: Member must have length between 1 and 10")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
