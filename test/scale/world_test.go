@@ -33,6 +33,15 @@ type world struct {
 	kube  client.Client
 	cs    kubernetes.Interface
 	cloud *cloudaws.Provider
+	// pid is a controller process the world started itself (make compare's
+	// Karpenter); 0 follows the sandbox's joist controller.
+	pid int
+	// costOnly leaves the LP and fresh-plan ratios out of the rows: working
+	// them out calls AWS beside the controller.
+	costOnly bool
+	// callsBy counts only the AWS calls signed with this access key (the
+	// controller's); "" counts every call.
+	callsBy string
 }
 
 // startWorld brings up the sandbox with awssim and deploys the controller
@@ -123,6 +132,9 @@ func (w *world) stop() {
 }
 
 func (w *world) controllerPID() int {
+	if w.pid != 0 {
+		return w.pid
+	}
 	if c := w.sb.Controllers(); len(c) > 0 {
 		return c[0].PID
 	}
