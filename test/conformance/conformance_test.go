@@ -45,8 +45,7 @@ func TestAWSServiceModels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.CommandContext(ctx, python, script, "--endpoint", s.URL(), "--region", s.Options().Region, "--cluster", cluster,
-		"--account", s.Options().AccountID)
+	cmd := exec.CommandContext(ctx, python, script, "--endpoint", s.URL(), "--region", s.Options().Region, "--cluster", cluster)
 	// Only awssim's settings: none of the machine's AWS configuration.
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "AWS_") {
