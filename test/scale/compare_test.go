@@ -25,10 +25,12 @@ import (
 	eventbridgetypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/joistdev/terraform-provider-joist/internal/awssim"
 	"github.com/joistdev/terraform-provider-joist/internal/controllerdeploy"
@@ -78,6 +80,8 @@ func TestCompare(t *testing.T) {
 	if os.Getenv("JOIST_COMPARE_SIZE") == "small" {
 		outPods, inPods = 100, 72
 	}
+	// The sandboxes' envtest logs through controller-runtime: quietly.
+	ctrllog.SetLogger(logr.Discard())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
@@ -158,7 +162,7 @@ func compareKarpenter(ctx context.Context, t *testing.T, bin, crdDir string, out
 
 // compareJoist runs the scenarios on Joist, deployed as in `make scale`.
 func compareJoist(ctx context.Context, t *testing.T, outPods, inPods int32) side {
-	w, err := startWorld(ctx, progressWriter())
+	w, err := startWorld(ctx, progressWriter(), true)
 	if w != nil {
 		defer w.stop()
 	}
@@ -267,11 +271,9 @@ func installCRDs(ctx context.Context, sb *sandbox.Sandbox, dir string) error {
 
 // gettingStarted creates what Karpenter's getting-started guide creates
 // beside the controller: the node role with its managed policies and an EKS
-// access entry, and the interruption queue named for the cluster with its
-// policy and the EventBridge rules that feed it.
+// access entry, and the interruption queue.
 func gettingStarted(ctx context.Context, sb *sandbox.Sandbox) error {
 	cfg := sb.AWS.AWSConfig()
-	account, region := sb.AWS.Options().AccountID, sb.AWS.Options().Region
 	iamAPI := iam.NewFromConfig(cfg)
 	role, err := iamAPI.CreateRole(ctx, &iam.CreateRoleInput{
 		RoleName: aws.String(karpenterNodeRole),
@@ -292,6 +294,16 @@ func gettingStarted(ctx context.Context, sb *sandbox.Sandbox) error {
 	}); err != nil {
 		return fmt.Errorf("creating the node role's access entry: %w", err)
 	}
+	return createInterruptionQueue(ctx, sb)
+}
+
+// createInterruptionQueue creates the interruption queue named for the
+// cluster with its policy, and the EventBridge rules that feed it, as
+// Karpenter's getting-started guide does (joist_interruption_queue creates
+// the same).
+func createInterruptionQueue(ctx context.Context, sb *sandbox.Sandbox) error {
+	cfg := sb.AWS.AWSConfig()
+	account, region := sb.AWS.Options().AccountID, sb.AWS.Options().Region
 	queueARN := fmt.Sprintf("arn:aws:sqs:%s:%s:%s", region, account, clusterName)
 	policy := fmt.Sprintf(`{"Version":"2012-10-17","Id":"EC2InterruptionPolicy","Statement":[{"Effect":"Allow",`+
 		`"Principal":{"Service":["events.amazonaws.com","sqs.amazonaws.com"]},"Action":"sqs:SendMessage","Resource":%q}]}`, queueARN)
@@ -533,6 +545,7 @@ func truncate(s string, n int) string {
 // other than an awssim answer: substrings of the message or error, and why.
 var knownErrors = []struct{ match, reason string }{
 	{`NodePool.karpenter.sh "mix" not found`, "the teardown deletes the NodePool while its NodeClaims still terminate; Karpenter's state controller logs each until they are gone"},
+	{"the object has been modified", "an update conflict on an object kwok or the kubelet stand-in writes too; the reconciler retries it"},
 }
 
 func knownErrorReason(e logError) string {

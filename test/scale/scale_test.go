@@ -49,7 +49,7 @@ func TestScale(t *testing.T) {
 	scaleOutOnly := mode == "scale-out"
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	w, err := startWorld(ctx, progressWriter())
+	w, err := startWorld(ctx, progressWriter(), false)
 	if w != nil {
 		defer w.stop()
 	}

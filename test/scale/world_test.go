@@ -46,7 +46,9 @@ type world struct {
 
 // startWorld brings up the sandbox with awssim and deploys the controller
 // the way joist_controller does; the sandbox runs it as the Deployment's pod.
-func startWorld(ctx context.Context, progress io.Writer) (*world, error) {
+// With interruptionQueue the controller consumes a queue named for the
+// cluster, fed by EventBridge rules as joist_interruption_queue creates them.
+func startWorld(ctx context.Context, progress io.Writer, interruptionQueue bool) (*world, error) {
 	bin, err := sandbox.FindBinDir()
 	if err != nil {
 		return nil, err
@@ -73,12 +75,19 @@ func startWorld(ctx context.Context, progress io.Writer) (*world, error) {
 	}); err != nil {
 		return w, fmt.Errorf("creating the node role: %w", err)
 	}
-	return w, w.deployController(ctx)
+	settings := map[string]string{"CLUSTER_NAME": clusterName, "LOG_LEVEL": "info", "ENABLE_PROFILING": "true"}
+	if interruptionQueue {
+		if err := createInterruptionQueue(ctx, sb); err != nil {
+			return w, err
+		}
+		settings["INTERRUPTION_QUEUE"] = clusterName
+	}
+	return w, w.deployController(ctx, settings)
 }
 
 const nodeRole = "JoistNodeRole-" + clusterName
 
-func (w *world) deployController(ctx context.Context) error {
+func (w *world) deployController(ctx context.Context, settings map[string]string) error {
 	dyn, err := dynamic.NewForConfig(w.sb.Config)
 	if err != nil {
 		return err
@@ -100,7 +109,7 @@ func (w *world) deployController(ctx context.Context) error {
 	objs, err := controllerdeploy.Objects(controllerdeploy.Spec{
 		Image:        "ghcr.io/joistdev/" + sandbox.ControllerImage + ":dev",
 		Replicas:     1,
-		Settings:     map[string]string{"CLUSTER_NAME": clusterName, "LOG_LEVEL": "info", "ENABLE_PROFILING": "true"},
+		Settings:     settings,
 		RolloutToken: hash,
 	})
 	if err != nil {
