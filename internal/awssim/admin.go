@@ -16,6 +16,7 @@ func (s *Server) adminHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /_awssim/healthz", func(w http.ResponseWriter, r *http.Request) { reply(w, map[string]string{"status": "ok"}, nil) })
 	mux.HandleFunc("GET /_awssim/env", func(w http.ResponseWriter, r *http.Request) { reply(w, s.Env(), nil) })
+	mux.HandleFunc("GET /_awssim/operations", func(w http.ResponseWriter, r *http.Request) { reply(w, s.Operations(), nil) })
 	mux.HandleFunc("GET /_awssim/requests", func(w http.ResponseWriter, r *http.Request) {
 		reqs := s.recorder.Requests(r.URL.Query().Get("service"), r.URL.Query().Get("operation"))
 		if reqs == nil {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/joistdev/terraform-provider-joist/internal/awssim/constraint"
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/ec2"
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/eks"
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/eventbridge"
@@ -119,17 +120,18 @@ func (s *Server) Start(ctx context.Context) error {
 		}
 	}
 	s.listener = ln
-	s.http = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	s.served = make(chan struct{})
+	// The goroutines keep their own references: Close clears the fields.
+	srv, served := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}, make(chan struct{})
+	s.http, s.served = srv, served
 	go func() {
-		defer close(s.served)
-		_ = s.http.Serve(ln)
+		defer close(served)
+		_ = srv.Serve(ln)
 	}()
 	go func() {
 		select {
 		case <-ctx.Done():
 			s.Close()
-		case <-s.served:
+		case <-served:
 		}
 	}()
 	s.opts.Logger.Info("local AWS listening", "url", "http://"+ln.Addr().String(), "region", s.opts.Region, "cluster", s.opts.ClusterName)
@@ -162,6 +164,18 @@ func (s *Server) Close() {
 	if kubelet != nil {
 		kubelet.Close()
 	}
+}
+
+// Operations lists the operations each service (by signing name) serves,
+// with the input constraints it checks them against.
+func (s *Server) Operations() map[string]constraint.Operations {
+	out := map[string]constraint.Operations{}
+	for name, h := range s.services {
+		if o, ok := h.(interface{ Operations() constraint.Operations }); ok {
+			out[name] = o.Operations()
+		}
+	}
+	return out
 }
 
 // Requests is the request log.

@@ -78,6 +78,14 @@ func TestEnvironmentReachesEveryService(t *testing.T) {
 	if err != nil || !strings.HasPrefix(*images.Images[0].Name, "amazon-eks-node-al2023-x86_64-standard-1.36-") {
 		t.Errorf("the AL2023 parameter points at %v (%v)", images, err)
 	}
+	neuron, err := awsssm.NewFromConfig(cfg).GetParameter(ctx, &awsssm.GetParameterInput{Name: aws.String("/aws/service/eks/optimized-ami/1.36/amazon-linux-2023/x86_64/neuron/recommended/image_id")})
+	if err != nil {
+		t.Fatalf("ssm, AL2023 Neuron image: %v", err)
+	}
+	images, err = ec2.NewFromConfig(cfg).DescribeImages(ctx, &ec2.DescribeImagesInput{ImageIds: []string{*neuron.Parameter.Value}})
+	if err != nil || len(images.Images) != 1 || !strings.HasPrefix(*images.Images[0].Name, "amazon-eks-node-al2023-x86_64-neuron-1.36-") {
+		t.Errorf("the AL2023 Neuron parameter points at %v (%v)", images, err)
+	}
 	if _, err := pricing.NewFromConfig(cfg, func(o *pricing.Options) { o.Region = "us-east-1" }).GetProducts(ctx, &pricing.GetProductsInput{
 		ServiceCode: aws.String("AmazonEC2"), MaxResults: aws.Int32(1),
 		Filters: []pricingtypes.Filter{{Type: pricingtypes.FilterTypeTermMatch, Field: aws.String("instanceType"), Value: aws.String("m5.large")}},
@@ -358,5 +366,21 @@ func TestLaunchesNeedAnExistingInstanceProfile(t *testing.T) {
 	}
 	if got := out.Instances[0].IamInstanceProfile; *got.Arn != *profile.InstanceProfile.Arn || *got.Id != *profile.InstanceProfile.InstanceProfileId {
 		t.Errorf("instance profile %s/%s, IAM has %s/%s", *got.Arn, *got.Id, *profile.InstanceProfile.Arn, *profile.InstanceProfile.InstanceProfileId)
+	}
+}
+
+func TestEveryServiceListsItsOperationsAndConstraints(t *testing.T) {
+	s := start(t, awssim.Options{ClusterName: "ops-test"})
+	ops := s.Operations()
+	for _, svc := range []string{"ec2", "ssm", "pricing", "sqs", "events", "iam", "sts", "eks"} {
+		if len(ops[svc]) == 0 {
+			t.Errorf("%s lists no operations", svc)
+		}
+	}
+	if rules := ops["ec2"]["DescribeInstanceTypes"]; len(rules) == 0 {
+		t.Error("DescribeInstanceTypes lists no constraints")
+	}
+	if _, ok := ops["ssm"]["GetParametersByPath"]; !ok {
+		t.Error("ssm does not list GetParametersByPath")
 	}
 }

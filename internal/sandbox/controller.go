@@ -342,7 +342,7 @@ func (r *controllerRunner) withSandboxEnv(ctx context.Context, env []string, pod
 	out = append(out, "KUBECONFIG="+kc)
 	var metrics string
 	for _, k := range []string{"METRICS_PORT", "HEALTH_PROBE_PORT"} {
-		p, err := freePort()
+		p, err := FreePort()
 		if err != nil {
 			return nil, "", err
 		}

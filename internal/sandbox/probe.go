@@ -33,8 +33,8 @@ func healthz(url string) func(context.Context) error {
 	}
 }
 
-// freePort asks the kernel for an unused loopback port.
-func freePort() (int, error) {
+// FreePort asks the kernel for an unused loopback port.
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
@@ -47,7 +47,7 @@ func portOrFree(p int) (int, error) {
 	if p != 0 {
 		return p, nil
 	}
-	return freePort()
+	return FreePort()
 }
 
 func hostPort(p int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(p)) }

@@ -154,29 +154,14 @@ func procStats(pid int) (rssMiB float64, ticks int64, ok bool) {
 func (w *world) awsCalls() map[string]int {
 	out := map[string]int{}
 	for _, r := range w.sb.AWS.Requests().Requests("", "") {
-		out[r.Operation]++
+		if w.callsBy == "" || r.AccessKeyID == w.callsBy {
+			out[r.Operation]++
+		}
 	}
 	return out
 }
 
-func formatCalls(calls map[string]int) string {
-	var keys []string
-	for k := range calls {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		return calls[keys[i]] > calls[keys[j]] || (calls[keys[i]] == calls[keys[j]] && keys[i] < keys[j])
-	})
-	var parts []string
-	for i, k := range keys {
-		if i == 6 {
-			parts = append(parts, "...")
-			break
-		}
-		parts = append(parts, fmt.Sprintf("%s %d", k, calls[k]))
-	}
-	return strings.Join(parts, ", ")
-}
+func formatCalls(calls map[string]int) string { return formatCounts(calls, 6, " ") }
 
 var prices = catalog.MustLoad()
 

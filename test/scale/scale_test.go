@@ -49,7 +49,7 @@ func TestScale(t *testing.T) {
 	scaleOutOnly := mode == "scale-out"
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	w, err := startWorld(ctx, progressWriter())
+	w, err := startWorld(ctx, progressWriter(), false)
 	if w != nil {
 		defer w.stop()
 	}
@@ -97,20 +97,7 @@ func TestScale(t *testing.T) {
 		return
 	}
 
-	s := startSampler(w)
-	w.sb.AWS.Requests().Reset()
-	t0 := time.Now()
-	pods := w.scaleTo(ctx, t, ns, wls, inPods/4)
-	maxDisrupting, err := w.settle(ctx, "mix", ns, pods, 45*time.Second, 25*time.Minute)
-	wall := time.Since(t0)
-	peak, p95, cores := s.finish()
-	if err != nil {
-		t.Fatalf("scale-in: %v", err)
-	}
-	in := row{Kind: "scale-in", Scenario: fmt.Sprintf("scale-in %d -> %d pods (consolidation)", outPods, pods), Pods: pods, Wall: wall,
-		PeakRSS: peak, P95RSS: p95, CPU: cores, Calls: w.awsCalls()}
-	w.fillCost(ctx, t, &in, "mix", ns)
-	in.Note = fmt.Sprintf("$/h %.3f -> %.3f; at most %d nodes disrupting at once", out.Cost, in.Cost, maxDisrupting)
+	in, pods, _ := w.scaleIn(ctx, t, ns, wls, outPods, inPods/4, out)
 	report(in)
 	if in.Cost >= out.Cost {
 		t.Errorf("scale-in did not lower the cost: %.3f -> %.3f $/h", out.Cost, in.Cost)
@@ -119,7 +106,7 @@ func TestScale(t *testing.T) {
 	if full {
 		// Drift of the remaining nodes after an AMI release, 20% at a time.
 		pods = w.scaleTo(ctx, t, ns, wls, 150)
-		if _, err := w.settle(ctx, "mix", ns, pods, 30*time.Second, 20*time.Minute); err != nil {
+		if _, _, err := w.settle(ctx, "mix", ns, pods, 30*time.Second, 20*time.Minute); err != nil {
 			t.Fatal(err)
 		}
 		report(w.drift(ctx, t, "mix", ns, pods))
@@ -140,6 +127,28 @@ func TestScale(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// scaleIn sets every Deployment of the scale-out to perDeployment replicas
+// and waits until the pool settles: the consolidation row. It also returns
+// the pods left and when the pool's NodeClaims last changed.
+func (w *world) scaleIn(ctx context.Context, t *testing.T, ns string, wls []workload, outPods, perDeployment int32, out row) (row, int, time.Time) {
+	t.Helper()
+	s := startSampler(w)
+	w.sb.AWS.Requests().Reset()
+	t0 := time.Now()
+	pods := w.scaleTo(ctx, t, ns, wls, perDeployment)
+	maxDisrupting, lastChange, err := w.settle(ctx, "mix", ns, pods, 45*time.Second, 25*time.Minute)
+	wall := time.Since(t0)
+	peak, p95, cores := s.finish()
+	if err != nil {
+		t.Fatalf("scale-in: %v", err)
+	}
+	in := row{Kind: "scale-in", Scenario: fmt.Sprintf("scale-in %d -> %d pods (consolidation)", outPods, pods), Pods: pods, Wall: wall,
+		PeakRSS: peak, P95RSS: p95, CPU: cores, Calls: w.awsCalls()}
+	w.fillCost(ctx, t, &in, "mix", ns)
+	in.Note = fmt.Sprintf("$/h %.3f -> %.3f; at most %d nodes disrupting at once", out.Cost, in.Cost, maxDisrupting)
+	return in, pods, lastChange
 }
 
 func (w *world) drift(ctx context.Context, t *testing.T, pool, ns string, pods int) row {
@@ -294,5 +303,12 @@ goals are stricter. MB here is 10^6 bytes (1 MiB = 1.048576 MB).
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(root, "docs", "performance.md"), []byte(doc), 0o644)
+	path := filepath.Join(root, "docs", "performance.md")
+	// `make compare`'s section stays.
+	if old, err := os.ReadFile(path); err == nil {
+		if c := compareSection(string(old)); c != "" {
+			doc = strings.TrimRight(doc, "\n") + "\n\n" + c + "\n"
+		}
+	}
+	return os.WriteFile(path, []byte(doc), 0o644)
 }

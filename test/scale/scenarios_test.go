@@ -383,6 +383,9 @@ func (w *world) fillCost(ctx context.Context, t *testing.T, r *row, pool, ns str
 		t.Fatal(err)
 	}
 	r.Cost, r.Nodes = cost, nodes
+	if w.costOnly {
+		return
+	}
 	pods, err := w.runningPods(ctx, ns)
 	if err != nil {
 		t.Fatal(err)
@@ -444,15 +447,16 @@ func (w *world) scaleTo(ctx context.Context, t *testing.T, ns string, wls []work
 }
 
 // settle waits until the pool's NodeClaims stop changing for quiet (no
-// claim created, deleted or deleting) and every pod is Running.
-func (w *world) settle(ctx context.Context, pool, ns string, pods int, quiet, timeout time.Duration) (maxDisrupting int, err error) {
+// claim created, deleted or deleting) and every pod is Running; it returns
+// the most claims deleting at once and when the claims last changed.
+func (w *world) settle(ctx context.Context, pool, ns string, pods int, quiet, timeout time.Duration) (maxDisrupting int, lastChange time.Time, err error) {
 	deadline := time.Now().Add(timeout)
 	var lastSig string
-	lastChange := time.Now()
+	lastChange = time.Now()
 	for {
 		var claims v1.NodeClaimList
 		if err := w.kube.List(ctx, &claims, client.MatchingLabels{v1.NodePoolLabelKey: pool}); err != nil {
-			return maxDisrupting, err
+			return maxDisrupting, lastChange, err
 		}
 		var names []string
 		deleting := 0
@@ -470,10 +474,10 @@ func (w *world) settle(ctx context.Context, pool, ns string, pods int, quiet, ti
 		}
 		running, _ := w.runningPods(ctx, ns)
 		if deleting == 0 && len(running) == pods && time.Since(lastChange) >= quiet {
-			return maxDisrupting, nil
+			return maxDisrupting, lastChange, nil
 		}
 		if time.Now().After(deadline) {
-			return maxDisrupting, fmt.Errorf("pool %s not settled after %s: %d claims, %d deleting, %d/%d pods Running", pool, timeout, len(names), deleting, len(running), pods)
+			return maxDisrupting, lastChange, fmt.Errorf("pool %s not settled after %s: %d claims, %d deleting, %d/%d pods Running", pool, timeout, len(names), deleting, len(running), pods)
 		}
 		time.Sleep(time.Second)
 	}

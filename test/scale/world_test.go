@@ -33,11 +33,22 @@ type world struct {
 	kube  client.Client
 	cs    kubernetes.Interface
 	cloud *cloudaws.Provider
+	// pid is a controller process the world started itself (make compare's
+	// Karpenter); 0 follows the sandbox's joist controller.
+	pid int
+	// costOnly leaves the LP and fresh-plan ratios out of the rows: working
+	// them out calls AWS beside the controller.
+	costOnly bool
+	// callsBy counts only the AWS calls signed with this access key (the
+	// controller's); "" counts every call.
+	callsBy string
 }
 
 // startWorld brings up the sandbox with awssim and deploys the controller
 // the way joist_controller does; the sandbox runs it as the Deployment's pod.
-func startWorld(ctx context.Context, progress io.Writer) (*world, error) {
+// With interruptionQueue the controller consumes a queue named for the
+// cluster, fed by EventBridge rules as joist_interruption_queue creates them.
+func startWorld(ctx context.Context, progress io.Writer, interruptionQueue bool) (*world, error) {
 	bin, err := sandbox.FindBinDir()
 	if err != nil {
 		return nil, err
@@ -64,12 +75,19 @@ func startWorld(ctx context.Context, progress io.Writer) (*world, error) {
 	}); err != nil {
 		return w, fmt.Errorf("creating the node role: %w", err)
 	}
-	return w, w.deployController(ctx)
+	settings := map[string]string{"CLUSTER_NAME": clusterName, "LOG_LEVEL": "info", "ENABLE_PROFILING": "true"}
+	if interruptionQueue {
+		if err := createInterruptionQueue(ctx, sb); err != nil {
+			return w, err
+		}
+		settings["INTERRUPTION_QUEUE"] = clusterName
+	}
+	return w, w.deployController(ctx, settings)
 }
 
 const nodeRole = "JoistNodeRole-" + clusterName
 
-func (w *world) deployController(ctx context.Context) error {
+func (w *world) deployController(ctx context.Context, settings map[string]string) error {
 	dyn, err := dynamic.NewForConfig(w.sb.Config)
 	if err != nil {
 		return err
@@ -91,7 +109,7 @@ func (w *world) deployController(ctx context.Context) error {
 	objs, err := controllerdeploy.Objects(controllerdeploy.Spec{
 		Image:        "ghcr.io/joistdev/" + sandbox.ControllerImage + ":dev",
 		Replicas:     1,
-		Settings:     map[string]string{"CLUSTER_NAME": clusterName, "LOG_LEVEL": "info", "ENABLE_PROFILING": "true"},
+		Settings:     settings,
 		RolloutToken: hash,
 	})
 	if err != nil {
@@ -123,6 +141,9 @@ func (w *world) stop() {
 }
 
 func (w *world) controllerPID() int {
+	if w.pid != 0 {
+		return w.pid
+	}
 	if c := w.sb.Controllers(); len(c) > 0 {
 		return c[0].PID
 	}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/joistdev/terraform-provider-joist/internal/awssim/constraint"
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/seqid"
 )
 
@@ -18,12 +19,19 @@ type Call struct {
 }
 
 // Dispatcher serves an awsQuery service: it picks the Op named by the Action
-// parameter and writes its result or error with a request ID.
+// parameter, checks the request against the operation's constraints, and
+// writes its result or error with a request ID.
 type Dispatcher struct {
 	Namespace  string // XML namespace, e.g. "https://iam.amazonaws.com/doc/2010-05-08/"
 	RequestIDs *seqid.Sequence
 	Ops        map[string]Op
+	// Rules are the operations' input constraints; a broken one is a
+	// ValidationError in AWS's standard wording.
+	Rules constraint.Operations
 }
+
+// Operations lists the operations served, each with its constraints.
+func (d *Dispatcher) Operations() constraint.Operations { return constraint.Served(d.Ops, d.Rules) }
 
 func (d *Dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	requestID := d.RequestIDs.UUID()
@@ -40,6 +48,10 @@ func (d *Dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Message: "The action " + action + " is not valid for this web service.",
 			Sender:  true,
 		})
+		return
+	}
+	if v := constraint.Check(d.Rules[action], constraint.QueryForm(r.Form)); v != nil {
+		WriteError(w, d.Namespace, requestID, &Error{Status: http.StatusBadRequest, Code: "ValidationError", Message: v.Standard(), Sender: true})
 		return
 	}
 	result, err := op(&Call{Request: r, Form: r.Form})

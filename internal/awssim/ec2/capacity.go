@@ -143,7 +143,7 @@ func (s *Service) describeCapacityReservations(in *ec2.DescribeCapacityReservati
 			found = append(found, *r)
 		}
 	}
-	start, end, next, err := page(len(found), in.MaxResults, in.NextToken, limits{1, 1000, 0})
+	start, end, next, err := page(len(found), in.MaxResults, in.NextToken, 0)
 	if err != nil {
 		return nil, err
 	}

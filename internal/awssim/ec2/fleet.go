@@ -41,14 +41,14 @@ const deepPool = 10
 
 func (s *Service) createFleet(in *ec2.CreateFleetInput, dryRun bool) (*ec2.CreateFleetOutput, *protocol.Error) {
 	if in.Type != ec2types.FleetTypeInstant {
-		return nil, errorf("InvalidParameterValue", "Fleet type %q is not supported here; use instant.", in.Type)
+		return nil, errNotSimulated("fleets of type %q; use instant", in.Type)
 	}
 	tcs := in.TargetCapacitySpecification
-	if tcs == nil || tcs.TotalTargetCapacity == nil {
+	if tcs.TotalTargetCapacity == nil {
 		return nil, errorf("MissingParameter", "The request must contain the parameter TargetCapacitySpecification.TotalTargetCapacity")
 	}
 	if len(in.LaunchTemplateConfigs) == 0 {
-		return nil, errorf("MissingParameter", "The request must contain the parameter LaunchTemplateConfigs")
+		return nil, errorf("InvalidParameterValue", "The request must contain at least one launch template configuration")
 	}
 	want := map[string]int{"on-demand": int(deref(tcs.OnDemandTargetCapacity)), "spot": int(deref(tcs.SpotTargetCapacity))}
 	if rest := int(*tcs.TotalTargetCapacity) - want["on-demand"] - want["spot"]; rest > 0 {

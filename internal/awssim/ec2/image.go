@@ -12,8 +12,21 @@ import (
 var (
 	ImageFamilies      = []string{"al2023", "al2", "bottlerocket"}
 	ImageArchitectures = []string{"x86_64", "arm64"}
-	ImageVariants      = []string{"standard", "nvidia"}
+	ImageVariants      = []string{"standard", "nvidia", "neuron"}
 )
+
+// published is whether EKS publishes an image of a family, architecture and
+// variant: no arm64 GPU image for AL2, and Neuron images for AL2023 on
+// x86_64 only.
+func published(family, arch, variant string) bool {
+	switch variant {
+	case "nvidia":
+		return family != "al2" || arch != "arm64"
+	case "neuron":
+		return family == "al2023" && arch == "x86_64"
+	}
+	return true
+}
 
 // amazonAccount owns the EKS-optimized images in the simulated region.
 const amazonAccount = "602401143452"
@@ -22,7 +35,7 @@ const amazonAccount = "602401143452"
 type ImageRelease struct {
 	Family       string // al2023, al2, bottlerocket
 	Architecture string // x86_64, arm64
-	Variant      string // standard, nvidia
+	Variant      string // standard, nvidia, neuron
 	Release      int    // 0 for the seeded image, counting up with each publication
 	Version      string // the family's release version string, e.g. v20261101 or 1.50.0
 	ImageID      string
@@ -41,10 +54,9 @@ func seedImages(s *Service) []*image {
 	for _, f := range ImageFamilies {
 		for _, a := range ImageArchitectures {
 			for _, v := range ImageVariants {
-				if f == "al2" && a == "arm64" && v == "nvidia" {
-					continue // EKS publishes no arm64 GPU image for AL2
+				if published(f, a, v) {
+					out = append(out, newImage(s, f, a, v, 0))
 				}
-				out = append(out, newImage(s, f, a, v, 0))
 			}
 		}
 	}

@@ -61,7 +61,7 @@ func (s *Service) describeImages(in *ec2.DescribeImagesInput, _ bool) (*ec2.Desc
 			found = append(found, im.Image)
 		}
 	}
-	start, end, next, err := page(len(found), in.MaxResults, in.NextToken, limits{5, 1000, 0})
+	start, end, next, err := page(len(found), in.MaxResults, in.NextToken, 0)
 	if err != nil {
 		return nil, err
 	}

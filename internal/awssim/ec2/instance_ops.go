@@ -104,7 +104,7 @@ func (s *Service) describeInstances(in *ec2.DescribeInstancesInput, _ bool) (*ec
 			found = append(found, i)
 		}
 	}
-	start, end, next, err := page(len(found), in.MaxResults, in.NextToken, limits{5, 1000, 0})
+	start, end, next, err := page(len(found), in.MaxResults, in.NextToken, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -123,9 +123,6 @@ func (s *Service) describeInstances(in *ec2.DescribeInstancesInput, _ bool) (*ec
 }
 
 func (s *Service) terminateInstances(in *ec2.TerminateInstancesInput, dryRun bool) (*ec2.TerminateInstancesOutput, *protocol.Error) {
-	if len(in.InstanceIds) == 0 {
-		return nil, errorf("MissingParameter", "The request must contain the parameter InstanceId")
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, err := s.namedInstances(in.InstanceIds); err != nil {
@@ -190,7 +187,7 @@ func (s *Service) describeInstanceStatus(in *ec2.DescribeInstanceStatusInput, _ 
 			found = append(found, st)
 		}
 	}
-	start, end, next, err := page(len(found), in.MaxResults, in.NextToken, limits{5, 1000, 0})
+	start, end, next, err := page(len(found), in.MaxResults, in.NextToken, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -100,7 +100,7 @@ func (s *Service) describeInstanceTypes(in *ec2.DescribeInstanceTypesInput, _ bo
 			found = append(found, *t)
 		}
 	}
-	start, end, next, err := page(len(found), in.MaxResults, in.NextToken, limits{5, 100, 100})
+	start, end, next, err := page(len(found), in.MaxResults, in.NextToken, 100)
 	if err != nil {
 		return nil, err
 	}
@@ -161,10 +161,10 @@ func (s *Service) describeInstanceTypeOfferings(in *ec2.DescribeInstanceTypeOffe
 				return nil, err
 			}
 		}
-	default:
-		return nil, errorf("InvalidParameterValue", "Value (%s) for parameter locationType is invalid. Valid values are region, availability-zone, availability-zone-id.", lt)
+	case ec2types.LocationTypeOutpost:
+		// The simulated region has no Outposts: nothing is offered on one.
 	}
-	start, end, next, err := page(len(found), in.MaxResults, in.NextToken, limits{5, 1000, 1000})
+	start, end, next, err := page(len(found), in.MaxResults, in.NextToken, 1000)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +223,7 @@ func (s *Service) describeSpotPriceHistory(in *ec2.DescribeSpotPriceHistoryInput
 			}
 		}
 	}
-	start, end, next, err := page(len(found), in.MaxResults, in.NextToken, limits{5, 1000, 1000})
+	start, end, next, err := page(len(found), in.MaxResults, in.NextToken, 1000)
 	if err != nil {
 		return nil, err
 	}

@@ -17,16 +17,7 @@ type launchTemplate struct {
 }
 
 func (s *Service) createLaunchTemplate(in *ec2.CreateLaunchTemplateInput, dryRun bool) (*ec2.CreateLaunchTemplateOutput, *protocol.Error) {
-	name := deref(in.LaunchTemplateName)
-	if name == "" {
-		return nil, errorf("MissingParameter", "The request must contain the parameter LaunchTemplateName")
-	}
-	if in.LaunchTemplateData == nil {
-		return nil, errorf("MissingParameter", "The request must contain the parameter LaunchTemplateData")
-	}
-	if len(name) < 3 || len(name) > 128 {
-		return nil, errorf("InvalidLaunchTemplateName.MalformedException", "A launch template name must be between 3 and 128 characters, and may contain letters, numbers, and the following characters: - ( ) . / _.")
-	}
+	name := *in.LaunchTemplateName
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, exists := s.templateNames[name]; exists {
@@ -106,7 +97,7 @@ func (s *Service) describeLaunchTemplates(in *ec2.DescribeLaunchTemplatesInput, 
 			found = append(found, lt.meta)
 		}
 	}
-	start, end, next, err := page(len(found), in.MaxResults, in.NextToken, limits{1, 200, 0})
+	start, end, next, err := page(len(found), in.MaxResults, in.NextToken, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -91,7 +91,7 @@ func (s *Service) describeSubnets(in *ec2.DescribeSubnetsInput, _ bool) (*ec2.De
 			found = append(found, sn.Subnet)
 		}
 	}
-	start, end, next, err := page(len(found), in.MaxResults, in.NextToken, limits{5, 1000, 0})
+	start, end, next, err := page(len(found), in.MaxResults, in.NextToken, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +133,7 @@ func (s *Service) describeSecurityGroups(in *ec2.DescribeSecurityGroupsInput, _ 
 			found = append(found, *g)
 		}
 	}
-	start, end, next, err := page(len(found), in.MaxResults, in.NextToken, limits{5, 1000, 0})
+	start, end, next, err := page(len(found), in.MaxResults, in.NextToken, 0)
 	if err != nil {
 		return nil, err
 	}

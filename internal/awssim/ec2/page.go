@@ -7,20 +7,18 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/protocol"
 )
 
-// limits are an operation's MaxResults bounds and its page size when the
-// caller sets none.
-type limits struct{ min, max, def int }
+// pageCap is the most a page holds: a larger MaxResults (the model bounds
+// it for some operations, and the operation's constraints reject what lies
+// outside; for others any value is valid) is served in pages this size.
+const pageCap = 1000
 
 // page returns the [start, end) slice of n results for a request's
-// MaxResults and NextToken, and the token for the next page (nil on the last).
-func page(n int, maxResults *int32, nextToken *string, l limits) (int, int, *string, *protocol.Error) {
-	size := l.def
+// MaxResults and NextToken, and the token for the next page (nil on the
+// last). def is the page size without MaxResults; 0 serves everything.
+func page(n int, maxResults *int32, nextToken *string, def int) (int, int, *string, *protocol.Error) {
+	size := def
 	if maxResults != nil {
-		size = int(*maxResults)
-		if size < l.min || size > l.max {
-			return 0, 0, nil, errorf("InvalidParameterValue",
-				"Value ( %d ) for parameter maxResults is invalid. Expecting a value between %d and %d.", size, l.min, l.max)
-		}
+		size = min(int(*maxResults), pageCap)
 	}
 	start := 0
 	if nextToken != nil && *nextToken != "" {

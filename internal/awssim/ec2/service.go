@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/catalog"
+	"github.com/joistdev/terraform-provider-joist/internal/awssim/constraint"
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/ec2/wire"
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/protocol"
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/seqid"
@@ -147,13 +148,16 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // op adapts a typed handler: it decodes the form into the SDK input type,
-// answers DryRun requests with DryRunOperation once the input is valid, and
+// checks it against the operation's constraints, answers DryRun requests with DryRunOperation once the input is valid, and
 // renders the SDK output type as the operation's XML response.
 func op[In, Out any](s *Service, name string, fn func(*In, bool) (*Out, *protocol.Error)) func(url.Values, string) ([]byte, *protocol.Error) {
 	return func(form url.Values, requestID string) ([]byte, *protocol.Error) {
 		in := new(In)
 		if err := wire.Decode(form, in); err != nil {
 			return nil, errorf("InvalidParameterValue", "%v", err)
+		}
+		if v := constraint.Check(constraints[name], constraint.Fields(in)); v != nil {
+			return nil, invalid(v)
 		}
 		dryRun := false
 		if f := reflect.ValueOf(in).Elem().FieldByName("DryRun"); f.IsValid() && !f.IsNil() {

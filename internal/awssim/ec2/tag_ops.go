@@ -78,9 +78,6 @@ func (s *Service) deleteTags(in *ec2.DeleteTagsInput, dryRun bool) (*ec2.DeleteT
 // retag applies change to every resource's tags, all or none. Tag lists are
 // replaced, never edited in place, so copies handed out stay unchanged.
 func retag[Out any](s *Service, ids []string, dryRun bool, change func([]ec2types.Tag) []ec2types.Tag, out *Out) (*Out, *protocol.Error) {
-	if len(ids) == 0 {
-		return nil, errorf("MissingParameter", "The request must contain the parameter ResourceId")
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	lists := make([]*[]ec2types.Tag, 0, len(ids))

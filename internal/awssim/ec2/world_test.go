@@ -195,12 +195,17 @@ func TestSpotPriceHistoryCoversEveryPool(t *testing.T) {
 			t.Errorf("%s in %s: %s, catalog says %v", sp.InstanceType, *sp.AvailabilityZone, got, want)
 		}
 	}
+	// EC2's model leaves MaxResults unbounded here; Karpenter asks for
+	// 2,000 and gets pages of at most 1,000.
 	all := 0
-	p = ec2.NewDescribeSpotPriceHistoryPaginator(client, &ec2.DescribeSpotPriceHistoryInput{ProductDescriptions: []string{"Linux/UNIX"}})
+	p = ec2.NewDescribeSpotPriceHistoryPaginator(client, &ec2.DescribeSpotPriceHistoryInput{ProductDescriptions: []string{"Linux/UNIX"}, MaxResults: aws.Int32(2000)})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if len(page.SpotPriceHistory) > 1000 {
+			t.Errorf("a page of %d prices", len(page.SpotPriceHistory))
 		}
 		all += len(page.SpotPriceHistory)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -44,6 +45,9 @@ func (s *Service) RegisterCluster(c Cluster) (string, error) {
 	if c.Name == "" || c.Endpoint == "" || len(c.CertificateAuthorityPEM) == 0 {
 		return "", fmt.Errorf("registering an EKS cluster needs a Name, an Endpoint and a CertificateAuthorityPEM")
 	}
+	// EKS reports the endpoint as a bare origin; a REST config's host may
+	// end in a slash.
+	c.Endpoint = strings.TrimRight(c.Endpoint, "/")
 	if c.ServiceIPv4CIDR == "" {
 		c.ServiceIPv4CIDR = "10.100.0.0/16"
 	}

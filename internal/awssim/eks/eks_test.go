@@ -217,12 +217,16 @@ func TestReregisterKeepsAccessEntries(t *testing.T) {
 	if _, err := w.eks.CreateAccessEntry(ctx, &awseks.CreateAccessEntryInput{ClusterName: aws.String("demo"), PrincipalArn: aws.String(node), Type: aws.String("EC2_LINUX")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.service.RegisterCluster(eks.Cluster{Name: "demo", Endpoint: "https://127.0.0.1:7443", CertificateAuthorityPEM: []byte(caPEM)}); err != nil {
+	// A REST config's host may end in a slash; EKS reports a bare origin.
+	if _, err := w.service.RegisterCluster(eks.Cluster{Name: "demo", Endpoint: "https://127.0.0.1:7443/", CertificateAuthorityPEM: []byte(caPEM)}); err != nil {
 		t.Fatal(err)
 	}
 	out, err := w.eks.DescribeCluster(ctx, &awseks.DescribeClusterInput{Name: aws.String("demo")})
-	if err != nil || aws.ToString(out.Cluster.Endpoint) != "https://127.0.0.1:7443" {
-		t.Fatalf("endpoint after re-registering = %v, %v", out, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := aws.ToString(out.Cluster.Endpoint); got != "https://127.0.0.1:7443" {
+		t.Fatalf("endpoint after re-registering = %q, want it without the trailing slash", got)
 	}
 	list, err := w.eks.ListAccessEntries(ctx, &awseks.ListAccessEntriesInput{ClusterName: aws.String("demo")})
 	if err != nil || len(list.AccessEntries) != 1 {

@@ -9,33 +9,41 @@ import (
 // op handles one EKS operation.
 type op func(s *Service, c *call) (any, *restError)
 
-// routes maps "METHOD pattern" to operations; "*" in a pattern is a path
-// label.
-var routes = map[string]op{
-	"GET /clusters":   (*Service).listClusters,
-	"GET /clusters/*": (*Service).describeCluster,
-
-	"POST /clusters/*/access-entries":     (*Service).createAccessEntry,
-	"GET /clusters/*/access-entries":      (*Service).listAccessEntries,
-	"GET /clusters/*/access-entries/*":    (*Service).describeAccessEntry,
-	"POST /clusters/*/access-entries/*":   (*Service).updateAccessEntry,
-	"DELETE /clusters/*/access-entries/*": (*Service).deleteAccessEntry,
-
-	"POST /clusters/*/pod-identity-associations":     (*Service).createPodIdentityAssociation,
-	"GET /clusters/*/pod-identity-associations":      (*Service).listPodIdentityAssociations,
-	"GET /clusters/*/pod-identity-associations/*":    (*Service).describePodIdentityAssociation,
-	"POST /clusters/*/pod-identity-associations/*":   (*Service).updatePodIdentityAssociation,
-	"DELETE /clusters/*/pod-identity-associations/*": (*Service).deletePodIdentityAssociation,
-
-	"POST /tags/*":   (*Service).tagResource,
-	"DELETE /tags/*": (*Service).untagResource,
-	"GET /tags/*":    (*Service).listTagsForResource,
+// endpoint is an operation served at a path: its name and the model members
+// its path labels carry, in order.
+type endpoint struct {
+	name   string
+	labels []string
+	fn     op
 }
 
-// route finds the operation for a request and its path labels. Labels are
+// routes maps "METHOD pattern" to operations; "*" in a pattern is a path
+// label.
+var routes = map[string]endpoint{
+	"GET /clusters":   {"ListClusters", nil, (*Service).listClusters},
+	"GET /clusters/*": {"DescribeCluster", []string{"name"}, (*Service).describeCluster},
+
+	"POST /clusters/*/access-entries":     {"CreateAccessEntry", []string{"clusterName"}, (*Service).createAccessEntry},
+	"GET /clusters/*/access-entries":      {"ListAccessEntries", []string{"clusterName"}, (*Service).listAccessEntries},
+	"GET /clusters/*/access-entries/*":    {"DescribeAccessEntry", []string{"clusterName", "principalArn"}, (*Service).describeAccessEntry},
+	"POST /clusters/*/access-entries/*":   {"UpdateAccessEntry", []string{"clusterName", "principalArn"}, (*Service).updateAccessEntry},
+	"DELETE /clusters/*/access-entries/*": {"DeleteAccessEntry", []string{"clusterName", "principalArn"}, (*Service).deleteAccessEntry},
+
+	"POST /clusters/*/pod-identity-associations":     {"CreatePodIdentityAssociation", []string{"clusterName"}, (*Service).createPodIdentityAssociation},
+	"GET /clusters/*/pod-identity-associations":      {"ListPodIdentityAssociations", []string{"clusterName"}, (*Service).listPodIdentityAssociations},
+	"GET /clusters/*/pod-identity-associations/*":    {"DescribePodIdentityAssociation", []string{"clusterName", "associationId"}, (*Service).describePodIdentityAssociation},
+	"POST /clusters/*/pod-identity-associations/*":   {"UpdatePodIdentityAssociation", []string{"clusterName", "associationId"}, (*Service).updatePodIdentityAssociation},
+	"DELETE /clusters/*/pod-identity-associations/*": {"DeletePodIdentityAssociation", []string{"clusterName", "associationId"}, (*Service).deletePodIdentityAssociation},
+
+	"POST /tags/*":   {"TagResource", []string{"resourceArn"}, (*Service).tagResource},
+	"DELETE /tags/*": {"UntagResource", []string{"resourceArn"}, (*Service).untagResource},
+	"GET /tags/*":    {"ListTagsForResource", []string{"resourceArn"}, (*Service).listTagsForResource},
+}
+
+// route finds the endpoint for a request and its path labels. Labels are
 // split on the escaped path, so a label may hold an encoded "/" (access
 // entry principal ARNs such as arn:aws:iam::111122223333:role/x).
-func route(r *http.Request) (op, []string) {
+func route(r *http.Request) (endpoint, []string, bool) {
 	segments := strings.Split(strings.Trim(r.URL.EscapedPath(), "/"), "/")
 	var args []string
 	pattern := make([]string, len(segments))
@@ -45,11 +53,12 @@ func route(r *http.Request) (op, []string) {
 			// Odd positions are labels in every EKS path above.
 			v, err := url.PathUnescape(seg)
 			if err != nil {
-				return nil, nil
+				return endpoint{}, nil, false
 			}
 			pattern[i] = "*"
 			args = append(args, v)
 		}
 	}
-	return routes[r.Method+" /"+strings.Join(pattern, "/")], args
+	e, ok := routes[r.Method+" /"+strings.Join(pattern, "/")]
+	return e, args, ok
 }

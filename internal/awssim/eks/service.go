@@ -43,13 +43,17 @@ func New(account, region string, principals *iam.Service) *Service {
 
 func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	requestID := s.requestIDs.UUID()
-	op, args := route(r)
-	if op == nil {
+	e, args, ok := route(r)
+	if !ok {
 		writeError(w, requestID, &restError{Status: http.StatusNotFound, Type: "UnknownOperationException",
 			Message: "no EKS operation matches " + r.Method + " " + r.URL.Path})
 		return
 	}
-	result, err := op(s, &call{Request: r, Args: args})
+	if err := check(e, args, r); err != nil {
+		writeError(w, requestID, err)
+		return
+	}
+	result, err := e.fn(s, &call{Request: r, Args: args})
 	if err != nil {
 		writeError(w, requestID, err)
 		return

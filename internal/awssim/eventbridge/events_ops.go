@@ -31,9 +31,6 @@ func (s *Service) putEvents(c *awsjson.Call) (any, *awsjson.Error) {
 	if err := c.Decode(&in); err != nil {
 		return nil, err
 	}
-	if len(in.Entries) == 0 || len(in.Entries) > 10 {
-		return nil, errValidation("1 validation error detected: Value at 'entries' failed to satisfy constraint: Member must have length between 1 and 10")
-	}
 	out := struct {
 		FailedEntryCount int
 		Entries          []putEventsResult

@@ -67,12 +67,8 @@ func (s *Service) putRule(c *awsjson.Call) (any, *awsjson.Error) {
 	if in.EventPattern == "" && in.ScheduleExpression == "" {
 		return nil, errValidation("Parameter(s) EventPattern or ScheduleExpression must be specified.")
 	}
-	switch in.State {
-	case "":
+	if in.State == "" {
 		in.State = "ENABLED"
-	case "ENABLED", "DISABLED", "ENABLED_WITH_ALL_CLOUDTRAIL_MANAGEMENT_EVENTS":
-	default:
-		return nil, errValidation("1 validation error detected: Value '%s' at 'state' failed to satisfy constraint: Member must satisfy enum value set: [ENABLED, DISABLED, ENABLED_WITH_ALL_CLOUDTRAIL_MANAGEMENT_EVENTS]", in.State)
 	}
 	var pattern *Pattern
 	if in.EventPattern != "" {

@@ -67,6 +67,7 @@ func New(account, region string, queues *sqs.Service) *Service {
 			"ListTagsForResource": s.listTagsForResource,
 			"PutEvents":           s.putEvents,
 		},
+		Rules: constraints,
 	}
 	return s
 }

@@ -32,9 +32,6 @@ func (s *Service) putTargets(c *awsjson.Call) (any, *awsjson.Error) {
 		Targets []json.RawMessage
 	}
 	return s.onRule(c, &in, func(r *rule) (any, *awsjson.Error) {
-		if len(in.Targets) == 0 || len(in.Targets) > 10 {
-			return nil, errValidation("1 validation error detected: Value at 'targets' failed to satisfy constraint: Member must have length between 1 and 10")
-		}
 		var parsed []*target
 		for _, raw := range in.Targets {
 			var t struct{ Id, Arn, Input, InputPath string }

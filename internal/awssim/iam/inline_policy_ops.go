@@ -11,7 +11,7 @@ func (s *Service) inlineParams(c *awsquery.Call) (*role, string, *awsquery.Error
 	if err != nil {
 		return nil, "", err
 	}
-	n, err := name(c, "PolicyName", 128)
+	n, err := name(c, "PolicyName")
 	if err != nil {
 		return nil, "", err
 	}

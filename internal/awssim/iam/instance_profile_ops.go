@@ -10,7 +10,7 @@ import (
 // profileParam returns the instance profile the InstanceProfileName
 // parameter names.
 func (s *Service) profileParam(c *awsquery.Call) (*instanceProfile, *awsquery.Error) {
-	n, err := name(c, "InstanceProfileName", 128)
+	n, err := name(c, "InstanceProfileName")
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +26,7 @@ type instanceProfileResult struct {
 }
 
 func (s *Service) createInstanceProfile(c *awsquery.Call) (any, *awsquery.Error) {
-	n, err := name(c, "InstanceProfileName", 128)
+	n, err := name(c, "InstanceProfileName")
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +94,7 @@ func (s *Service) removeRoleFromInstanceProfile(c *awsquery.Call) (any, *awsquer
 	if err != nil {
 		return nil, err
 	}
-	n, err := name(c, "RoleName", 64)
+	n, err := name(c, "RoleName")
 	if err != nil {
 		return nil, err
 	}

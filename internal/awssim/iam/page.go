@@ -16,10 +16,7 @@ type page struct {
 // paginate returns the page of items the request's Marker and MaxItems
 // select. The marker is the index of the first item of the next page.
 func paginate[T any](c *awsquery.Call, items []T) ([]T, page, *awsquery.Error) {
-	max, err := intParam(c, "MaxItems", 100, 1, 1000)
-	if err != nil {
-		return nil, page{}, err
-	}
+	max := intParam(c, "MaxItems", 100)
 	start := 0
 	if m := c.Form.Get("Marker"); m != "" {
 		n, convErr := strconv.Atoi(m)

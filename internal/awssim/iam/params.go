@@ -14,15 +14,13 @@ var (
 	pathChars  = regexp.MustCompile(`^/([\x21-\x7E]*/)?$`)
 )
 
-// name reads a required entity name parameter (RoleName, PolicyName, …)
-// with IAM's character set and length limit.
-func name(c *awsquery.Call, param string, max int) (string, *awsquery.Error) {
+// name reads an entity name parameter (RoleName, PolicyName, …) in IAM's
+// character set; the operation's constraints have checked its presence and
+// length.
+func name(c *awsquery.Call, param string) (string, *awsquery.Error) {
 	v := c.Form.Get(param)
-	if v == "" {
-		return "", errValidation("1 validation error detected: Value null at '%s' failed to satisfy constraint: Member must not be null", lowerFirst(param))
-	}
-	if len(v) > max || !entityName.MatchString(v) {
-		return "", errValidation("1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: Member must satisfy regular expression pattern: [\\w+=,.@-]+ and have length at most %d", v, lowerFirst(param), max)
+	if !entityName.MatchString(v) {
+		return "", errValidation("1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: Member must satisfy regular expression pattern: [\\w+=,.@-]+", v, lowerFirst(param))
 	}
 	return v, nil
 }
@@ -34,19 +32,16 @@ func path(c *awsquery.Call) (string, *awsquery.Error) {
 	if p == "" {
 		return "/", nil
 	}
-	if len(p) > 512 || !pathChars.MatchString(p) {
+	if !pathChars.MatchString(p) {
 		return "", errValidation("The specified value for path is invalid. It must begin and end with / and contain only alphanumeric characters and/or / characters.")
 	}
 	return p, nil
 }
 
-// document reads a required policy document parameter: a JSON object with a
+// document reads a policy document parameter: a JSON object with a
 // Statement. It is stored exactly as given.
 func document(c *awsquery.Call, param string) (string, *awsquery.Error) {
 	doc := c.Form.Get(param)
-	if doc == "" {
-		return "", errValidation("1 validation error detected: Value null at '%s' failed to satisfy constraint: Member must not be null", lowerFirst(param))
-	}
 	var parsed map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(doc), &parsed); err != nil {
 		return "", errMalformedPolicy()
@@ -57,17 +52,14 @@ func document(c *awsquery.Call, param string) (string, *awsquery.Error) {
 	return doc, nil
 }
 
-// intParam reads an optional integer parameter within [lo, hi].
-func intParam(c *awsquery.Call, param string, def, lo, hi int) (int, *awsquery.Error) {
-	v := c.Form.Get(param)
-	if v == "" {
-		return def, nil
+// intParam reads an optional integer parameter; the operation's constraints
+// have checked its range.
+func intParam(c *awsquery.Call, param string, def int) int {
+	n, err := strconv.Atoi(c.Form.Get(param))
+	if err != nil {
+		return def
 	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < lo || n > hi {
-		return 0, errValidation("1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: Member must have value between %d and %d", v, lowerFirst(param), lo, hi)
-	}
-	return n, nil
+	return n
 }
 
 func lowerFirst(s string) string {

@@ -13,9 +13,6 @@ const maxPolicyVersions = 5
 // policyParam returns the managed policy the PolicyArn parameter names.
 func (s *Service) policyParam(c *awsquery.Call) (*managedPolicy, *awsquery.Error) {
 	arn := c.Form.Get("PolicyArn")
-	if arn == "" {
-		return nil, errValidation("1 validation error detected: Value null at 'policyArn' failed to satisfy constraint: Member must not be null")
-	}
 	p := s.policies[arn]
 	if p == nil {
 		return nil, errNoSuchPolicy(arn)
@@ -28,7 +25,7 @@ type policyResult struct {
 }
 
 func (s *Service) createPolicy(c *awsquery.Call) (any, *awsquery.Error) {
-	n, err := name(c, "PolicyName", 128)
+	n, err := name(c, "PolicyName")
 	if err != nil {
 		return nil, err
 	}

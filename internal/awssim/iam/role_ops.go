@@ -9,7 +9,7 @@ import (
 
 // roleParam returns the role the RoleName parameter names.
 func (s *Service) roleParam(c *awsquery.Call) (*role, *awsquery.Error) {
-	n, err := name(c, "RoleName", 64)
+	n, err := name(c, "RoleName")
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +35,7 @@ type roleResult struct {
 }
 
 func (s *Service) createRole(c *awsquery.Call) (any, *awsquery.Error) {
-	n, err := name(c, "RoleName", 64)
+	n, err := name(c, "RoleName")
 	if err != nil {
 		return nil, err
 	}
@@ -47,10 +47,7 @@ func (s *Service) createRole(c *awsquery.Call) (any, *awsquery.Error) {
 	if err != nil {
 		return nil, err
 	}
-	maxSession, err := intParam(c, "MaxSessionDuration", 3600, 3600, 43200)
-	if err != nil {
-		return nil, err
-	}
+	maxSession := intParam(c, "MaxSessionDuration", 3600)
 	boundary, err := s.boundaryParam(c)
 	if err != nil {
 		return nil, err
@@ -125,10 +122,7 @@ func (s *Service) updateRole(c *awsquery.Call) (any, *awsquery.Error) {
 	if err != nil {
 		return nil, err
 	}
-	maxSession, err := intParam(c, "MaxSessionDuration", r.maxSessionDuration, 3600, 43200)
-	if err != nil {
-		return nil, err
-	}
+	maxSession := intParam(c, "MaxSessionDuration", r.maxSessionDuration)
 	if _, ok := c.Form["Description"]; ok {
 		r.description = c.Form.Get("Description")
 	}
@@ -200,9 +194,6 @@ func (s *Service) putRolePermissionsBoundary(c *awsquery.Call) (any, *awsquery.E
 	boundary, err := s.boundaryParam(c)
 	if err != nil {
 		return nil, err
-	}
-	if boundary == "" {
-		return nil, errValidation("1 validation error detected: Value null at 'permissionsBoundary' failed to satisfy constraint: Member must not be null")
 	}
 	r.boundary = boundary
 	return nil, nil

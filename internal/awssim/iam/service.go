@@ -93,6 +93,7 @@ func New(account string) *Service {
 		Namespace:  namespace,
 		RequestIDs: seqid.New("iam-request/" + account),
 		Ops:        ops,
+		Rules:      constraints,
 	}
 	return s
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"mime/multipart"
 	"net/mail"
@@ -21,6 +22,11 @@ type JoinConfig struct {
 	Labels  map[string]string
 	Taints  []corev1.Taint
 	MaxPods int32 // 0: derived from the instance type
+	// KubeReserved, SystemReserved and EvictionHard are the kubelet
+	// configuration's reservations; a key absent keeps the node image's
+	// default (nodeadm merges an inline kubelet config over its defaults
+	// key by key).
+	KubeReserved, SystemReserved, EvictionHard map[string]string
 }
 
 // ParseUserData reads the join configuration from instance user data in any
@@ -95,10 +101,20 @@ type nodeConfig struct {
 			APIServerEndpoint string `json:"apiServerEndpoint"`
 		} `json:"cluster"`
 		Kubelet struct {
-			Config map[string]any `json:"config"`
-			Flags  []string       `json:"flags"`
+			Config kubeletConfig `json:"config"`
+			Flags  []string      `json:"flags"`
 		} `json:"kubelet"`
 	} `json:"spec"`
+}
+
+// kubeletConfig is the part of a KubeletConfiguration that decides how a
+// node registers and what it can hold.
+type kubeletConfig struct {
+	MaxPods            *int32            `json:"maxPods"`
+	RegisterWithTaints []corev1.Taint    `json:"registerWithTaints"`
+	KubeReserved       map[string]string `json:"kubeReserved"`
+	SystemReserved     map[string]string `json:"systemReserved"`
+	EvictionHard       map[string]string `json:"evictionHard"`
 }
 
 // mergeNodeConfig applies one NodeConfig document (YAML or JSON) over jc;
@@ -118,9 +134,22 @@ func mergeNodeConfig(jc **JoinConfig, doc string) error {
 	if nc.Spec.Cluster.Name != "" {
 		c.Cluster = nc.Spec.Cluster.Name
 	}
-	if mp, ok := nc.Spec.Kubelet.Config["maxPods"].(float64); ok {
-		c.MaxPods = int32(mp)
+	kc := nc.Spec.Kubelet.Config
+	if kc.MaxPods != nil {
+		c.MaxPods = *kc.MaxPods
 	}
+	if kc.RegisterWithTaints != nil {
+		for _, t := range kc.RegisterWithTaints {
+			if _, err := parseTaint(t.ToString()); err != nil {
+				return fmt.Errorf("NodeConfig kubelet.config.registerWithTaints: %w", err)
+			}
+		}
+		c.Taints = kc.RegisterWithTaints
+	}
+	c.KubeReserved = mergeKeys(c.KubeReserved, kc.KubeReserved)
+	c.SystemReserved = mergeKeys(c.SystemReserved, kc.SystemReserved)
+	c.EvictionHard = mergeKeys(c.EvictionHard, kc.EvictionHard)
+	// Flags win over the configuration file, as in kubelet.
 	if err := applyKubeletFlags(c, nc.Spec.Kubelet.Flags); err != nil {
 		return err
 	}
@@ -128,6 +157,17 @@ func mergeNodeConfig(jc **JoinConfig, doc string) error {
 		*jc = nil // a NodeConfig without a cluster joins nothing
 	}
 	return nil
+}
+
+// mergeKeys returns base with over's keys set over it.
+func mergeKeys(base, over map[string]string) map[string]string {
+	if len(over) == 0 {
+		return base
+	}
+	out := make(map[string]string, len(base)+len(over))
+	maps.Copy(out, base)
+	maps.Copy(out, over)
+	return out
 }
 
 // parseBootstrapScript finds an AL2 `/etc/eks/bootstrap.sh <cluster> ...`
@@ -202,13 +242,15 @@ func applyKubeletFlags(jc *JoinConfig, flags []string) error {
 				jc.Labels[k] = v
 			}
 		case "register-with-taints":
+			var taints []corev1.Taint
 			for _, t := range splitList(value) {
 				taint, err := parseTaint(t)
 				if err != nil {
 					return err
 				}
-				jc.Taints = append(jc.Taints, taint)
+				taints = append(taints, taint)
 			}
+			jc.Taints = taints
 		case "max-pods":
 			n, err := strconv.Atoi(value)
 			if err != nil {

@@ -2,6 +2,7 @@ package kubelet
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
@@ -58,6 +59,10 @@ func Node(in ec2types.Instance, jc *JoinConfig, region, kubeletVersion string) (
 	if g := info.GpuInfo; g != nil && len(g.Gpus) > 0 && g.Gpus[0].Count != nil && strings.EqualFold(*g.Gpus[0].Manufacturer, "NVIDIA") {
 		capacity["nvidia.com/gpu"] = *resource.NewQuantity(int64(*g.Gpus[0].Count), resource.DecimalSI)
 	}
+	alloc, err := allocatable(capacity, vcpus, maxPods, jc)
+	if err != nil {
+		return nil, err
+	}
 	ip := *in.PrivateIpAddress
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
@@ -71,7 +76,7 @@ func Node(in ec2types.Instance, jc *JoinConfig, region, kubeletVersion string) (
 		},
 		Status: corev1.NodeStatus{
 			Capacity:    capacity,
-			Allocatable: allocatable(capacity, vcpus, maxPods),
+			Allocatable: alloc,
 			Addresses: []corev1.NodeAddress{
 				{Type: corev1.NodeInternalIP, Address: ip}, {Type: corev1.NodeInternalDNS, Address: name}, {Type: corev1.NodeHostName, Address: name},
 			},
@@ -88,11 +93,14 @@ func Node(in ec2types.Instance, jc *JoinConfig, region, kubeletVersion string) (
 	}, nil
 }
 
-// allocatable subtracts what EKS node images reserve: kube-reserved CPU by
-// the core-count tiers (6% of the first core, 1% of the second, 0.5% of the
-// next two, 0.25% of the rest), kube-reserved memory of 11 MiB per pod plus
-// 255 MiB, and a 100 MiB hard eviction threshold; ephemeral storage keeps 10%.
-func allocatable(capacity corev1.ResourceList, vcpus int64, maxPods int32) corev1.ResourceList {
+// allocatable is capacity less the kubelet's kube and system reservations
+// and its hard eviction thresholds for memory and the node filesystem.
+// Where the join configuration sets none, the EKS node image's defaults
+// apply: kube-reserved CPU by the core-count tiers (6% of the first core,
+// 1% of the second, 0.5% of the next two, 0.25% of the rest), kube-reserved
+// memory of 11 MiB per pod plus 255 MiB, and evictions at 100 MiB of memory
+// and 10% of the filesystem.
+func allocatable(capacity corev1.ResourceList, vcpus int64, maxPods int32, jc *JoinConfig) (corev1.ResourceList, error) {
 	milli := int64(0)
 	for core := int64(1); core <= vcpus; core++ {
 		switch {
@@ -106,14 +114,56 @@ func allocatable(capacity corev1.ResourceList, vcpus int64, maxPods int32) corev
 			milli += 2 // 0.25% rounded down, as the reservation is whole millicores
 		}
 	}
+	kube := mergeKeys(map[string]string{
+		string(corev1.ResourceCPU):    resource.NewMilliQuantity(milli, resource.DecimalSI).String(),
+		string(corev1.ResourceMemory): fmt.Sprintf("%dMi", int64(maxPods)*11+255),
+	}, jc.KubeReserved)
+	eviction := mergeKeys(map[string]string{"memory.available": "100Mi", "nodefs.available": "10%"}, jc.EvictionHard)
 	out := capacity.DeepCopy()
-	cpu := out[corev1.ResourceCPU]
-	cpu.Sub(*resource.NewMilliQuantity(milli, resource.DecimalSI))
-	out[corev1.ResourceCPU] = cpu
-	mem := out[corev1.ResourceMemory]
-	mem.Sub(*resource.NewQuantity((int64(maxPods)*11+255+100)*1024*1024, resource.BinarySI))
-	out[corev1.ResourceMemory] = mem
-	storage := out[corev1.ResourceEphemeralStorage]
-	out[corev1.ResourceEphemeralStorage] = *resource.NewQuantity(storage.Value()*9/10, resource.BinarySI)
-	return out
+	for _, reserved := range []map[string]string{kube, jc.SystemReserved} {
+		for name, v := range reserved {
+			q, err := resource.ParseQuantity(v)
+			if err != nil {
+				return nil, fmt.Errorf("kubelet reservation %s=%q: %w", name, v, err)
+			}
+			subtract(out, corev1.ResourceName(name), q)
+		}
+	}
+	for signal, resourceName := range map[string]corev1.ResourceName{"memory.available": corev1.ResourceMemory, "nodefs.available": corev1.ResourceEphemeralStorage} {
+		v, ok := eviction[signal]
+		if !ok {
+			continue
+		}
+		q, err := threshold(v, capacity[resourceName])
+		if err != nil {
+			return nil, fmt.Errorf("kubelet evictionHard %s=%q: %w", signal, v, err)
+		}
+		subtract(out, resourceName, q)
+	}
+	return out, nil
+}
+
+// subtract takes q from a resource the node has, never below zero.
+func subtract(list corev1.ResourceList, name corev1.ResourceName, q resource.Quantity) {
+	have, ok := list[name]
+	if !ok {
+		return
+	}
+	have.Sub(q)
+	if have.Sign() < 0 {
+		have = *resource.NewQuantity(0, have.Format)
+	}
+	list[name] = have
+}
+
+// threshold reads an eviction threshold: a quantity or a percentage of capacity.
+func threshold(v string, capacity resource.Quantity) (resource.Quantity, error) {
+	if pct, ok := strings.CutSuffix(v, "%"); ok {
+		f, err := strconv.ParseFloat(pct, 64)
+		if err != nil || f < 0 || f > 100 {
+			return resource.Quantity{}, fmt.Errorf("not a percentage between 0 and 100")
+		}
+		return *resource.NewQuantity(int64(float64(capacity.Value())*f/100), capacity.Format), nil
+	}
+	return resource.ParseQuantity(v)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -45,12 +46,49 @@ func TestGetProductsListsLinuxOnDemandPricesOfARegion(t *testing.T) {
 	term := func(field, value string) pricingtypes.Filter {
 		return pricingtypes.Filter{Type: pricingtypes.FilterTypeTermMatch, Field: aws.String(field), Value: aws.String(value)}
 	}
+	// Karpenter's queries: shared "Compute Instance" products, then
+	// dedicated bare-metal ones; field names in any case.
+	shared := getPrices(t, client, term("regionCode", "us-west-2"), term("tenancy", "Shared"), term("productFamily", "Compute Instance"),
+		term("operatingSystem", "Linux"), term("preInstalledSw", "NA"), term("capacitystatus", "Used"), term("serviceCode", "AmazonEC2"))
+	metal := getPrices(t, client, term("RegionCode", "us-west-2"), term("Tenancy", "Dedicated"), term("ProductFamily", "Compute Instance (bare metal)"),
+		term("OperatingSystem", "Linux"), term("PreInstalledSw", "NA"), term("CapacityStatus", "Used"), term("ServiceCode", "AmazonEC2"))
+	if len(metal) == 0 {
+		t.Fatal("no bare-metal products (productFamily \"Compute Instance (bare metal)\", tenancy Dedicated)")
+	}
+	prices := map[string]float64{}
+	for name, p := range shared {
+		prices[name] = p
+	}
+	for name, p := range metal {
+		if !strings.Contains(name, "metal") {
+			t.Errorf("%s is listed as bare metal", name)
+		}
+		if _, dup := prices[name]; dup {
+			t.Errorf("%s is listed both shared and bare metal", name)
+		}
+		prices[name] = p
+	}
+	if len(prices) != 1312 {
+		t.Errorf("%d priced types in us-west-2, want the catalog's 1,312", len(prices))
+	}
+	cat := catalog.MustLoad()
+	for name, got := range prices {
+		if want, _ := cat.OnDemandPrice("us-west-2", name); got != want {
+			t.Errorf("%s: %v, want %v", name, got, want)
+		}
+	}
+	none, err := client.GetProducts(context.Background(), &awspricing.GetProductsInput{
+		ServiceCode: aws.String("AmazonEC2"), Filters: []pricingtypes.Filter{term("operatingSystem", "Windows")},
+	})
+	if err != nil || len(none.PriceList) != 0 {
+		t.Errorf("Windows products: %d %v", len(none.PriceList), err)
+	}
+}
+
+func getPrices(t *testing.T, client *awspricing.Client, filters ...pricingtypes.Filter) map[string]float64 {
+	t.Helper()
 	p := awspricing.NewGetProductsPaginator(client, &awspricing.GetProductsInput{
-		ServiceCode: aws.String("AmazonEC2"), FormatVersion: aws.String("aws_v1"),
-		Filters: []pricingtypes.Filter{
-			term("regionCode", "us-west-2"), term("tenancy", "Shared"), term("productFamily", "Compute Instance"),
-			term("operatingSystem", "Linux"), term("preInstalledSw", "NA"), term("capacitystatus", "Used"),
-		},
+		ServiceCode: aws.String("AmazonEC2"), FormatVersion: aws.String("aws_v1"), Filters: filters,
 	})
 	prices := map[string]float64{}
 	for p.HasMorePages() {
@@ -74,19 +112,5 @@ func TestGetProductsListsLinuxOnDemandPricesOfARegion(t *testing.T) {
 			}
 		}
 	}
-	if len(prices) != 1312 {
-		t.Errorf("%d priced types in us-west-2, want the catalog's 1,312", len(prices))
-	}
-	cat := catalog.MustLoad()
-	for name, got := range prices {
-		if want, _ := cat.OnDemandPrice("us-west-2", name); got != want {
-			t.Errorf("%s: %v, want %v", name, got, want)
-		}
-	}
-	none, err := client.GetProducts(context.Background(), &awspricing.GetProductsInput{
-		ServiceCode: aws.String("AmazonEC2"), Filters: []pricingtypes.Filter{term("operatingSystem", "Windows")},
-	})
-	if err != nil || len(none.PriceList) != 0 {
-		t.Errorf("Windows products: %d %v", len(none.PriceList), err)
-	}
+	return prices
 }

@@ -13,7 +13,10 @@ import (
 // product is one price-list product with its rendered document.
 type product struct {
 	attributes map[string]string
-	document   string
+	// byField holds the attributes under lower-cased names: GetProducts
+	// matches filter fields case-insensitively.
+	byField  map[string]string
+	document string
 }
 
 // locations are the price list's names for regions.
@@ -25,8 +28,10 @@ var usagePrefixes = map[string]string{"us-east-1": "", "us-west-2": "USW2-"}
 // publication is the price list's publication time.
 const publication = "2026-11-01T00:00:00Z"
 
-// products renders a Linux, shared-tenancy, on-demand product for every
-// priced instance type in every catalog region.
+// products renders a Linux on-demand product for every priced instance type
+// in every catalog region: shared tenancy in the "Compute Instance" family,
+// and for bare-metal types dedicated tenancy in "Compute Instance (bare
+// metal)", as the price list files them.
 func products(cat *catalog.Catalog) []product {
 	var out []product
 	for _, region := range catalog.RegionNames() {
@@ -36,18 +41,26 @@ func products(cat *catalog.Catalog) []product {
 			if !ok {
 				continue
 			}
+			productFamily, tenancy, usage := "Compute Instance", "Shared", "BoxUsage:"
+			if t.BareMetal != nil && *t.BareMetal {
+				productFamily, tenancy, usage = "Compute Instance (bare metal)", "Dedicated", "DedicatedUsage:"
+			}
 			attrs := map[string]string{
 				"servicecode": "AmazonEC2", "servicename": "Amazon Elastic Compute Cloud",
-				"productFamily": "Compute Instance", "instanceType": name, "instanceFamily": family(name),
+				"productFamily": productFamily, "instanceType": name, "instanceFamily": family(name),
 				"regionCode": region, "location": locations[region], "locationType": "AWS Region",
-				"operatingSystem": "Linux", "tenancy": "Shared", "preInstalledSw": "NA", "capacitystatus": "Used",
+				"operatingSystem": "Linux", "tenancy": tenancy, "preInstalledSw": "NA", "capacitystatus": "Used",
 				"processorArchitecture": "64-bit", "licenseModel": "No License required", "operation": "RunInstances", "marketoption": "OnDemand",
-				"usagetype":         usagePrefixes[region] + "BoxUsage:" + name,
+				"usagetype":         usagePrefixes[region] + usage + name,
 				"vcpu":              strconv.Itoa(int(*t.VCpuInfo.DefaultVCpus)),
 				"memory":            memory(*t.MemoryInfo.SizeInMiB),
 				"currentGeneration": map[bool]string{true: "Yes", false: "No"}[t.CurrentGeneration != nil && *t.CurrentGeneration],
 			}
-			out = append(out, product{attributes: attrs, document: document(attrs, price)})
+			byField := make(map[string]string, len(attrs))
+			for k, v := range attrs {
+				byField[strings.ToLower(k)] = v
+			}
+			out = append(out, product{attributes: attrs, byField: byField, document: document(attrs, price)})
 		}
 	}
 	return out

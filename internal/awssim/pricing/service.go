@@ -41,6 +41,7 @@ func New() (*Service, error) {
 			"GetProducts":      s.getProducts,
 			"DescribeServices": s.describeServices,
 		},
+		Rules: constraints,
 	}
 	return s, nil
 }
@@ -128,11 +129,12 @@ func invalid(field, msg string) *awsjson.Error {
 	return &awsjson.Error{Status: http.StatusBadRequest, Type: "InvalidParameterException", Message: field + ": " + msg, Sender: true}
 }
 
-// matches applies GetProducts filters: TERM_MATCH and EQUALS compare exactly,
-// CONTAINS a substring, ANY_OF and NONE_OF a comma-separated list.
+// matches applies GetProducts filters: the field names an attribute in any
+// case; TERM_MATCH and EQUALS compare the value exactly, CONTAINS a
+// substring, ANY_OF and NONE_OF a comma-separated list.
 func (p *product) matches(filters []filter) (bool, *awsjson.Error) {
 	for _, f := range filters {
-		have, ok := p.attributes[f.Field]
+		have, ok := p.byField[strings.ToLower(f.Field)]
 		if !ok {
 			return false, nil
 		}

@@ -63,6 +63,8 @@ func New(account, region string) *Service {
 			"UntagQueue":                   s.untagQueue,
 			"ListQueueTags":                s.listQueueTags,
 		},
+		Rules:   constraints,
+		Invalid: invalid,
 	}
 	return s
 }

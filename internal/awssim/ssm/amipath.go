@@ -7,10 +7,13 @@ import "fmt"
 // the release's own version path, for Kubernetes version k8s.
 //
 // family is al2023, al2 or bottlerocket; arch x86_64 or arm64; variant
-// standard or nvidia; name is the image name (AL2 and AL2023 version paths
+// standard, nvidia or (AL2023 only) neuron; name is the image name (AL2 and AL2023 version paths
 // use it) and version the release version (v20261101, or 1.50.0 for
 // Bottlerocket).
 func AMIParameters(k8s, family, arch, variant, name, version string) ([]string, error) {
+	if variant == "neuron" && family != "al2023" {
+		return nil, fmt.Errorf("EKS publishes Neuron images for al2023 only, not %s", family)
+	}
 	switch family {
 	case "al2023":
 		base := fmt.Sprintf("/aws/service/eks/optimized-ami/%s/amazon-linux-2023/%s/%s/", k8s, arch, variant)

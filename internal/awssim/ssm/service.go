@@ -1,12 +1,15 @@
 // Package ssm is the simulated AWS Systems Manager Parameter Store, enough of
-// it for EKS-optimized AMI discovery: GetParameter and GetParameters
-// (awsJson1_1, X-Amz-Target AmazonSSM.<Op>) over public /aws/service/...
-// parameters that the simulator publishes.
+// it for EKS-optimized AMI discovery: GetParameter, GetParameters and
+// GetParametersByPath (awsJson1_1, X-Amz-Target AmazonSSM.<Op>) over public
+// /aws/service/... parameters that the simulator publishes.
 package ssm
 
 import (
+	"fmt"
 	"net/http"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -47,7 +50,10 @@ func New(region string) *Service {
 		Ops: map[string]awsjson.Op{
 			"GetParameter":  s.getParameter,
 			"GetParameters": s.getParameters,
+
+			"GetParametersByPath": s.getParametersByPath,
 		},
+		Rules: constraints,
 	}
 	return s
 }
@@ -106,9 +112,6 @@ func (s *Service) getParameter(c *awsjson.Call) (any, *awsjson.Error) {
 	if err := c.Decode(&in); err != nil {
 		return nil, err
 	}
-	if in.Name == "" {
-		return nil, validation("1 validation error detected: Value null at 'name' failed to satisfy constraint: Member must not be null")
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p, ok := s.params[in.Name]
@@ -128,9 +131,6 @@ func (s *Service) getParameters(c *awsjson.Call) (any, *awsjson.Error) {
 	if err := c.Decode(&in); err != nil {
 		return nil, err
 	}
-	if len(in.Names) == 0 || len(in.Names) > 10 {
-		return nil, validation("1 validation error detected: Value at 'names' failed to satisfy constraint: Member must have length between 1 and 10")
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	found, invalid := []parameter{}, []string{}
@@ -142,6 +142,106 @@ func (s *Service) getParameters(c *awsjson.Call) (any, *awsjson.Error) {
 		}
 	}
 	return map[string]any{"Parameters": found, "InvalidParameters": invalid}, nil
+}
+
+type parameterFilter struct {
+	Key    string   `json:"Key"`
+	Option string   `json:"Option"`
+	Values []string `json:"Values"`
+}
+
+type getParametersByPathInput struct {
+	Path             string            `json:"Path"`
+	Recursive        bool              `json:"Recursive"`
+	ParameterFilters []parameterFilter `json:"ParameterFilters"`
+	WithDecryption   bool              `json:"WithDecryption"`
+	MaxResults       int               `json:"MaxResults"`
+	NextToken        string            `json:"NextToken"`
+}
+
+// getParametersByPath lists the parameters directly under a path, or with
+// Recursive everything below it, in name order, ten to a page by default.
+func (s *Service) getParametersByPath(c *awsjson.Call) (any, *awsjson.Error) {
+	var in getParametersByPathInput
+	if err := c.Decode(&in); err != nil {
+		return nil, err
+	}
+	if !strings.HasPrefix(in.Path, "/") {
+		return nil, validation("The parameter doesn't meet the parameter name requirements. The parameter name must begin with a forward slash \"/\".")
+	}
+	for _, f := range in.ParameterFilters {
+		if err := checkFilter(f); err != nil {
+			return nil, err
+		}
+	}
+	prefix := strings.TrimSuffix(in.Path, "/") + "/"
+	size := in.MaxResults
+	if size == 0 {
+		size = 10
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var names []string
+	for name, p := range s.params {
+		rest, under := strings.CutPrefix(name, prefix)
+		if !under || rest == "" || (!in.Recursive && strings.Contains(rest, "/")) || !matchesFilters(p, in.ParameterFilters) {
+			continue
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	start := 0
+	if in.NextToken != "" {
+		n, err := strconv.Atoi(in.NextToken)
+		if err != nil || n < 0 || n > len(names) {
+			return nil, &awsjson.Error{Status: http.StatusBadRequest, Type: "InvalidNextToken", Message: "The specified token is not valid.", Sender: true}
+		}
+		start = n
+	}
+	end := min(start+size, len(names))
+	found := make([]parameter, 0, end-start)
+	for _, n := range names[start:end] {
+		found = append(found, *s.params[n])
+	}
+	out := map[string]any{"Parameters": found}
+	if end < len(names) {
+		out["NextToken"] = strconv.Itoa(end)
+	}
+	return out, nil
+}
+
+// checkFilter accepts the filter keys GetParametersByPath supports.
+func checkFilter(f parameterFilter) *awsjson.Error {
+	switch f.Key {
+	case "Type", "KeyId", "Label":
+	default:
+		return &awsjson.Error{Status: http.StatusBadRequest, Type: "InvalidFilterKey", Sender: true,
+			Message: fmt.Sprintf("The following filter key is not valid for GetParametersByPath: %s. Valid keys are Type, KeyId and Label.", f.Key)}
+	}
+	if f.Option != "" && f.Option != "Equals" {
+		return &awsjson.Error{Status: http.StatusBadRequest, Type: "InvalidFilterOption", Sender: true,
+			Message: fmt.Sprintf("The filter option %q is not valid for key %s. Valid options are Equals.", f.Option, f.Key)}
+	}
+	if len(f.Values) == 0 {
+		return &awsjson.Error{Status: http.StatusBadRequest, Type: "InvalidFilterValue", Sender: true,
+			Message: fmt.Sprintf("The filter for key %s has no values.", f.Key)}
+	}
+	return nil
+}
+
+// matchesFilters applies Equals filters; the simulated parameters are plain
+// Strings without a KMS key or labels.
+func matchesFilters(p *parameter, filters []parameterFilter) bool {
+	for _, f := range filters {
+		have := ""
+		if f.Key == "Type" {
+			have = p.Type
+		}
+		if !slices.Contains(f.Values, have) {
+			return false
+		}
+	}
+	return true
 }
 
 func validation(msg string) *awsjson.Error {

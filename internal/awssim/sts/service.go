@@ -54,6 +54,7 @@ func New(account string, roles *iam.Service) *Service {
 			"AssumeRole":                s.assumeRole,
 			"AssumeRoleWithWebIdentity": s.assumeRoleWithWebIdentity,
 		},
+		Rules: constraints,
 	}
 	return s
 }

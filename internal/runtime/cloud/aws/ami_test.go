@@ -32,8 +32,10 @@ func TestAMIAliasesResolveThroughSSM(t *testing.T) {
 				gpu := slices.ContainsFunc(a.Requirements, func(r corev1.NodeSelectorRequirement) bool {
 					return (r.Key == v1.LabelInstanceGPUCount || r.Key == v1.LabelInstanceAcceleratorCount) && r.Operator == corev1.NodeSelectorOpExists
 				})
-				if isNvidia := slices.ContainsFunc(sim.EC2.Images(), func(r ec2sim.ImageRelease) bool { return r.ImageID == a.ID && r.Variant == "nvidia" }); isNvidia != gpu {
-					t.Errorf("AMI %s (%s): requires an accelerator = %v, but nvidia variant = %v", a.ID, a.Name, gpu, isNvidia)
+				if accel := slices.ContainsFunc(sim.EC2.Images(), func(r ec2sim.ImageRelease) bool {
+					return r.ImageID == a.ID && (r.Variant == "nvidia" || r.Variant == "neuron")
+				}); accel != gpu {
+					t.Errorf("AMI %s (%s): requires an accelerator = %v, but nvidia or neuron variant = %v", a.ID, a.Name, gpu, accel)
 				}
 			}
 			slices.Sort(want)

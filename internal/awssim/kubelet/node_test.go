@@ -1,0 +1,119 @@
+package kubelet
+
+import (
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// karpenterNodeConfig is a NodeConfig in the shape Karpenter's AL2023
+// bootstrap writes (cluster details trimmed to the name): everything in
+// kubelet.config, taints as objects.
+const karpenterNodeConfig = `MIME-Version: 1.0
+Content-Type: multipart/mixed; boundary="//"
+
+--//
+Content-Type: application/node.eks.aws
+
+# Karpenter Generated NodeConfig
+apiVersion: node.eks.aws/v1alpha1
+kind: NodeConfig
+metadata:
+  creationTimestamp: null
+spec:
+  cluster:
+    name: test-cluster
+  containerd: {}
+  instance:
+    localStorage: {}
+  kubelet:
+    config:
+      clusterDNS:
+      - 10.100.0.10
+      evictionHard:
+        memory.available: 5%
+      kubeReserved:
+        cpu: 200m
+      maxPods: 20
+      registerWithTaints:
+      - effect: NoExecute
+        key: karpenter.sh/unregistered
+      - effect: NoSchedule
+        key: dedicated
+        value: gpu
+      systemReserved:
+        cpu: 100m
+        memory: 200Mi
+    flags:
+    - --node-labels="karpenter.sh/capacity-type=on-demand,karpenter.sh/nodepool=default"
+
+--//--
+`
+
+func TestKubeletConfigOfANodeConfigShapesTheNode(t *testing.T) {
+	jc, err := ParseUserData(karpenterNodeConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := ec2types.Instance{
+		InstanceId: aws.String("i-0123456789abcdef0"), InstanceType: "m5.large", PrivateDnsName: aws.String("ip-10-0-0-1.us-west-2.compute.internal"),
+		PrivateIpAddress: aws.String("10.0.0.1"), Architecture: ec2types.ArchitectureValuesX8664,
+		Placement: &ec2types.Placement{AvailabilityZone: aws.String("us-west-2a"), AvailabilityZoneId: aws.String("usw2-az1")},
+	}
+	node, err := Node(in, jc, "us-west-2", "v1.36.3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantTaints := []corev1.Taint{
+		{Key: "karpenter.sh/unregistered", Effect: corev1.TaintEffectNoExecute},
+		{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule},
+	}
+	if len(node.Spec.Taints) != 2 || !node.Spec.Taints[0].MatchTaint(&wantTaints[0]) || node.Spec.Taints[1] != wantTaints[1] {
+		t.Errorf("taints = %v, want %v (registerWithTaints)", node.Spec.Taints, wantTaints)
+	}
+	if got := node.Status.Capacity[corev1.ResourcePods]; got.Value() != 20 {
+		t.Errorf("pods capacity = %s, want 20 (maxPods)", got.String())
+	}
+	// m5.large: 2 vCPUs, 8 GiB. kubeReserved cpu replaces the default,
+	// memory keeps it (20*11+255 MiB); systemReserved adds; 5% of memory
+	// replaces the 100 MiB eviction default.
+	alloc := node.Status.Allocatable
+	if cpu := alloc[corev1.ResourceCPU]; cpu.MilliValue() != 2000-200-100 {
+		t.Errorf("allocatable cpu = %s, want 1700m", cpu.String())
+	}
+	memCap := int64(8192) << 20
+	wantMem := memCap - (20*11+255)<<20 - 200<<20 - memCap*5/100
+	if mem := alloc[corev1.ResourceMemory]; mem.Value() != wantMem {
+		t.Errorf("allocatable memory = %d, want %d", mem.Value(), wantMem)
+	}
+	if node.Labels["karpenter.sh/nodepool"] != "default" {
+		t.Errorf("labels = %v, want the --node-labels flag's", node.Labels)
+	}
+}
+
+func TestNodeImageDefaultsWithoutKubeletConfig(t *testing.T) {
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("32Gi"),
+		corev1.ResourceEphemeralStorage: resource.MustParse("20Gi"),
+	}
+	alloc, err := allocatable(capacity, 8, 58, &JoinConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 60+10+5+5+4*2 millicores; (58*11+255) MiB + 100 MiB; 10% of the disk.
+	if cpu := alloc[corev1.ResourceCPU]; cpu.MilliValue() != 8000-88 {
+		t.Errorf("cpu = %s", cpu.String())
+	}
+	if mem := alloc[corev1.ResourceMemory]; mem.Value() != 32<<30-(58*11+255+100)<<20 {
+		t.Errorf("memory = %s", mem.String())
+	}
+	if s := alloc[corev1.ResourceEphemeralStorage]; s.Value() != 20<<30*9/10 {
+		t.Errorf("ephemeral-storage = %s", s.String())
+	}
+	if _, err := allocatable(capacity, 8, 58, &JoinConfig{EvictionHard: map[string]string{"memory.available": "lots"}}); err == nil {
+		t.Error("an unreadable eviction threshold was accepted")
+	}
+}
