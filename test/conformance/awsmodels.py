@@ -638,6 +638,7 @@ def scenario(clients, cluster):
     ec2.delete_tags(Resources=ids, Tags=[{"Key": "team"}])
     ec2.describe_instances(InstanceIds=ids)
     ec2.describe_instance_status(InstanceIds=ids, IncludeAllInstances=True)
+    ec2.stop_instances(InstanceIds=ids[:1])
     ec2.terminate_instances(InstanceIds=ids)
     ec2.delete_launch_template(LaunchTemplateName="conformance")
 

@@ -40,6 +40,7 @@ var constraints = c.Operations{
 		c.Enum("InstanceInitiatedShutdownBehavior", "stop", "terminate"),
 	},
 	"TerminateInstances": {c.List("InstanceIds", c.None, c.None).Req()},
+	"StopInstances":      {c.List("InstanceIds", c.None, c.None).Req()},
 }
 
 // Operations lists the operations served, each with its constraints.
