@@ -19,7 +19,7 @@ import (
 )
 
 func doomedPoolConfig(name string, force bool) string {
-	return clusterProviderBlock(testClusterName) + fmt.Sprintf(`
+	return awsProviderBlock() + fmt.Sprintf(`
 resource "joist_node_pool" "test" {
   name          = %q
   force_destroy = %t
@@ -31,22 +31,6 @@ resource "joist_node_pool" "test" {
   }
 }
 `, name, force)
-}
-
-// testClusterName is the EKS cluster the provider's tests act for.
-const testClusterName = "sandbox"
-
-// clusterProviderBlock configures the provider for the sandbox, acting for
-// the named cluster.
-func clusterProviderBlock(cluster string) string {
-	return fmt.Sprintf(`
-provider "joist" {
-  cluster_name = %q
-  kubernetes = {
-    config_path = %q
-  }
-}
-`, cluster, testCluster.kubeconfig)
 }
 
 // testAWSConfig is the AWS the provider under test reaches: whatever the
@@ -125,7 +109,7 @@ func TestAccNodePoolDestroyWithoutController(t *testing.T) {
 				if claims, err := poolClaims(context.Background(), testCluster.kube, pool); err != nil || len(claims) != 0 {
 					return fmt.Errorf("NodeClaims left after force_destroy: %d (%v)", len(claims), err)
 				}
-				if n, err := liveInstances(testClusterName, pool); err != nil || n != 0 {
+				if n, err := liveInstances(testAWSCluster, pool); err != nil || n != 0 {
 					return fmt.Errorf("%d instances of node pool %s still running in awssim (%v)", n, pool, err)
 				}
 				return nil
@@ -137,7 +121,7 @@ func TestAccNodePoolDestroyWithoutController(t *testing.T) {
 				// Claims with termination finalizers and no controller: destroy
 				// fails at once and says what to do, leaving everything as it was.
 				PreConfig: func() {
-					launchPoolInstances(t, testClusterName, pool, 2)
+					launchPoolInstances(t, testAWSCluster, pool, 2)
 					createClaims(t, pool, 2, v1.TerminationFinalizer)
 				},
 				Config:      doomedPoolConfig(pool, false),
@@ -151,7 +135,7 @@ func TestAccNodePoolDestroyWithoutController(t *testing.T) {
 					plancheck.ExpectResourceAction(nodePoolAddr, plancheck.ResourceActionUpdate),
 				}},
 				Check: func(*terraform.State) error {
-					if n, err := liveInstances(testClusterName, pool); err != nil || n != 2 {
+					if n, err := liveInstances(testAWSCluster, pool); err != nil || n != 2 {
 						return fmt.Errorf("want the 2 instances still running before the forced destroy, have %d (%v)", n, err)
 					}
 					return nil
@@ -172,8 +156,8 @@ func TestAccNodePoolForceDestroyStaysInItsCluster(t *testing.T) {
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy: func(*terraform.State) error {
-			if n, err := liveInstances(testClusterName, pool); err != nil || n != 0 {
-				return fmt.Errorf("%d instances of node pool %s still running in cluster %s (%v)", n, pool, testClusterName, err)
+			if n, err := liveInstances(testAWSCluster, pool); err != nil || n != 0 {
+				return fmt.Errorf("%d instances of node pool %s still running in cluster %s (%v)", n, pool, testAWSCluster, err)
 			}
 			if n, err := liveInstances("other-cluster", pool); err != nil || n != 3 {
 				return fmt.Errorf("the other cluster's pool of the same name has %d of its 3 instances left (%v)", n, err)
@@ -182,7 +166,7 @@ func TestAccNodePoolForceDestroyStaysInItsCluster(t *testing.T) {
 		},
 		Steps: []resource.TestStep{{
 			PreConfig: func() {
-				launchPoolInstances(t, testClusterName, pool, 2)
+				launchPoolInstances(t, testAWSCluster, pool, 2)
 				other = launchPoolInstances(t, "other-cluster", pool, 3)
 			},
 			Config: doomedPoolConfig(pool, true),
@@ -221,7 +205,7 @@ resource "joist_node_pool" "test" {
 			{Config: config, PlanOnly: true, ExpectError: want},
 			// Created with the cluster known, then destroyed without it.
 			{Config: doomedPoolConfig(pool, true)},
-			{Config: strings.Replace(doomedPoolConfig(pool, true), `cluster_name = "`+testClusterName+`"`, "", 1), Destroy: true, ExpectError: want},
+			{Config: strings.Replace(doomedPoolConfig(pool, true), `cluster_name = "`+testAWSCluster+`"`, "", 1), Destroy: true, ExpectError: want},
 			{Config: doomedPoolConfig(pool, true)},
 		},
 	})
