@@ -247,6 +247,7 @@ func (m *controllerIAMRoleModel) spec(ctx context.Context, trust string, diags *
 }
 
 func (r *ControllerIAMRoleResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	defer settlePartial(&resp.State, &resp.Diagnostics)
 	var plan controllerIAMRoleModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	cfg, ok := r.awsConfig(ctx, &resp.Diagnostics)
@@ -296,6 +297,8 @@ func (r *ControllerIAMRoleResource) apply(ctx context.Context, cfg aws.Config, m
 		}
 	} else {
 		if managed, err = r.putManaged(ctx, c, m, live.ARN, docs, diags); err != nil {
+			// The policies made so far stay in state, for destroy to find.
+			m.ManagedPolicyARNs = stringList(append(stateARNs(m.ManagedPolicyARNs), managed...))
 			diags.AddError("Writing the controller policies", err.Error())
 			return
 		}
@@ -325,6 +328,17 @@ func (r *ControllerIAMRoleResource) apply(ctx context.Context, cfg aws.Config, m
 	}
 	m.ManagedPolicyARNs = stringList(managed)
 	r.applyPodIdentity(ctx, eks.NewFromConfig(cfg), m, prior, live.ARN, diags)
+}
+
+// stateARNs are the known elements of a list of ARNs in state.
+func stateARNs(l types.List) []string {
+	var out []string
+	for _, v := range l.Elements() {
+		if s, ok := v.(types.String); ok && !s.IsUnknown() && !s.IsNull() {
+			out = append(out, s.ValueString())
+		}
+	}
+	return out
 }
 
 func contains(list []string, s string) bool {
@@ -361,11 +375,11 @@ func (r *ControllerIAMRoleResource) putManaged(ctx context.Context, c *iam.Clien
 		case isAWSCode(err, "EntityAlreadyExists"):
 			parn := fmt.Sprintf("%s%d", prefix, i+1)
 			if err := setPolicyDocument(ctx, c, parn, doc); err != nil {
-				return nil, err
+				return arns, err
 			}
 			arns = append(arns, parn)
 		default:
-			return nil, fmt.Errorf("iam:CreatePolicy %s: %w", pname, err)
+			return arns, fmt.Errorf("iam:CreatePolicy %s: %w", pname, err)
 		}
 	}
 	return arns, nil
@@ -605,6 +619,7 @@ func (r *ControllerIAMRoleResource) Read(ctx context.Context, req resource.ReadR
 }
 
 func (r *ControllerIAMRoleResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	defer settlePartial(&resp.State, &resp.Diagnostics)
 	var plan, state controllerIAMRoleModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
@@ -652,12 +667,27 @@ func (r *ControllerIAMRoleResource) Delete(ctx context.Context, req resource.Del
 		}
 	}
 	c := iam.NewFromConfig(cfg)
+	// The managed policies in state, and those of this role's naming that are
+	// attached to it (an update that failed halfway made them after the state
+	// was last saved).
+	owned := stateARNs(state.ManagedPolicyARNs)
+	live, err := readRole(ctx, c, state.Name.ValueString())
+	if err != nil {
+		resp.Diagnostics.AddError("Reading the controller role", err.Error())
+		return
+	}
+	if live != nil {
+		for _, a := range live.Attached {
+			if strings.HasPrefix(a, ownedPolicyPrefix(&state, live.ARN)) && !contains(owned, a) {
+				owned = append(owned, a)
+			}
+		}
+	}
 	if err := deleteRole(ctx, c, state.Name.ValueString()); err != nil {
 		resp.Diagnostics.AddError("Deleting the controller role", err.Error())
 		return
 	}
-	for _, a := range state.ManagedPolicyARNs.Elements() {
-		arn := a.(types.String).ValueString()
+	for _, arn := range owned {
 		if err := deletePolicy(ctx, c, arn); err != nil {
 			resp.Diagnostics.AddError("Deleting a controller policy", err.Error())
 			return
