@@ -34,18 +34,8 @@ func partialCases() []partialCase {
 	ctx := context.Background()
 	roleGone := func(name string) func(*awssim.Server) error {
 		return func(sim *awssim.Server) error {
-			c := iam.NewFromConfig(sim.AWSConfig())
-			if live, err := readRole(ctx, c, name); err != nil || live != nil {
-				return fmt.Errorf("role %s left behind (%v)", name, err)
-			}
-			policies, err := c.ListPolicies(ctx, &iam.ListPoliciesInput{Scope: "Local"})
-			if err != nil {
+			if err := roleAndPoliciesGone(ctx, iam.NewFromConfig(sim.AWSConfig()), name); err != nil {
 				return err
-			}
-			for _, p := range policies.Policies {
-				if strings.HasPrefix(aws.ToString(p.PolicyName), name+"-") {
-					return fmt.Errorf("managed policy %s left behind", aws.ToString(p.PolicyName))
-				}
 			}
 			e := eks.NewFromConfig(sim.AWSConfig())
 			assoc, err := e.ListPodIdentityAssociations(ctx, &eks.ListPodIdentityAssociationsInput{ClusterName: aws.String(testAWSCluster), Namespace: aws.String("partial")})
