@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/joistdev/terraform-provider-joist/internal/awssim"
+	awseks "github.com/joistdev/terraform-provider-joist/internal/awssim/eks"
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/fault"
 )
 
@@ -163,4 +164,52 @@ func TestAccAWSResourcesRecoverFromPartialCreate(t *testing.T) {
 			})
 		}
 	}
+}
+
+// The EKS cluster is deleted before the roles that reference it: destroy
+// still succeeds (an access entry or association of a cluster that is gone
+// is gone) and leaves no role behind.
+func TestAccAWSResourcesDestroyAfterClusterDeleted(t *testing.T) {
+	sim := awsSim(t)
+	const cluster = "acc-gone-cluster"
+	ctx := context.Background()
+	if _, err := sim.EKS.RegisterCluster(awseks.Cluster{Name: cluster, Endpoint: "https://127.0.0.1:6443", CertificateAuthorityPEM: []byte("ca")}); err != nil {
+		t.Fatal(err)
+	}
+	config := awsProviderBlock() + fmt.Sprintf(`
+resource "joist_node_iam_role" "test" {
+  name         = "acc-gone-node"
+  cluster_name = %[1]q
+}
+resource "joist_controller_iam_role" "test" {
+  name          = "acc-gone-ctl"
+  cluster_name  = %[1]q
+  namespace     = "gone"
+  node_role_arn = joist_node_iam_role.test.arn
+}
+`, cluster)
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy: func(*terraform.State) error {
+			c := iam.NewFromConfig(sim.AWSConfig())
+			for _, role := range []string{"acc-gone-node", "acc-gone-ctl"} {
+				if err := roleAndPoliciesGone(ctx, c, role); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{
+			{Config: config},
+			{
+				PreConfig: func() {
+					if _, err := eks.NewFromConfig(sim.AWSConfig()).DeleteCluster(ctx, &eks.DeleteClusterInput{Name: aws.String(cluster)}); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config:  config,
+				Destroy: true,
+			},
+		},
+	})
 }

@@ -12,8 +12,9 @@ type op func(s *Service, c *call) (any, *restError)
 // routes maps "METHOD pattern" to operations; "*" in a pattern is a path
 // label.
 var routes = map[string]op{
-	"GET /clusters":   (*Service).listClusters,
-	"GET /clusters/*": (*Service).describeCluster,
+	"GET /clusters":      (*Service).listClusters,
+	"GET /clusters/*":    (*Service).describeCluster,
+	"DELETE /clusters/*": (*Service).deleteCluster,
 
 	"POST /clusters/*/access-entries":     (*Service).createAccessEntry,
 	"GET /clusters/*/access-entries":      (*Service).listAccessEntries,
