@@ -19,6 +19,9 @@ var errNotKnownYet = errors.New("the provider's connection settings are not know
 // must work before the cluster exists.
 type clients struct {
 	clusterName string
+	// clusterKnown is false while cluster_name waits on a value Terraform
+	// learns only during apply (a cluster created in the same run).
+	clusterKnown bool
 
 	kube      *kubernetesModel
 	kubeKnown bool

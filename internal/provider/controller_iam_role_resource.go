@@ -246,6 +246,7 @@ func (m *controllerIAMRoleModel) spec(ctx context.Context, trust string, diags *
 }
 
 func (r *ControllerIAMRoleResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	defer settlePartial(&resp.State, &resp.Diagnostics)
 	var plan controllerIAMRoleModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	cfg, ok := r.awsConfig(ctx, &resp.Diagnostics)
@@ -295,6 +296,8 @@ func (r *ControllerIAMRoleResource) apply(ctx context.Context, cfg aws.Config, m
 		}
 	} else {
 		if managed, err = r.putManaged(ctx, c, m, live.ARN, docs, diags); err != nil {
+			// The policies made so far stay in state, for destroy to find.
+			m.ManagedPolicyARNs = stringList(append(stateARNs(m.ManagedPolicyARNs), managed...))
 			diags.AddError("Writing the controller policies", err.Error())
 			return
 		}
@@ -411,6 +414,7 @@ func (r *ControllerIAMRoleResource) Read(ctx context.Context, req resource.ReadR
 }
 
 func (r *ControllerIAMRoleResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	defer settlePartial(&resp.State, &resp.Diagnostics)
 	var plan, state controllerIAMRoleModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
@@ -458,12 +462,27 @@ func (r *ControllerIAMRoleResource) Delete(ctx context.Context, req resource.Del
 		}
 	}
 	c := iam.NewFromConfig(cfg)
+	// The managed policies in state, and those of this role's naming that are
+	// attached to it (an update that failed halfway made them after the state
+	// was last saved).
+	owned := stateARNs(state.ManagedPolicyARNs)
+	live, err := readRole(ctx, c, state.Name.ValueString())
+	if err != nil {
+		resp.Diagnostics.AddError("Reading the controller role", err.Error())
+		return
+	}
+	if live != nil {
+		for _, a := range live.Attached {
+			if strings.HasPrefix(a, ownedPolicyPrefix(&state, live.ARN)) && !contains(owned, a) {
+				owned = append(owned, a)
+			}
+		}
+	}
 	if err := deleteRole(ctx, c, state.Name.ValueString()); err != nil {
 		resp.Diagnostics.AddError("Deleting the controller role", err.Error())
 		return
 	}
-	for _, a := range state.ManagedPolicyARNs.Elements() {
-		arn := a.(types.String).ValueString()
+	for _, arn := range owned {
 		if err := deletePolicy(ctx, c, arn); err != nil {
 			resp.Diagnostics.AddError("Deleting a controller policy", err.Error())
 			return

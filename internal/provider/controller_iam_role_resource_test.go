@@ -102,6 +102,24 @@ func checkControllerRole(iamc *iam.Client, eksc *eks.Client, trustHas string, ma
 	}
 }
 
+// roleAndPoliciesGone fails when the role or a managed policy named after
+// it is left in IAM.
+func roleAndPoliciesGone(ctx context.Context, c *iam.Client, role string) error {
+	if live, err := readRole(ctx, c, role); err != nil || live != nil {
+		return fmt.Errorf("role %s remains (err %v)", role, err)
+	}
+	pols, err := c.ListPolicies(ctx, &iam.ListPoliciesInput{Scope: "Local"})
+	if err != nil {
+		return err
+	}
+	for _, p := range pols.Policies {
+		if strings.HasPrefix(aws.ToString(p.PolicyName), role) {
+			return fmt.Errorf("policy %s remains", aws.ToString(p.PolicyName))
+		}
+	}
+	return nil
+}
+
 func TestAccControllerIAMRoleLifecycle(t *testing.T) {
 	sim := awsSim(t)
 	iamc, eksc := iam.NewFromConfig(sim.AWSConfig()), eks.NewFromConfig(sim.AWSConfig())
@@ -111,17 +129,8 @@ func TestAccControllerIAMRoleLifecycle(t *testing.T) {
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy: func(*terraform.State) error {
-			if live, err := readRole(ctx, iamc, controllerRoleName); err != nil || live != nil {
-				return fmt.Errorf("role %s remains (err %v)", controllerRoleName, err)
-			}
-			pols, err := iamc.ListPolicies(ctx, &iam.ListPoliciesInput{Scope: "Local"})
-			if err != nil {
+			if err := roleAndPoliciesGone(ctx, iamc, controllerRoleName); err != nil {
 				return err
-			}
-			for _, p := range pols.Policies {
-				if strings.HasPrefix(aws.ToString(p.PolicyName), controllerRoleName) {
-					return fmt.Errorf("policy %s remains", aws.ToString(p.PolicyName))
-				}
 			}
 			out, err := eksc.ListPodIdentityAssociations(ctx, &eks.ListPodIdentityAssociationsInput{ClusterName: aws.String(testAWSCluster)})
 			if err != nil {

@@ -19,7 +19,8 @@ func ownedPolicyPrefix(m *controllerIAMRoleModel, roleARN string) string {
 	return fmt.Sprintf("arn:%s:iam::%s:policy%s%s-", partition, account, m.Path.ValueString(), m.Name.ValueString())
 }
 
-// putManaged creates or updates the managed policies <name>-1..n.
+// putManaged creates or updates the managed policies <name>-1..n. On an
+// error it returns the policies made so far, for the state to keep.
 func (r *ControllerIAMRoleResource) putManaged(ctx context.Context, c *iam.Client, m *controllerIAMRoleModel, roleARN string, docs []string, diags *diag.Diagnostics) ([]string, error) {
 	var arns []string
 	tags := iamTags(stringMap(ctx, m.Tags, diags))
@@ -36,11 +37,11 @@ func (r *ControllerIAMRoleResource) putManaged(ctx context.Context, c *iam.Clien
 		case isAWSCode(err, "EntityAlreadyExists"):
 			parn := fmt.Sprintf("%s%d", prefix, i+1)
 			if err := setPolicyDocument(ctx, c, parn, doc); err != nil {
-				return nil, err
+				return arns, err
 			}
 			arns = append(arns, parn)
 		default:
-			return nil, fmt.Errorf("iam:CreatePolicy %s: %w", pname, err)
+			return arns, fmt.Errorf("iam:CreatePolicy %s: %w", pname, err)
 		}
 	}
 	return arns, nil

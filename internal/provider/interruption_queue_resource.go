@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -23,6 +24,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/policy/queue"
 )
@@ -216,6 +218,7 @@ func (r *InterruptionQueueResource) clients2(ctx context.Context, diags *diag.Di
 }
 
 func (r *InterruptionQueueResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	defer settlePartial(&resp.State, &resp.Diagnostics)
 	var plan interruptionQueueModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	q, eb, ok := r.clients2(ctx, &resp.Diagnostics)
@@ -223,6 +226,18 @@ func (r *InterruptionQueueResource) Create(ctx context.Context, req resource.Cre
 		return
 	}
 	name := plan.Name.ValueString()
+	// SQS answers CreateQueue for an existing name with that queue: a queue
+	// made by someone else (another cluster's) would be taken over silently.
+	if existing, err := q.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(name)}); err == nil {
+		resp.Diagnostics.AddAttributeError(path.Root("name"), "Interruption queue already exists",
+			fmt.Sprintf("an SQS queue named %s already exists in this account and region (%s). If it is this configuration's, "+
+				"import it (terraform import <address> %s); otherwise choose another name: each cluster needs its own queue.",
+				name, aws.ToString(existing.QueueUrl), name))
+		return
+	} else if !isAWSCode(err, "AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist") {
+		resp.Diagnostics.AddAttributeError(path.Root("name"), "Creating the interruption queue", fmt.Sprintf("sqs:GetQueueUrl %s: %v", name, err))
+		return
+	}
 	tags := stringMap(ctx, plan.Tags, &resp.Diagnostics)
 	out, err := q.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Tags: tags})
 	if err != nil {
@@ -230,13 +245,16 @@ func (r *InterruptionQueueResource) Create(ctx context.Context, req resource.Cre
 		return
 	}
 	url := aws.ToString(out.QueueUrl)
+	plan.URL, plan.ID = types.StringValue(url), types.StringValue(name)
+	// Save the queue at once, so a failure below leaves it in state (tainted)
+	// and the next apply replaces it instead of leaking it.
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	attrs, err := q.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn}})
 	if err != nil {
 		resp.Diagnostics.AddError("Reading the interruption queue", fmt.Sprintf("sqs:GetQueueAttributes %s: %v", name, err))
 		return
 	}
-	plan.URL, plan.ARN, plan.ID = types.StringValue(url), types.StringValue(attrs.Attributes["QueueArn"]), types.StringValue(name)
-	// Save the queue before the rules, so a failure below leaves it in state.
+	plan.ARN = types.StringValue(attrs.Attributes["QueueArn"])
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	if err := r.apply(ctx, q, eb, &plan, nil, tags); err != nil {
 		resp.Diagnostics.AddError("Configuring the interruption queue", err.Error())
@@ -277,18 +295,28 @@ func (r *InterruptionQueueResource) apply(ctx context.Context, q *sqs.Client, eb
 			return fmt.Errorf("sqs:TagQueue %s: %w", name, err)
 		}
 	}
-	var ebTags []ebtypes.Tag
+	ebTags := []ebtypes.Tag{{Key: aws.String(queueOwnerTag), Value: aws.String(name)}}
 	for k, v := range tags {
-		ebTags = append(ebTags, ebtypes.Tag{Key: aws.String(k), Value: aws.String(v)})
+		if k != queueOwnerTag {
+			ebTags = append(ebTags, ebtypes.Tag{Key: aws.String(k), Value: aws.String(v)})
+		}
 	}
 	for _, rule := range queue.Rules {
 		rn := rule.RuleName(name)
+		if _, err := ownRule(ctx, eb, rn, name, arn); err != nil {
+			return err // another's rule is never overwritten
+		}
 		put, err := eb.PutRule(ctx, &eventbridge.PutRuleInput{
 			Name: aws.String(rn), EventPattern: aws.String(rule.Pattern()), State: ebtypes.RuleStateEnabled,
 			Description: aws.String(rule.Description + " for the Joist interruption queue " + name), Tags: ebTags,
 		})
 		if err != nil {
 			return fmt.Errorf("events:PutRule %s: %w", rn, err)
+		}
+		// PutRule tags only a rule it creates: an existing one (an earlier
+		// version's, or one whose tags were edited) gets them here.
+		if _, err := eb.TagResource(ctx, &eventbridge.TagResourceInput{ResourceARN: put.RuleArn, Tags: ebTags}); err != nil {
+			return fmt.Errorf("events:TagResource %s: %w", rn, err)
 		}
 		if len(remove) > 0 {
 			if _, err := eb.UntagResource(ctx, &eventbridge.UntagResourceInput{ResourceARN: put.RuleArn, TagKeys: remove}); err != nil {
@@ -313,6 +341,106 @@ func (r *InterruptionQueueResource) apply(ctx context.Context, q *sqs.Client, eb
 		if _, err := eb.PutTargets(ctx, &eventbridge.PutTargetsInput{Rule: aws.String(rn), Targets: []ebtypes.Target{{Id: aws.String(queueTargetID), Arn: aws.String(arn)}}}); err != nil {
 			return fmt.Errorf("events:PutTargets %s: %w", rn, err)
 		}
+		// Rules an earlier version named by cutting a long queue name
+		// without a hash: the queue's own are removed once replaced.
+		if legacy := legacyRuleName(rule, name); legacy != rn {
+			if err := deleteOwnRule(ctx, eb, legacy, name, arn); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// queueOwnerTag marks an EventBridge rule as the named queue's: the rule
+// is overwritten or deleted only when it carries it (or, for rules of
+// earlier versions without tags, when its only target is the queue).
+const queueOwnerTag = "joist.dev/interruption-queue"
+
+// legacyRuleName is the name versions before hashed names gave a rule: the
+// queue name cut to fit, which two queues sharing a long prefix shared.
+func legacyRuleName(rule queue.Rule, queue string) string {
+	if room := 64 - len(rule.Key) - 1; len(queue) > room {
+		queue = queue[:room]
+	}
+	return queue + "-" + rule.Key
+}
+
+// notOurRule is ownRule's error for a rule that exists and is another's.
+type notOurRule struct{ msg string }
+
+func (e notOurRule) Error() string { return e.msg }
+
+// ownRule reports whether the rule named rn exists and fails (notOurRule)
+// when it exists but belongs to something else than the queue: another
+// cluster's queue whose name shares ours, or a rule someone made by hand.
+func ownRule(ctx context.Context, eb *eventbridge.Client, rn, queue, queueARN string) (exists bool, err error) {
+	d, err := eb.DescribeRule(ctx, &eventbridge.DescribeRuleInput{Name: aws.String(rn)})
+	if isAWSCode(err, "ResourceNotFoundException") {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("events:DescribeRule %s: %w", rn, err)
+	}
+	tags, err := eb.ListTagsForResource(ctx, &eventbridge.ListTagsForResourceInput{ResourceARN: d.Arn})
+	if err != nil {
+		return true, fmt.Errorf("events:ListTagsForResource %s: %w", rn, err)
+	}
+	owner, tagged := "", false
+	for _, t := range tags.Tags {
+		if aws.ToString(t.Key) == queueOwnerTag {
+			owner, tagged = aws.ToString(t.Value), true
+		}
+	}
+	if tagged {
+		if owner == queue {
+			return true, nil
+		}
+		return true, notOurRule{fmt.Sprintf("EventBridge rule %s belongs to the interruption queue %s (tag %s), not to %s: "+
+			"it is left alone; give this queue a name that does not collide", rn, owner, queueOwnerTag, queue)}
+	}
+	targets, err := eb.ListTargetsByRule(ctx, &eventbridge.ListTargetsByRuleInput{Rule: aws.String(rn)})
+	if err != nil {
+		return true, fmt.Errorf("events:ListTargetsByRule %s: %w", rn, err)
+	}
+	if len(targets.Targets) == 1 && aws.ToString(targets.Targets[0].Id) == queueTargetID && aws.ToString(targets.Targets[0].Arn) == queueARN {
+		return true, nil
+	}
+	var to []string
+	for _, t := range targets.Targets {
+		to = append(to, aws.ToString(t.Arn))
+	}
+	return true, notOurRule{fmt.Sprintf("EventBridge rule %s exists, has no %s tag and does not target only the queue %s (targets: %s): "+
+		"it is not this queue's and is left alone; delete or rename it, or give the queue another name", rn, queueOwnerTag, queueARN, strings.Join(to, ", "))}
+}
+
+// deleteOwnRule removes the rule's targets and the rule when it is the
+// queue's; a missing rule is done, and another's stays untouched.
+func deleteOwnRule(ctx context.Context, eb *eventbridge.Client, rn, queue, queueARN string) error {
+	exists, err := ownRule(ctx, eb, rn, queue, queueARN)
+	var other notOurRule
+	if errors.As(err, &other) {
+		tflog.Warn(ctx, "leaving an EventBridge rule that is not this queue's", map[string]any{"rule": rn, "reason": other.msg})
+		return nil
+	}
+	if err != nil || !exists {
+		return err
+	}
+	targets, err := eb.ListTargetsByRule(ctx, &eventbridge.ListTargetsByRuleInput{Rule: aws.String(rn)})
+	if err != nil {
+		return fmt.Errorf("events:ListTargetsByRule %s: %w", rn, err)
+	}
+	var ids []string
+	for _, t := range targets.Targets {
+		ids = append(ids, aws.ToString(t.Id))
+	}
+	if len(ids) > 0 {
+		if _, err := eb.RemoveTargets(ctx, &eventbridge.RemoveTargetsInput{Rule: aws.String(rn), Ids: ids}); err != nil {
+			return fmt.Errorf("events:RemoveTargets %s: %w", rn, err)
+		}
+	}
+	if _, err := eb.DeleteRule(ctx, &eventbridge.DeleteRuleInput{Name: aws.String(rn)}); err != nil && !isAWSCode(err, "ResourceNotFoundException") {
+		return fmt.Errorf("events:DeleteRule %s: %w", rn, err)
 	}
 	return nil
 }
@@ -402,6 +530,7 @@ func (r *InterruptionQueueResource) Read(ctx context.Context, req resource.ReadR
 }
 
 func (r *InterruptionQueueResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	defer settlePartial(&resp.State, &resp.Diagnostics)
 	var plan, state interruptionQueueModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
@@ -426,30 +555,24 @@ func (r *InterruptionQueueResource) Delete(ctx context.Context, req resource.Del
 	if resp.Diagnostics.HasError() || !ok {
 		return
 	}
-	name := state.Name.ValueString()
+	name, arn := state.Name.ValueString(), state.ARN.ValueString()
+	if arn == "" {
+		// A create that failed before reading the ARN: ask the queue.
+		if a, err := q.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(state.URL.ValueString()),
+			AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn}}); err == nil {
+			arn = a.Attributes["QueueArn"]
+		}
+	}
 	for _, rule := range queue.Rules {
-		rn := rule.RuleName(name)
-		targets, err := eb.ListTargetsByRule(ctx, &eventbridge.ListTargetsByRuleInput{Rule: aws.String(rn)})
-		if isAWSCode(err, "ResourceNotFoundException") {
-			continue
+		names := []string{rule.RuleName(name)}
+		if legacy := legacyRuleName(rule, name); legacy != names[0] {
+			names = append(names, legacy)
 		}
-		if err != nil {
-			resp.Diagnostics.AddError("Deleting the interruption queue's rules", fmt.Sprintf("events:ListTargetsByRule %s: %v", rn, err))
-			return
-		}
-		var ids []string
-		for _, t := range targets.Targets {
-			ids = append(ids, aws.ToString(t.Id))
-		}
-		if len(ids) > 0 {
-			if _, err := eb.RemoveTargets(ctx, &eventbridge.RemoveTargetsInput{Rule: aws.String(rn), Ids: ids}); err != nil {
-				resp.Diagnostics.AddError("Deleting the interruption queue's rules", fmt.Sprintf("events:RemoveTargets %s: %v", rn, err))
+		for _, rn := range names {
+			if err := deleteOwnRule(ctx, eb, rn, name, arn); err != nil {
+				resp.Diagnostics.AddError("Deleting the interruption queue's rules", err.Error())
 				return
 			}
-		}
-		if _, err := eb.DeleteRule(ctx, &eventbridge.DeleteRuleInput{Name: aws.String(rn)}); err != nil && !isAWSCode(err, "ResourceNotFoundException") {
-			resp.Diagnostics.AddError("Deleting the interruption queue's rules", fmt.Sprintf("events:DeleteRule %s: %v", rn, err))
-			return
 		}
 	}
 	if _, err := q.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(state.URL.ValueString())}); err != nil &&

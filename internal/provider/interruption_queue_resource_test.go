@@ -3,10 +3,12 @@ package provider
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -156,4 +158,102 @@ func mustQueueURL(t *testing.T, q *sqs.Client, name string) string {
 		t.Fatal(err)
 	}
 	return aws.ToString(out.QueueUrl)
+}
+
+// queueRulesIntact checks that each of the queue's five rules exists and
+// targets only the queue.
+func queueRulesIntact(eb *eventbridge.Client, sim *awssim.Server, name string) error {
+	ctx := context.Background()
+	for _, rule := range queue.Rules {
+		rn := rule.RuleName(name)
+		if _, err := eb.DescribeRule(ctx, &eventbridge.DescribeRuleInput{Name: aws.String(rn)}); err != nil {
+			return fmt.Errorf("queue %s: rule %s: %v", name, rn, err)
+		}
+		targets, err := eb.ListTargetsByRule(ctx, &eventbridge.ListTargetsByRuleInput{Rule: aws.String(rn)})
+		if err != nil {
+			return err
+		}
+		if len(targets.Targets) != 1 || aws.ToString(targets.Targets[0].Arn) != sim.SQS.QueueARN(name) {
+			return fmt.Errorf("queue %s: rule %s targets %+v, want only %s", name, rn, targets.Targets, sim.SQS.QueueARN(name))
+		}
+	}
+	return nil
+}
+
+// Two clusters' queues whose names share a 40-character prefix (and are too
+// long for EventBridge's 64-character rule names): each gets its own five
+// rules, and destroying one leaves the other's rules and targets as they
+// were.
+func TestAccInterruptionQueuesSharingAPrefix(t *testing.T) {
+	sim := awsSim(t)
+	eb := eventbridge.NewFromConfig(sim.AWSConfig())
+	const prefix = "platform-prod-eu-west-1-payments-cluster-" // 41 characters
+	blue, green := prefix+"blue-interruption-events", prefix+"green-interruption-events"
+	two := awsProviderBlock() + fmt.Sprintf(`
+resource "joist_interruption_queue" "blue" { name = %q }
+resource "joist_interruption_queue" "green" { name = %q }
+`, blue, green)
+	one := awsProviderBlock() + fmt.Sprintf(`
+resource "joist_interruption_queue" "blue" { name = %q }
+`, blue)
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: two,
+				Check: func(*terraform.State) error {
+					for _, q := range []string{blue, green} {
+						if err := queueRulesIntact(eb, sim, q); err != nil {
+							return err
+						}
+					}
+					return nil
+				},
+			},
+			{
+				Config: one,
+				Check: func(*terraform.State) error {
+					if _, ok := sim.SQS.Attributes(green); ok {
+						return fmt.Errorf("queue %s still exists", green)
+					}
+					return queueRulesIntact(eb, sim, blue)
+				},
+			},
+		},
+	})
+}
+
+// A rule that already has this queue's rule name but belongs to another
+// queue is never overwritten: the create fails and says why, and the rule
+// keeps its target.
+func TestAccInterruptionQueueLeavesAnothersRule(t *testing.T) {
+	sim := awsSim(t)
+	ctx := context.Background()
+	eb := eventbridge.NewFromConfig(sim.AWSConfig())
+	const name = "acc-queue-foreign-rule"
+	rn := queue.Rules[2].RuleName(name)
+	const foreign = "arn:aws:sqs:us-west-2:123456789012:someone-elses"
+	if _, err := eb.PutRule(ctx, &eventbridge.PutRuleInput{Name: aws.String(rn), EventPattern: aws.String(queue.Rules[2].Pattern())}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eb.PutTargets(ctx, &eventbridge.PutTargetsInput{Rule: aws.String(rn), Targets: []ebtypes.Target{{Id: aws.String("theirs"), Arn: aws.String(foreign)}}}); err != nil {
+		t.Fatal(err)
+	}
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:      queueConfig(name, ""),
+			ExpectError: regexp.MustCompile(`EventBridge\s+rule\s+` + rn + `\s+exists,\s+has\s+no\s+joist.dev/interruption-queue\s+tag\s+and\s+does\s+not\s+target\s+only`),
+		}},
+		CheckDestroy: func(*terraform.State) error {
+			targets, err := eb.ListTargetsByRule(ctx, &eventbridge.ListTargetsByRuleInput{Rule: aws.String(rn)})
+			if err != nil {
+				return fmt.Errorf("the foreign rule %s is gone: %v", rn, err)
+			}
+			if len(targets.Targets) != 1 || aws.ToString(targets.Targets[0].Arn) != foreign {
+				return fmt.Errorf("the foreign rule %s targets %+v, want only %s", rn, targets.Targets, foreign)
+			}
+			return nil
+		},
+	})
 }

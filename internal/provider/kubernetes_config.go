@@ -59,7 +59,7 @@ func kubernetesSchema() schema.SingleNestedAttribute {
 					"api_version": schema.StringAttribute{Required: true, MarkdownDescription: "Version of the ExecCredential API the plugin speaks, such as `client.authentication.k8s.io/v1beta1`."},
 					"command":     schema.StringAttribute{Required: true, MarkdownDescription: "Command to run, such as `aws`."},
 					"args":        schema.ListAttribute{Optional: true, ElementType: types.StringType, MarkdownDescription: "Arguments of the command."},
-					"env":         schema.MapAttribute{Optional: true, ElementType: types.StringType, MarkdownDescription: "Environment variables set for the command."},
+					"env":         schema.MapAttribute{Optional: true, Sensitive: true, ElementType: types.StringType, MarkdownDescription: "Environment variables set for the command (sensitive: they often carry credentials)."},
 				},
 			},
 		},

@@ -205,6 +205,7 @@ func (m *nodeIAMRoleModel) spec(ctx context.Context, partition string, diags *di
 }
 
 func (r *NodeIAMRoleResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	defer settlePartial(&resp.State, &resp.Diagnostics)
 	var plan nodeIAMRoleModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	cfg, ok := r.awsConfig(ctx, &resp.Diagnostics)
@@ -332,6 +333,7 @@ func (m *nodeIAMRoleModel) importPolicies(partition string, attached []string) {
 }
 
 func (r *NodeIAMRoleResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	defer settlePartial(&resp.State, &resp.Diagnostics)
 	var plan, state nodeIAMRoleModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -116,38 +117,62 @@ func (r *NodePoolResource) forceCleanup(ctx context.Context, kube dynamic.Interf
 	return nil
 }
 
-// terminateInstances terminates the instances tagged for the pool and those
-// the claims name in their providerID.
+// errNoClusterForForce is why a forced destroy cannot run: without the
+// cluster's name the pool's tag alone would match another cluster's pool of
+// the same name in the account.
+func errNoClusterForForce(pool string) error {
+	return fmt.Errorf("node pool %s: force_destroy terminates EC2 instances, and only those tagged "+
+		"kubernetes.io/cluster/<cluster> = owned may be touched; set cluster_name in the provider block "+
+		"(the EKS cluster's name), or set force_destroy = false and let the controller drain the pool", pool)
+}
+
+// terminateInstances terminates the pool's instances in this cluster: those
+// tagged for the pool and the cluster, and those the claims name in their
+// providerID when they carry the same two tags. An instance that is not
+// provably this cluster's pool's is left alone, whatever a claim says.
 func (r *NodePoolResource) terminateInstances(ctx context.Context, name string, claims []unstructured.Unstructured) error {
+	cluster := r.clients.clusterName
+	if cluster == "" {
+		return errNoClusterForForce(name)
+	}
 	cfg, err := r.clients.AWS(ctx)
 	if err != nil {
 		return fmt.Errorf("force_destroy needs AWS access to terminate the instances of node pool %s: %w", name, err)
 	}
 	client := ec2.NewFromConfig(cfg)
+	filters := poolInstanceFilters(cluster, name)
 	ids := map[string]bool{}
+	collect := func(in *ec2.DescribeInstancesInput) error {
+		pages := ec2.NewDescribeInstancesPaginator(client, in)
+		for pages.HasMorePages() {
+			page, err := pages.NextPage(ctx)
+			if err != nil {
+				return fmt.Errorf("listing the instances of node pool %s: %w", name, err)
+			}
+			for _, res := range page.Reservations {
+				for _, inst := range res.Instances {
+					ids[aws.ToString(inst.InstanceId)] = true
+				}
+			}
+		}
+		return nil
+	}
+	if err := collect(&ec2.DescribeInstancesInput{Filters: filters}); err != nil {
+		return err
+	}
+	// Claims whose instance the listing missed (EC2's eventual consistency)
+	// are described by ID, under the same filters.
+	var named []string
 	for _, c := range claims {
 		providerID, _, _ := unstructured.NestedString(c.Object, "status", "providerID")
-		if i := strings.LastIndex(providerID, "/"); i >= 0 && strings.HasPrefix(providerID[i+1:], "i-") {
-			ids[providerID[i+1:]] = true
+		if i := strings.LastIndex(providerID, "/"); i >= 0 && strings.HasPrefix(providerID[i+1:], "i-") && !ids[providerID[i+1:]] {
+			named = append(named, providerID[i+1:])
 		}
 	}
-	filters := []ec2types.Filter{
-		{Name: aws.String("tag:" + v1.NodePoolLabelKey), Values: []string{name}},
-		{Name: aws.String("instance-state-name"), Values: []string{"pending", "running", "stopping", "stopped"}},
-	}
-	if r.clients.clusterName != "" {
-		filters = append(filters, ec2types.Filter{Name: aws.String("tag:kubernetes.io/cluster/" + r.clients.clusterName), Values: []string{"owned"}})
-	}
-	pages := ec2.NewDescribeInstancesPaginator(client, &ec2.DescribeInstancesInput{Filters: filters})
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return fmt.Errorf("listing the instances of node pool %s: %w", name, err)
-		}
-		for _, res := range page.Reservations {
-			for _, inst := range res.Instances {
-				ids[aws.ToString(inst.InstanceId)] = true
-			}
+	if len(named) > 0 {
+		err := collect(&ec2.DescribeInstancesInput{InstanceIds: named, Filters: filters})
+		if err != nil && !isAWSCode(err, "InvalidInstanceID.NotFound", "InvalidInstanceID.Malformed") {
+			return err
 		}
 	}
 	if len(ids) == 0 {
@@ -157,11 +182,22 @@ func (r *NodePoolResource) terminateInstances(ctx context.Context, name string, 
 	for id := range ids {
 		list = append(list, id)
 	}
-	tflog.Warn(ctx, "terminating instances", map[string]any{"nodepool": name, "instances": list})
+	sort.Strings(list)
+	tflog.Warn(ctx, "terminating instances", map[string]any{"nodepool": name, "cluster": cluster, "instances": list})
 	if _, err := client.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: list}); err != nil {
 		return fmt.Errorf("terminating the instances of node pool %s (%s): %w", name, strings.Join(list, ", "), err)
 	}
 	return nil
+}
+
+// poolInstanceFilters select the live instances of one pool of one cluster:
+// both tags, as the controller writes them at launch.
+func poolInstanceFilters(cluster, pool string) []ec2types.Filter {
+	return []ec2types.Filter{
+		{Name: aws.String("tag:" + v1.NodePoolLabelKey), Values: []string{pool}},
+		{Name: aws.String("tag:kubernetes.io/cluster/" + cluster), Values: []string{"owned"}},
+		{Name: aws.String("instance-state-name"), Values: []string{"pending", "running", "stopping", "stopped"}},
+	}
 }
 
 func poolClaims(ctx context.Context, kube dynamic.Interface, pool string) ([]unstructured.Unstructured, error) {

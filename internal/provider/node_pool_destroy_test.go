@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -12,12 +13,13 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 )
 
 func doomedPoolConfig(name string, force bool) string {
-	return providerBlock() + fmt.Sprintf(`
+	return awsProviderBlock() + fmt.Sprintf(`
 resource "joist_node_pool" "test" {
   name          = %q
   force_destroy = %t
@@ -42,9 +44,9 @@ func testAWSConfig(t *testing.T) aws.Config {
 	return cfg
 }
 
-// launchPoolInstances starts n instances in awssim tagged as the pool's, as
-// the controller would have.
-func launchPoolInstances(t *testing.T, pool string, n int32) {
+// launchPoolInstances starts n instances in awssim tagged as the pool's in
+// the cluster, as the controller would have; it returns their IDs.
+func launchPoolInstances(t *testing.T, cluster, pool string, n int32) []string {
 	t.Helper()
 	ctx := context.Background()
 	client := ec2.NewFromConfig(testAWSConfig(t))
@@ -52,21 +54,30 @@ func launchPoolInstances(t *testing.T, pool string, n int32) {
 	if err != nil || len(images.Images) == 0 {
 		t.Fatalf("no AMI in awssim: %v", err)
 	}
-	_, err = client.RunInstances(ctx, &ec2.RunInstancesInput{
+	out, err := client.RunInstances(ctx, &ec2.RunInstancesInput{
 		ImageId: images.Images[0].ImageId, InstanceType: ec2types.InstanceTypeM5Large,
 		MinCount: aws.Int32(n), MaxCount: aws.Int32(n),
 		TagSpecifications: []ec2types.TagSpecification{{
 			ResourceType: ec2types.ResourceTypeInstance,
-			Tags:         []ec2types.Tag{{Key: aws.String(v1.NodePoolLabelKey), Value: aws.String(pool)}},
+			Tags: []ec2types.Tag{
+				{Key: aws.String(v1.NodePoolLabelKey), Value: aws.String(pool)},
+				{Key: aws.String("kubernetes.io/cluster/" + cluster), Value: aws.String("owned")},
+			},
 		}},
 	})
 	if err != nil {
 		t.Fatalf("RunInstances: %v", err)
 	}
+	var ids []string
+	for _, i := range out.Instances {
+		ids = append(ids, aws.ToString(i.InstanceId))
+	}
+	return ids
 }
 
-// liveInstances counts the pool's instances that are not terminating.
-func liveInstances(pool string) (int, error) {
+// liveInstances counts the pool's instances in the cluster that are not
+// terminating.
+func liveInstances(cluster, pool string) (int, error) {
 	cfg, err := (&awsModel{}).config(context.Background())
 	if err != nil {
 		return 0, err
@@ -74,6 +85,7 @@ func liveInstances(pool string) (int, error) {
 	client := ec2.NewFromConfig(cfg)
 	out, err := client.DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
 		{Name: aws.String("tag:" + v1.NodePoolLabelKey), Values: []string{pool}},
+		{Name: aws.String("tag:kubernetes.io/cluster/" + cluster), Values: []string{"owned"}},
 		{Name: aws.String("instance-state-name"), Values: []string{"pending", "running", "stopping", "stopped"}},
 	}})
 	if err != nil {
@@ -97,7 +109,7 @@ func TestAccNodePoolDestroyWithoutController(t *testing.T) {
 				if claims, err := poolClaims(context.Background(), testCluster.kube, pool); err != nil || len(claims) != 0 {
 					return fmt.Errorf("NodeClaims left after force_destroy: %d (%v)", len(claims), err)
 				}
-				if n, err := liveInstances(pool); err != nil || n != 0 {
+				if n, err := liveInstances(testAWSCluster, pool); err != nil || n != 0 {
 					return fmt.Errorf("%d instances of node pool %s still running in awssim (%v)", n, pool, err)
 				}
 				return nil
@@ -109,7 +121,7 @@ func TestAccNodePoolDestroyWithoutController(t *testing.T) {
 				// Claims with termination finalizers and no controller: destroy
 				// fails at once and says what to do, leaving everything as it was.
 				PreConfig: func() {
-					launchPoolInstances(t, pool, 2)
+					launchPoolInstances(t, testAWSCluster, pool, 2)
 					createClaims(t, pool, 2, v1.TerminationFinalizer)
 				},
 				Config:      doomedPoolConfig(pool, false),
@@ -123,7 +135,7 @@ func TestAccNodePoolDestroyWithoutController(t *testing.T) {
 					plancheck.ExpectResourceAction(nodePoolAddr, plancheck.ResourceActionUpdate),
 				}},
 				Check: func(*terraform.State) error {
-					if n, err := liveInstances(pool); err != nil || n != 2 {
+					if n, err := liveInstances(testAWSCluster, pool); err != nil || n != 2 {
 						return fmt.Errorf("want the 2 instances still running before the forced destroy, have %d (%v)", n, err)
 					}
 					return nil
@@ -132,4 +144,80 @@ func TestAccNodePoolDestroyWithoutController(t *testing.T) {
 			// The test's final destroy runs with force_destroy = true.
 		},
 	})
+}
+
+// Two clusters in one account, each with a pool of the same name: a forced
+// destroy in one terminates only its own instances, even when one of its
+// NodeClaims names the other cluster's instance.
+func TestAccNodePoolForceDestroyStaysInItsCluster(t *testing.T) {
+	t.Parallel()
+	const pool = "shared-name"
+	var other []string
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy: func(*terraform.State) error {
+			if n, err := liveInstances(testAWSCluster, pool); err != nil || n != 0 {
+				return fmt.Errorf("%d instances of node pool %s still running in cluster %s (%v)", n, pool, testAWSCluster, err)
+			}
+			if n, err := liveInstances("other-cluster", pool); err != nil || n != 3 {
+				return fmt.Errorf("the other cluster's pool of the same name has %d of its 3 instances left (%v)", n, err)
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{{
+			PreConfig: func() {
+				launchPoolInstances(t, testAWSCluster, pool, 2)
+				other = launchPoolInstances(t, "other-cluster", pool, 3)
+			},
+			Config: doomedPoolConfig(pool, true),
+			Check: func(*terraform.State) error {
+				// A claim of this cluster whose providerID points at the other
+				// cluster's instance: force_destroy must not trust it.
+				createClaimsWithProviderID(t, pool, "aws:///us-west-2a/"+other[0], v1.TerminationFinalizer)
+				return nil
+			},
+		}},
+	})
+}
+
+// A pool with force_destroy and no cluster_name in the provider: the plan
+// fails before anything is applied, naming the attribute to set; a destroy
+// plan of such a pool fails too.
+func TestAccNodePoolForceDestroyNeedsCluster(t *testing.T) {
+	t.Parallel()
+	const pool = "no-cluster"
+	config := providerBlock() + fmt.Sprintf(`
+resource "joist_node_pool" "test" {
+  name          = %q
+  force_destroy = true
+  template = {
+    spec = {
+      node_class_ref = { group = "karpenter.k8s.aws", kind = "EC2NodeClass", name = "default" }
+      requirements   = []
+    }
+  }
+}
+`, pool)
+	want := regexp.MustCompile(`force_destroy needs the cluster's name[\s\S]*set\s+cluster_name\s+in\s+the\s+provider\s+block`)
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: config, PlanOnly: true, ExpectError: want},
+			// Created with the cluster known, then destroyed without it.
+			{Config: doomedPoolConfig(pool, true)},
+			{Config: strings.Replace(doomedPoolConfig(pool, true), `cluster_name = "`+testAWSCluster+`"`, "", 1), Destroy: true, ExpectError: want},
+			{Config: doomedPoolConfig(pool, true)},
+		},
+	})
+}
+
+// createClaimsWithProviderID creates one claim of the pool whose status
+// names providerID.
+func createClaimsWithProviderID(t *testing.T, pool, providerID string, finalizers ...string) {
+	t.Helper()
+	name := createClaims(t, pool, 1, finalizers...)[0]
+	patch := fmt.Sprintf(`{"status":{"providerID":%q}}`, providerID)
+	if _, err := testCluster.kube.Resource(nodeClaimGVR).Patch(context.Background(), name, "application/merge-patch+json", []byte(patch), metav1.PatchOptions{}, "status"); err != nil {
+		t.Fatalf("setting the providerID of NodeClaim %s: %v", name, err)
+	}
 }

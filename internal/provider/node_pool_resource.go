@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -50,8 +51,11 @@ func (r *NodePoolResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 	attrs["force_destroy"] = schema.BoolAttribute{
 		Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 		MarkdownDescription: "On destroy, when no controller is running to drain and terminate the pool's nodes, " +
-			"terminate the pool's EC2 instances (tag `karpenter.sh/nodepool`) directly and remove the finalizers " +
-			"of its NodeClaims. Workloads are not drained. Without it, destroy fails in that case.",
+			"terminate the pool's EC2 instances directly and remove the finalizers of its NodeClaims. Workloads are " +
+			"not drained. Only instances tagged both `karpenter.sh/nodepool = <name>` and " +
+			"`kubernetes.io/cluster/<cluster_name> = owned` are terminated, so the provider's `cluster_name` must be " +
+			"set: a plan that could force a destroy without it fails. Without `force_destroy`, destroy fails when no " +
+			"controller is running.",
 	}
 	attrs["delete_timeout"] = schema.StringAttribute{
 		Optional: true, Computed: true, Default: stringdefault.StaticString(defaultDeleteTimeout),
@@ -81,6 +85,7 @@ func (r *NodePoolResource) ValidateConfig(ctx context.Context, req resource.Vali
 }
 
 func (r *NodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	r.checkForceDestroy(ctx, req, resp)
 	plan, state, ok := planAndState(ctx, req, &resp.Diagnostics)
 	if !ok {
 		return
@@ -102,6 +107,30 @@ func (r *NodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		}
 	}
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("planned_disruption"), value)...)
+}
+
+// checkForceDestroy fails a plan that could end in a forced destroy (a
+// destroy of a pool whose state has force_destroy, or a plan that sets it)
+// while the provider does not know the cluster: the instances to terminate
+// are found by the cluster's tag, never by the pool's name alone.
+func (r *NodePoolResource) checkForceDestroy(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if r.clients == nil || !r.clients.clusterKnown || r.clients.clusterName != "" {
+		return
+	}
+	var src interface {
+		GetAttribute(context.Context, path.Path, any) diag.Diagnostics
+	} = req.Plan
+	if req.Plan.Raw.IsNull() {
+		src = req.State
+	}
+	var force types.Bool
+	var name types.String
+	resp.Diagnostics.Append(src.GetAttribute(ctx, path.Root("force_destroy"), &force)...)
+	resp.Diagnostics.Append(src.GetAttribute(ctx, path.Root("name"), &name)...)
+	if force.ValueBool() {
+		resp.Diagnostics.AddAttributeError(path.Root("force_destroy"), "force_destroy needs the cluster's name",
+			errNoClusterForForce(name.ValueString()).Error())
+	}
 }
 
 // specChanged reports whether plan writes a different object than state.

@@ -62,7 +62,8 @@ func (p *JoistProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	c := &clients{clusterName: cfg.ClusterName.ValueString(), kubeKnown: !cfg.Kubernetes.IsUnknown(), awsKnown: !cfg.AWS.IsUnknown()}
+	c := &clients{clusterName: cfg.ClusterName.ValueString(), clusterKnown: !cfg.ClusterName.IsUnknown(),
+		kubeKnown: !cfg.Kubernetes.IsUnknown(), awsKnown: !cfg.AWS.IsUnknown()}
 	opts := basetypes.ObjectAsOptions{UnhandledUnknownAsEmpty: true}
 	if c.kubeKnown && !cfg.Kubernetes.IsNull() {
 		c.kube = &kubernetesModel{}

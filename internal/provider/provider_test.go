@@ -14,7 +14,9 @@ var testAccProtoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServe
 	"joist": providerserver.NewProtocol6WithError(New("test")()),
 }
 
-func TestProviderSchemaIsValid(t *testing.T) {
+// providerSchema is the schema the provider serves over the protocol.
+func providerSchema(t *testing.T) *tfprotov6.GetProviderSchemaResponse {
+	t.Helper()
 	server, err := testAccProtoV6ProviderFactories["joist"]()
 	if err != nil {
 		t.Fatal(err)
@@ -23,6 +25,11 @@ func TestProviderSchemaIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return resp
+}
+
+func TestProviderSchemaIsValid(t *testing.T) {
+	resp := providerSchema(t)
 	for _, d := range resp.Diagnostics {
 		t.Errorf("schema diagnostic: %s: %s", d.Summary, d.Detail)
 	}

@@ -61,6 +61,17 @@ func mustJSON(v any) string {
 
 func mustRegexp(expr string) *regexp.Regexp { return regexp.MustCompile(expr) }
 
+// stateARNs are the known elements of a list of ARNs in state.
+func stateARNs(l types.List) []string {
+	var out []string
+	for _, v := range l.Elements() {
+		if s, ok := v.(types.String); ok && !s.IsUnknown() && !s.IsNull() {
+			out = append(out, s.ValueString())
+		}
+	}
+	return out
+}
+
 func contains(list []string, s string) bool {
 	for _, v := range list {
 		if v == s {

@@ -186,3 +186,21 @@ func (s *Service) listClusters(*call) (any, *restError) {
 		Clusters []string `json:"clusters"`
 	}{slices.Sorted(maps.Keys(s.clusters))}, nil
 }
+
+// deleteCluster removes a cluster with its access entries and pod identity
+// associations, as EKS does once the deletion it starts completes; the
+// answer shows the cluster DELETING.
+func (s *Service) deleteCluster(c *call) (any, *restError) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cl, err := s.clusterArg(c)
+	if err != nil {
+		return nil, err
+	}
+	delete(s.clusters, cl.spec.Name)
+	out := cl.render()
+	out.Status = "DELETING"
+	return struct {
+		Cluster clusterJSON `json:"cluster"`
+	}{out}, nil
+}

@@ -236,3 +236,24 @@ func TestReregisterKeepsAccessEntries(t *testing.T) {
 		t.Fatal("RegisterCluster without an endpoint and CA succeeded")
 	}
 }
+
+func TestDeleteCluster(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	role := w.role(t, "nodes")
+	if _, err := w.eks.CreateAccessEntry(ctx, &awseks.CreateAccessEntryInput{ClusterName: aws.String("demo"), PrincipalArn: aws.String(role), Type: aws.String("EC2_LINUX")}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := w.eks.DeleteCluster(ctx, &awseks.DeleteClusterInput{Name: aws.String("demo")})
+	if err != nil || out.Cluster.Status != types.ClusterStatusDeleting {
+		t.Fatalf("DeleteCluster = %+v, %v", out, err)
+	}
+	var notFound *types.ResourceNotFoundException
+	_, err = w.eks.DescribeAccessEntry(ctx, &awseks.DescribeAccessEntryInput{ClusterName: aws.String("demo"), PrincipalArn: aws.String(role)})
+	if !errors.As(err, &notFound) {
+		t.Fatalf("an access entry of a deleted cluster: %v, want ResourceNotFoundException", err)
+	}
+	if _, err = w.eks.DeleteCluster(ctx, &awseks.DeleteClusterInput{Name: aws.String("demo")}); !errors.As(err, &notFound) {
+		t.Fatalf("deleting a deleted cluster: %v, want ResourceNotFoundException", err)
+	}
+}

@@ -20,8 +20,9 @@ type endpoint struct {
 // routes maps "METHOD pattern" to operations; "*" in a pattern is a path
 // label.
 var routes = map[string]endpoint{
-	"GET /clusters":   {"ListClusters", nil, (*Service).listClusters},
-	"GET /clusters/*": {"DescribeCluster", []string{"name"}, (*Service).describeCluster},
+	"GET /clusters":      {"ListClusters", nil, (*Service).listClusters},
+	"GET /clusters/*":    {"DescribeCluster", []string{"name"}, (*Service).describeCluster},
+	"DELETE /clusters/*": {"DeleteCluster", []string{"name"}, (*Service).deleteCluster},
 
 	"POST /clusters/*/access-entries":     {"CreateAccessEntry", []string{"clusterName"}, (*Service).createAccessEntry},
 	"GET /clusters/*/access-entries":      {"ListAccessEntries", []string{"clusterName"}, (*Service).listAccessEntries},

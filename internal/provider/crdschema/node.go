@@ -42,7 +42,14 @@ type Node struct {
 	Children []*Node
 	// Schema is the CRD schema of the node.
 	Schema *apiextensionsv1.JSONSchemaProps
+	// Sensitive fields can hold secrets: Terraform hides their values in
+	// plans and output.
+	Sensitive bool
 }
+
+// sensitiveFields are the API fields that can hold secrets: user data often
+// carries bootstrap tokens and credentials.
+var sensitiveFields = map[string]bool{"userData": true}
 
 // Children returns the Terraform nodes of the properties of an object schema.
 func Children(s *apiextensionsv1.JSONSchemaProps) []*Node {
@@ -60,7 +67,7 @@ func Children(s *apiextensionsv1.JSONSchemaProps) []*Node {
 }
 
 func newNode(field string, s *apiextensionsv1.JSONSchemaProps, required bool) *Node {
-	n := &Node{Field: field, Name: TFName(field), Schema: s, Description: describe(s)}
+	n := &Node{Field: field, Name: TFName(field), Schema: s, Description: describe(s), Sensitive: sensitiveFields[field]}
 	switch {
 	case s.Type == "integer":
 		n.Kind = Int

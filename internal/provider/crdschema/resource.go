@@ -72,7 +72,7 @@ func resourceAttribute(n *Node) schema.Attribute {
 		}
 		return a
 	}
-	a := schema.StringAttribute{MarkdownDescription: desc, Required: n.Required, Optional: optional, Computed: computed}
+	a := schema.StringAttribute{MarkdownDescription: desc, Required: n.Required, Optional: optional, Computed: computed, Sensitive: n.Sensitive}
 	if computed {
 		a.Default = stringdefault.StaticString(def.(basetypes.StringValue).ValueString())
 	}

@@ -5,6 +5,8 @@
 package queue
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 )
@@ -43,13 +45,18 @@ func (r Rule) Pattern() string {
 }
 
 // RuleName is the rule's name for a queue, within EventBridge's 64
-// characters: the queue name is shortened, never the key.
+// characters: "<queue>-<key>" when it fits; otherwise the queue name is cut
+// and a hash of the whole name keeps it apart from every other queue that
+// shares the cut prefix ("<cut>-<hash>-<key>"). The key is never cut.
 func (r Rule) RuleName(queue string) string {
 	const max = 64
-	if room := max - len(r.Key) - 1; len(queue) > room {
-		queue = queue[:room]
+	room := max - len(r.Key) - 1
+	if len(queue) <= room {
+		return queue + "-" + r.Key
 	}
-	return queue + "-" + r.Key
+	sum := sha256.Sum256([]byte(queue))
+	hash := hex.EncodeToString(sum[:4])
+	return queue[:room-len(hash)-1] + "-" + hash + "-" + r.Key
 }
 
 // QueuePolicy lets EventBridge (and SQS itself) send to the queue and
