@@ -651,6 +651,7 @@ def scenario(clients, cluster):
     iam.delete_role(RoleName="conformance-node")
     sqs.purge_queue(QueueUrl=url)
     sqs.delete_queue(QueueUrl=url)
+    eks.delete_cluster(name=cluster)
 
 
 def web_identity_token():

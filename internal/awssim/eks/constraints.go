@@ -22,6 +22,7 @@ var constraints = func() c.Operations {
 	return c.Operations{
 		"ListClusters":                   {maxResults},
 		"DescribeCluster":                {required("name")},
+		"DeleteCluster":                  {required("name")},
 		"CreateAccessEntry":              {cluster, required("principalArn"), tags},
 		"ListAccessEntries":              {cluster, maxResults},
 		"DescribeAccessEntry":            {cluster, required("principalArn")},
