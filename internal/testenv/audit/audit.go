@@ -186,6 +186,9 @@ func (w *Audit) Checks(r Call) []policy.Request {
 		return []policy.Request{{Action: action, Resource: "*", Context: region}}
 	case action == "ec2:CreateLaunchTemplate":
 		tags := tagSpecs(p)["launch-template"]
+		// A template deleted before the next snapshot is known by the name
+		// and tags it was created with.
+		w.tags["launch-template-name:"+str("LaunchTemplateName")] = tags
 		return []policy.Request{
 			{Action: action, Resource: w.arn("launch-template", "*"), Context: requestContext(tags)},
 			{Action: "ec2:CreateTags", Resource: w.arn("launch-template", "*"), Context: mergeCtx(requestContext(tags), map[string][]string{"ec2:CreateAction": {"CreateLaunchTemplate"}})},
@@ -265,6 +268,13 @@ func (w *Audit) Checks(r Call) []policy.Request {
 		}
 		return out
 	case action == "ec2:DeleteLaunchTemplate":
+		if name, ok := p["LaunchTemplateName"]; ok {
+			res := w.arn("launch-template", fmt.Sprint(name))
+			if id, ok := w.names[fmt.Sprint(name)]; ok {
+				res = w.arn("launch-template", id)
+			}
+			return []policy.Request{{Action: action, Resource: res, Context: resourceContext(nil, w.tags["launch-template-name:"+fmt.Sprint(name)])}}
+		}
 		res := w.arn("launch-template", str("LaunchTemplateId"))
 		return []policy.Request{{Action: action, Resource: res, Context: resourceContext(nil, w.tags[res])}}
 	case action == "iam:CreateInstanceProfile":

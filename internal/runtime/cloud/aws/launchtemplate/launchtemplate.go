@@ -360,8 +360,11 @@ func (p *Provider) list(ctx context.Context, nodeClass string) ([]ec2types.Launc
 	return out, nil
 }
 
+// delete removes a template the caller has proved this cluster's. It names
+// the template (owner-unique by its hash) rather than its ID, so a log of
+// calls reads against the names and tags the templates were created with.
 func (p *Provider) delete(ctx context.Context, id, name string) error {
-	if _, err := p.ec2.DeleteLaunchTemplate(ctx, &ec2.DeleteLaunchTemplateInput{LaunchTemplateId: aws.String(id)}); err != nil &&
+	if _, err := p.ec2.DeleteLaunchTemplate(ctx, &ec2.DeleteLaunchTemplateInput{LaunchTemplateName: aws.String(name)}); err != nil &&
 		!awserr.IsCode(err, "InvalidLaunchTemplateId.NotFound", "InvalidLaunchTemplateName.NotFoundException") {
 		return fmt.Errorf("deleting launch template %s: %w", name, err)
 	}
