@@ -27,36 +27,35 @@ func randomSized(r *rand.Rand, name string, opts ...podOpt) *corev1.Pod {
 	return mkPod(name, benchCPU[r.Intn(len(benchCPU))], benchMem[r.Intn(len(benchMem))], opts...)
 }
 
-// diversePods: one fifth each generic, zonal spread (maxSkew 1,
-// DoNotSchedule), hostname spread, zonal self affinity, hostname self
-// anti-affinity.
+// diversePods follows Karpenter's benchmark generator (makeDiversePods)
+// kind for kind, with one RNG drawn in the same order: a fifth each of
+// generic pods, zonal spread and hostname spread (maxSkew 1, DoNotSchedule,
+// the pod's label and the spread's selector drawn independently from seven
+// values, so a spread need not select its own pod), zonal self affinity over
+// seven label values, and hostname anti-affinity among all "app: nginx"
+// pods; the remainder is generic.
 func diversePods(n int, r *rand.Rand) []*corev1.Pod {
-	kinds := []func(i int) *corev1.Pod{
-		func(i int) *corev1.Pod {
-			return randomSized(r, fmt.Sprintf("generic-%d", i), withLabels("app", "generic"))
-		},
-		func(i int) *corev1.Pod {
-			return randomSized(r, fmt.Sprintf("spread-zone-%d", i), withLabels("app", "spread-zone"), withSpread(labelZone, 1, corev1.DoNotSchedule, "app", "spread-zone"))
-		},
-		func(i int) *corev1.Pod {
-			return randomSized(r, fmt.Sprintf("spread-host-%d", i), withLabels("app", "spread-host"), withSpread(labelHostname, 1, corev1.DoNotSchedule, "app", "spread-host"))
-		},
-		func(i int) *corev1.Pod {
-			return randomSized(r, fmt.Sprintf("affinity-zone-%d", i), withLabels("app", "affinity-zone"), withPodAffinity(term(labelZone, "app", "affinity-zone")))
-		},
-		func(i int) *corev1.Pod {
-			return randomSized(r, fmt.Sprintf("anti-host-%d", i), withLabels("app", "anti-host"), withAntiAffinity(term(labelHostname, "app", "anti-host")))
-		},
+	value := func() string { return string(rune('a' + r.Intn(7))) }
+	per := n / 5
+	var out []*corev1.Pod
+	for i := 0; i < per; i++ {
+		out = append(out, randomSized(r, fmt.Sprintf("generic-%d", i), withLabels("my-label", value())))
 	}
-	out := make([]*corev1.Pod, 0, n)
-	for k, make := range kinds {
-		count := n / len(kinds)
-		if k < n%len(kinds) {
-			count++
+	for _, key := range []string{labelZone, labelHostname} {
+		for i := 0; i < per; i++ {
+			own, sel := value(), value()
+			out = append(out, randomSized(r, fmt.Sprintf("spread-%s-%d", key, i), withLabels("my-label", own), withSpread(key, 1, corev1.DoNotSchedule, "my-label", sel)))
 		}
-		for i := 0; i < count; i++ {
-			out = append(out, make(i))
-		}
+	}
+	for i := 0; i < per; i++ {
+		v := value()
+		out = append(out, randomSized(r, fmt.Sprintf("affinity-%d", i), withLabels("my-affininity", v), withPodAffinity(term(labelZone, "my-affininity", v))))
+	}
+	for i := 0; i < per; i++ {
+		out = append(out, randomSized(r, fmt.Sprintf("anti-%d", i), withLabels("app", "nginx"), withAntiAffinity(term(labelHostname, "app", "nginx"))))
+	}
+	for i := len(out); i < n; i++ {
+		out = append(out, randomSized(r, fmt.Sprintf("generic-%d", i), withLabels("my-label", value())))
 	}
 	return out
 }
@@ -154,7 +153,7 @@ func runBench(b *testing.B, build func() Input, lpBound bool) {
 
 func BenchmarkDiverse(b *testing.B) {
 	its := catalogFixture(b)
-	for _, n := range []int{100, 1000, 5000, 20000} {
+	for _, n := range []int{100, 1000, 5000, 20000, 50000} {
 		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
 			runBench(b, func() Input {
 				return Input{NodePools: []*NodePool{benchPool(its)}, Pods: diversePods(n, rand.New(rand.NewSource(42)))}
