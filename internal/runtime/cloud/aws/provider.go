@@ -132,7 +132,7 @@ func (p *Provider) InstanceProfiles() *instanceprofile.Provider { return p.insta
 // LaunchTemplates manages launch templates.
 func (p *Provider) LaunchTemplates() *launchtemplate.Provider { return p.launchTemplates }
 
-// Start loads prices (on-demand from the Pricing API, spot from EC2) and
+// Start loads prices (on-demand and EBS from the Pricing API, spot from EC2) and
 // the instance type catalog; failures leave the static prices in place and
 // are returned for logging.
 func (p *Provider) Start(ctx context.Context) error {
@@ -141,6 +141,9 @@ func (p *Provider) Start(ctx context.Context) error {
 		errs = append(errs, err)
 	}
 	if err := p.pricing.UpdateSpotPricing(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	if err := p.pricing.UpdateVolumePricing(ctx); err != nil {
 		errs = append(errs, err)
 	}
 	if err := p.instanceTypes.Refresh(ctx); err != nil {

@@ -440,7 +440,7 @@ func blockDevices(bdms []*awsv1.BlockDeviceMapping) []ec2types.LaunchTemplateBlo
 				ebs.Throughput = aws.Int32(int32(*e.Throughput))
 			}
 			if e.VolumeSize != nil {
-				ebs.VolumeSize = aws.Int32(int32(gib(*e.VolumeSize)))
+				ebs.VolumeSize = aws.Int32(int32(VolumeGiB(*e.VolumeSize)))
 			}
 			if e.VolumeType != nil {
 				ebs.VolumeType = ec2types.VolumeType(*e.VolumeType)
@@ -452,8 +452,9 @@ func blockDevices(bdms []*awsv1.BlockDeviceMapping) []ec2types.LaunchTemplateBlo
 	return out
 }
 
-// gib rounds a volume size up to whole GiB, the unit EC2 takes.
-func gib(q resource.Quantity) int64 {
+// VolumeGiB rounds a volume size up to whole GiB, the unit EC2 takes (and
+// bills).
+func VolumeGiB(q resource.Quantity) int64 {
 	const g = 1 << 30
 	return (q.Value() + g - 1) / g
 }
@@ -488,6 +489,15 @@ func WithMetadataDefaults(m *awsv1.MetadataOptions) *awsv1.MetadataOptions {
 		out.HTTPTokens = aws.String("required")
 	}
 	return &out
+}
+
+// BlockDeviceMappings are the volumes nodes of nc launch with: its own
+// mappings, else its AMI family's defaults.
+func BlockDeviceMappings(nc *awsv1.EC2NodeClass) []*awsv1.BlockDeviceMapping {
+	if len(nc.Spec.BlockDeviceMappings) > 0 {
+		return nc.Spec.BlockDeviceMappings
+	}
+	return DefaultBlockDeviceMappings(nc.AMIFamily())
 }
 
 // DefaultBlockDeviceMappings are the volumes of an AMI family when the node
