@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	awspricing "github.com/aws/aws-sdk-go-v2/service/pricing"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"golang.org/x/sync/singleflight"
 	"k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -45,6 +46,7 @@ type Provider struct {
 	instances        *instance.Provider
 	ec2              *ec2.Client
 	validations      *ttlcache.TTL[string, validation]
+	deleting         singleflight.Group // by instance ID
 }
 
 var _ cloud.Provider = (*Provider)(nil)
