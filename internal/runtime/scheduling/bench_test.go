@@ -173,6 +173,41 @@ func BenchmarkGeneric(b *testing.B) {
 	}
 }
 
+// rootVolumeHourly is what the default 20 GiB gp3 root volume of an AL2023
+// node costs per hour at us-east-1's list price ($0.08 per GB-month, 730
+// hours a month): the cloud provider adds it to every offering's price.
+const rootVolumeHourly = 20 * 0.08 / 730
+
+// withPerNodeCost returns copies of its whose offerings cost perNode more.
+func withPerNodeCost(its []*InstanceType, perNode float64) []*InstanceType {
+	out := make([]*InstanceType, 0, len(its))
+	for _, it := range its {
+		cp := *it
+		cp.Offerings = make([]Offering, len(it.Offerings))
+		for i, o := range it.Offerings {
+			o.Price += perNode
+			cp.Offerings[i] = o
+		}
+		out = append(out, &cp)
+	}
+	return out
+}
+
+// BenchmarkGenericRootVolume is Generic with each node's root volume in its
+// price, as the AWS cloud provider prices offerings: $/h is the bill
+// (instances and volumes), to compare with Generic's $/h plus its nodes ×
+// rootVolumeHourly.
+func BenchmarkGenericRootVolume(b *testing.B) {
+	its := withPerNodeCost(catalogFixture(b), rootVolumeHourly)
+	for _, n := range []int{1000, 5000} {
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+			runBench(b, func() Input {
+				return Input{NodePools: []*NodePool{benchPool(its)}, Pods: genericPods(n, rand.New(rand.NewSource(42)))}
+			}, false)
+		})
+	}
+}
+
 func BenchmarkDeployments(b *testing.B) {
 	its := catalogFixture(b)
 	for _, n := range []int{100, 1000, 5000, 20000} {
