@@ -255,6 +255,17 @@ func (s Spec) Validate() error {
 	return nil
 }
 
+// Check reports what Objects would refuse in s: conflicting inputs and
+// quantities that do not parse or fit together.
+func Check(s Spec) error {
+	s = s.withDefaults()
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	_, err := s.resources()
+	return err
+}
+
 func sortedKeys(m map[string]string) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
