@@ -40,18 +40,20 @@ func controllerConfig(ctx context.Context, schemaType attr.Type, m *controllerMo
 	if d.HasError() {
 		return "", fmt.Errorf("%v", d)
 	}
-	raw, err := obj.ToTerraformValue(ctx)
-	if err != nil {
-		return "", err
+	out := map[string]any{}
+	for name, v := range obj.Attributes() {
+		if controllerComputed[name] {
+			continue
+		}
+		raw, err := v.ToTerraformValue(ctx)
+		if err != nil {
+			return "", err
+		}
+		if out[name], err = tfJSON(raw); err != nil {
+			return "", fmt.Errorf("%s: %w", name, err)
+		}
 	}
-	v, err := tfJSON(raw)
-	if err != nil {
-		return "", err
-	}
-	for k := range controllerComputed {
-		delete(v.(map[string]any), k)
-	}
-	b, err := json.Marshal(v)
+	b, err := json.Marshal(out)
 	return string(b), err
 }
 
