@@ -314,8 +314,26 @@ func (r *ControllerResource) checkPlan(ctx context.Context, m *controllerModel, 
 	spec := m.spec(ctx, "", diags)
 	spec.Image, spec.Settings = "check", map[string]string{"CLUSTER_NAME": "check"}
 	if err := controllerdeploy.Check(spec); err != nil {
-		diags.AddError("Invalid joist_controller", err.Error())
+		msg := err.Error()
+		if name, _, _ := strings.Cut(msg, " "); name != "" {
+			if _, ok := controllerAttributeNames()[name]; ok {
+				diags.AddAttributeError(path.Root(name), "Invalid joist_controller", msg)
+				return
+			}
+		}
+		diags.AddError("Invalid joist_controller", msg)
 	}
+}
+
+// controllerAttributeNames are joist_controller's attributes.
+func controllerAttributeNames() map[string]bool {
+	resp := &resource.SchemaResponse{}
+	(&ControllerResource{}).Schema(context.Background(), resource.SchemaRequest{}, resp)
+	out := map[string]bool{}
+	for name := range resp.Schema.Attributes {
+		out[name] = true
+	}
+	return out
 }
 
 // imageTag is the provider version, the image's tag; development builds
@@ -398,11 +416,12 @@ func namespaceObject(name string) *unstructured.Unstructured {
 
 // apply installs the CRDs and objects of plan and waits for them; prior
 // (nil on create) is the state before, whose objects plan no longer
-// renders are removed.
-func (r *ControllerResource) apply(ctx context.Context, schemaType attr.Type, plan, prior *controllerModel, diags *diag.Diagnostics) {
+// renders are removed. written reports whether the objects were applied,
+// even when waiting for them failed: the state must then record them.
+func (r *ControllerResource) apply(ctx context.Context, schemaType attr.Type, plan, prior *controllerModel, diags *diag.Diagnostics) (written bool) {
 	dyn, ok := r.kube(ctx, diags)
 	if !ok {
-		return
+		return false
 	}
 	timeout, _ := time.ParseDuration(plan.WaitTimeout.ValueString())
 	wctx, cancel := context.WithTimeout(ctx, timeout)
@@ -410,49 +429,51 @@ func (r *ControllerResource) apply(ctx context.Context, schemaType attr.Type, pl
 	crdObjs, hash, err := r.crds()
 	if err != nil {
 		diags.AddError("Reading the embedded CRDs", err.Error())
-		return
+		return false
 	}
 	if err := controllerdeploy.Apply(ctx, dyn, crdObjs); err != nil {
 		diags.AddError("Installing the CRDs", err.Error())
-		return
+		return false
 	}
 	if err := controllerdeploy.WaitEstablished(wctx, dyn, crdObjs); err != nil {
 		diags.AddError("Waiting for the CRDs", err.Error())
-		return
+		return false
 	}
 	if plan.CreateNamespace.ValueBool() {
 		if err := controllerdeploy.Apply(ctx, dyn, []*unstructured.Unstructured{namespaceObject(plan.Namespace.ValueString())}); err != nil {
 			diags.AddAttributeError(path.Root("namespace"), "Creating the namespace", err.Error())
-			return
+			return false
 		}
 	}
 	objs := plan.objects(ctx, schemaType, hash, diags)
 	if diags.HasError() {
-		return
+		return false
 	}
+	plan.ID = plan.Namespace
+	plan.CRDsSHA256 = types.StringValue(hash)
 	if err := controllerdeploy.Apply(ctx, dyn, objs); err != nil {
 		detail := err.Error()
 		if strings.Contains(detail, "ServiceMonitor") && apierrors.IsNotFound(errors.Unwrap(err)) {
 			detail += ": the Prometheus Operator's ServiceMonitor CRD (monitoring.coreos.com/v1) is not installed; install it, or remove service_monitor"
 		}
 		diags.AddError("Applying the controller objects", detail)
-		return
+		// Some objects may be written: the state records them so the
+		// next apply (a replacement, after a failed create) repairs them.
+		return true
 	}
 	if prior != nil {
 		r.removeStale(ctx, dyn, schemaType, prior, objs, diags)
 		if diags.HasError() {
-			return
+			return true
 		}
 	}
 	if plan.WaitForRollout.ValueBool() {
 		if err := controllerdeploy.WaitAvailable(wctx, dyn, plan.Namespace.ValueString()); err != nil {
 			diags.AddError("Waiting for the controller", err.Error()+"\n\nRaise wait_timeout, or set wait_for_rollout = false.")
-			return
 		}
 	}
-	plan.ID = plan.Namespace
-	plan.CRDsSHA256 = types.StringValue(hash)
 	r.readDrift(ctx, dyn, schemaType, plan, diags)
+	return true
 }
 
 // removeStale deletes the objects prior rendered that objs no longer has
@@ -525,9 +546,11 @@ func (r *ControllerResource) Update(ctx context.Context, req resource.UpdateRequ
 // applyPlan applies the planned configuration and records it as the state:
 // creating and updating the controller are the same server-side apply.
 func (r *ControllerResource) applyPlan(ctx context.Context, schemaType attr.Type, plan, prior *controllerModel, state *tfsdk.State, diags *diag.Diagnostics) {
-	r.apply(ctx, schemaType, plan, prior, diags)
-	if diags.HasError() {
+	if !r.apply(ctx, schemaType, plan, prior, diags) {
 		return
+	}
+	if plan.InSync.IsUnknown() || plan.Drift.IsUnknown() {
+		plan.InSync, plan.Drift = types.BoolValue(false), stringList(nil)
 	}
 	diags.Append(state.Set(ctx, plan)...)
 }
