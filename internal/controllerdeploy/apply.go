@@ -95,6 +95,23 @@ func Delete(ctx context.Context, dyn dynamic.Interface, objs []*unstructured.Uns
 	return nil
 }
 
+// WaitGone waits until obj no longer exists, at most timeout.
+func WaitGone(ctx context.Context, dyn dynamic.Interface, obj *unstructured.Unstructured, timeout time.Duration) error {
+	c, err := client(dyn, obj)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return poll(ctx, func() (bool, string, error) {
+		_, err := c.Get(ctx, obj.GetName(), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, "", nil
+		}
+		return false, describe(obj) + " still exists", err
+	})
+}
+
 // Drift lists the objects whose live state lacks a field value the desired
 // object sets (or that are missing). Fields the apiserver defaults or
 // others own are not compared.

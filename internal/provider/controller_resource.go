@@ -616,6 +616,18 @@ func (r *ControllerResource) Delete(ctx context.Context, req resource.DeleteRequ
 	}
 	if err := controllerdeploy.Delete(ctx, dyn, objs); err != nil {
 		resp.Diagnostics.AddError("Deleting the controller", err.Error())
+		return
+	}
+	if state.CreateNamespace.ValueBool() {
+		// A namespace lingers while its objects go; a replacement that
+		// recreated it before then would be refused.
+		timeout, err := time.ParseDuration(state.WaitTimeout.ValueString())
+		if err != nil {
+			timeout = 10 * time.Minute
+		}
+		if err := controllerdeploy.WaitGone(ctx, dyn, namespaceObject(state.Namespace.ValueString()), timeout); err != nil {
+			resp.Diagnostics.AddError("Deleting the namespace", err.Error())
+		}
 	}
 }
 

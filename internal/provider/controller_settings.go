@@ -194,7 +194,7 @@ func settingAttributes() map[string]schema.Attribute {
 
 func (s controllerSetting) description() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "`%s`: %s", s.env, s.doc)
+	fmt.Fprintf(&b, "`%s`: %s%s", s.env, strings.ToLower(s.doc[:1]), s.doc[1:])
 	if s.chart != "" {
 		fmt.Fprintf(&b, " `%s` in Karpenter's Helm chart.", s.chart)
 	} else {

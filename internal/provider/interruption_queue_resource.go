@@ -135,7 +135,7 @@ func (r *InterruptionQueueResource) Schema(_ context.Context, _ resource.SchemaR
 				Optional: true,
 				MarkdownDescription: "What the EventBridge rules' names begin with: `<rule_name_prefix>-<key>`. Defaults to the queue's name. " +
 					"Changing it renames the rules (the old ones are deleted). `rule_name_prefix` in the EKS module.",
-				Validators: []validator.String{stringvalidator.LengthBetween(1, 40), stringvalidator.RegexMatches(mustRegexp(`^[\.\-_A-Za-z0-9]+$`), "may hold letters, digits, dots, hyphens and underscores")},
+				Validators: []validator.String{stringvalidator.LengthBetween(1, ruleNamePrefixMax), stringvalidator.RegexMatches(mustRegexp(`^[\.\-_A-Za-z0-9]+$`), "may hold letters, digits, dots, hyphens and underscores")},
 			},
 			"message_retention_seconds": schema.Int64Attribute{
 				Optional: true, Computed: true, Default: int64default.StaticInt64(queue.MessageRetentionSeconds),
@@ -598,11 +598,60 @@ func (r *InterruptionQueueResource) Read(ctx context.Context, req resource.ReadR
 	if resp.Diagnostics.HasError() || !ok {
 		return
 	}
+	if state.URL.IsNull() {
+		// Imported: the rules tell the prefix their names begin with.
+		prefix, err := importedRulePrefix(ctx, eb, state.Name.ValueString())
+		if err != nil {
+			resp.Diagnostics.AddError("Importing the interruption queue", err.Error())
+			return
+		}
+		state.RuleNamePrefix = prefix
+	}
 	if !r.read(ctx, q, eb, &state, &resp.Diagnostics) {
 		resp.State.RemoveResource(ctx)
 		return
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// ruleNamePrefixMax keeps "<prefix>-<key>" within EventBridge's 64
+// characters for the longest key, so a rule's name shows its prefix whole.
+const ruleNamePrefixMax = 30
+
+// importedRulePrefix finds the prefix of the queue's rules: the name
+// before "-<key>" of a rule tagged as the queue's. Null when they carry
+// the queue's own name.
+func importedRulePrefix(ctx context.Context, eb *eventbridge.Client, queueName string) (types.String, error) {
+	suffix := "-" + queue.Rules[0].Key
+	var token *string
+	for {
+		page, err := eb.ListRules(ctx, &eventbridge.ListRulesInput{NextToken: token})
+		if err != nil {
+			return types.StringNull(), fmt.Errorf("events:ListRules: %w", err)
+		}
+		for _, rule := range page.Rules {
+			name := aws.ToString(rule.Name)
+			if !strings.HasSuffix(name, suffix) {
+				continue
+			}
+			tags, err := eb.ListTagsForResource(ctx, &eventbridge.ListTagsForResourceInput{ResourceARN: rule.Arn})
+			if err != nil {
+				return types.StringNull(), fmt.Errorf("events:ListTagsForResource %s: %w", name, err)
+			}
+			for _, t := range tags.Tags {
+				if aws.ToString(t.Key) == queueOwnerTag && aws.ToString(t.Value) == queueName {
+					if base := strings.TrimSuffix(name, suffix); base != queueName && queue.Rules[0].RuleName(base) == name {
+						return types.StringValue(base), nil
+					}
+					return types.StringNull(), nil
+				}
+			}
+		}
+		if page.NextToken == nil {
+			return types.StringNull(), nil
+		}
+		token = page.NextToken
+	}
 }
 
 func (r *InterruptionQueueResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
