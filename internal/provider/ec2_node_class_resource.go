@@ -6,11 +6,13 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -111,22 +113,21 @@ func (r *EC2NodeClassResource) ModifyPlan(ctx context.Context, req resource.Modi
 
 // Create writes the EC2NodeClass and waits for the controller to resolve it.
 func (r *EC2NodeClassResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	raw, diags := r.write(ctx, req.Plan.Schema.Type(), req.Plan.Raw)
-	resp.Diagnostics.Append(diags...)
-	if diags.HasError() {
-		return
-	}
-	resp.State.Raw = r.waitResolved(ctx, req.Plan.Schema.Type(), raw, &resp.Diagnostics)
+	r.writeResolved(ctx, req.Plan, &resp.State, &resp.Diagnostics)
 }
 
 // Update writes the EC2NodeClass and waits for the controller to resolve it.
 func (r *EC2NodeClassResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	raw, diags := r.write(ctx, req.Plan.Schema.Type(), req.Plan.Raw)
-	resp.Diagnostics.Append(diags...)
-	if diags.HasError() {
+	r.writeResolved(ctx, req.Plan, &resp.State, &resp.Diagnostics)
+}
+
+func (r *EC2NodeClassResource) writeResolved(ctx context.Context, plan tfsdk.Plan, state *tfsdk.State, diags *diag.Diagnostics) {
+	raw, d := r.write(ctx, plan.Schema.Type(), plan.Raw)
+	diags.Append(d...)
+	if d.HasError() {
 		return
 	}
-	resp.State.Raw = r.waitResolved(ctx, req.Plan.Schema.Type(), raw, &resp.Diagnostics)
+	state.Raw = r.waitResolved(ctx, plan.Schema.Type(), raw, diags)
 }
 
 // Delete deletes the node class and waits for the controller to release
