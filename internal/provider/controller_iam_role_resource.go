@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
-	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -19,7 +18,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
@@ -85,25 +83,15 @@ func (r *ControllerIAMRoleResource) Schema(_ context.Context, _ resource.SchemaR
 			"inline (default) or as customer managed policies split to IAM's size limit. Changes made outside " +
 			"Terraform to the trust policy, the policy documents or the association show in the next plan. " +
 			"Import with the role name.",
-		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{Computed: true, MarkdownDescription: "The role name.", PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
-			"name": schema.StringAttribute{
-				Optional: true, Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace(), stringplanmodifier.UseStateForUnknown()},
-				MarkdownDescription: "Role name. Defaults to `JoistController-<cluster_name>`, or a unique name beginning with `name_prefix`." +
-					" `iam_role_name` in the EKS module's `karpenter` submodule.",
-				Validators: []validator.String{stringvalidator.LengthBetween(1, 64), stringvalidator.ConflictsWith(path.MatchRoot("name_prefix"))},
-			},
-			"name_prefix": schema.StringAttribute{
-				Optional: true, PlanModifiers: replace,
-				MarkdownDescription: "Create the role with a unique name beginning with this prefix (at most 38 characters) instead of `name`. " +
-					"`iam_role_use_name_prefix` (with `iam_role_name`) in the EKS module.",
-				Validators: []validator.String{stringvalidator.LengthBetween(1, 64-uniqueSuffixLength), stringvalidator.RegexMatches(iamName, "may hold letters, digits and +=,.@_-")},
-			},
-			"max_session_duration": schema.Int64Attribute{
-				Optional: true, Computed: true, Default: int64default.StaticInt64(defaultMaxSessionDuration),
-				Validators:          []validator.Int64{int64validator.Between(3600, 43200)},
-				MarkdownDescription: "Longest session the role's credentials last, 3600 to 43200 seconds. Defaults to 3600, as IAM. `iam_role_max_session_duration` in the EKS module.",
-			},
+		Attributes: withAttributes(roleAttributes(roleInputs{
+			Name:               "Defaults to `JoistController-<cluster_name>`, or a unique name beginning with `name_prefix`. `iam_role_name` in the EKS module's `karpenter` submodule.",
+			NamePrefix:         "`iam_role_use_name_prefix` (with `iam_role_name`) in the EKS module.",
+			MaxSessionDuration: "`iam_role_max_session_duration` in the EKS module.",
+			Path:               "IAM path of the role (and of managed policies). Defaults to `/`. `iam_role_path` and `iam_policy_path` in the EKS module.",
+			Description:        "`iam_role_description` in the EKS module.",
+			Boundary:           "`iam_role_permissions_boundary_arn` in the EKS module.",
+			Tags:               "Tags of the role and its managed policies. `tags` and `iam_role_tags` in the EKS module.",
+		}), map[string]schema.Attribute{
 			"trust_policy_statements": statementsAttribute("Statements added to the role's trust policy, after the one for Pod Identity or IRSA (who else may assume the role). " +
 				"`iam_role_source_assume_policy_documents` and `iam_role_override_assume_policy_documents` in the EKS module, as statements."),
 			"policy_statements": statementsAttribute("Statements added to the role's permissions, in a document of their own " +
@@ -118,14 +106,7 @@ func (r *ControllerIAMRoleResource) Schema(_ context.Context, _ resource.SchemaR
 					"`ssmParameter` AMI selector terms. `ami_id_ssm_parameter_arns` in the EKS module (which replaces `/aws/service/*`; here it adds).",
 				Validators: []validator.List{listvalidator.ValueStringsAre(stringvalidator.RegexMatches(mustRegexp(`^arn:aws[a-z-]*:ssm:`), "must be an SSM parameter ARN (arn:aws:ssm:<region>:<account>:parameter/...)"))},
 			},
-			"cluster_name": schema.StringAttribute{Optional: true, PlanModifiers: replace, MarkdownDescription: "EKS cluster; defaults to the provider's `cluster_name`."},
-			"path": schema.StringAttribute{
-				Optional: true, Computed: true, Default: stringdefault.StaticString("/"), PlanModifiers: replace,
-				MarkdownDescription: "IAM path of the role (and of managed policies). Defaults to `/`. `iam_role_path` and `iam_policy_path` in the EKS module.",
-			},
-			"description":             schema.StringAttribute{Optional: true, MarkdownDescription: "Role description. `iam_role_description` in the EKS module."},
-			"permissions_boundary":    schema.StringAttribute{Optional: true, MarkdownDescription: "ARN of a managed policy used as the role's permissions boundary. `iam_role_permissions_boundary_arn` in the EKS module."},
-			"tags":                    schema.MapAttribute{Optional: true, ElementType: types.StringType, MarkdownDescription: "Tags of the role and its managed policies. `tags` and `iam_role_tags` in the EKS module."},
+			"cluster_name":            schema.StringAttribute{Optional: true, PlanModifiers: replace, MarkdownDescription: "EKS cluster; defaults to the provider's `cluster_name`."},
 			"node_role_arn":           schema.StringAttribute{Required: true, MarkdownDescription: "ARN of the node role (`joist_node_iam_role.arn`), the only role the controller may pass to EC2."},
 			"interruption_queue_name": schema.StringAttribute{Optional: true, MarkdownDescription: "Interruption queue (`joist_interruption_queue.name`); without it the role has no SQS access."},
 			"namespace": schema.StringAttribute{
@@ -151,12 +132,10 @@ func (r *ControllerIAMRoleResource) Schema(_ context.Context, _ resource.SchemaR
 					"`enable_inline_policy` in the EKS module (whose default is managed).",
 				Validators: []validator.String{stringvalidator.OneOf("inline", "managed")},
 			},
-			"arn":                         schema.StringAttribute{Computed: true, MarkdownDescription: "Role ARN.", PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
-			"assume_role_policy":          schema.StringAttribute{Computed: true, MarkdownDescription: "The role's trust policy."},
 			"policy_documents":            schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "The permission policy documents in effect, in order."},
 			"managed_policy_arns":         schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "ARNs of the managed policies (`policy_type = \"managed\"`)."},
 			"pod_identity_association_id": schema.StringAttribute{Computed: true, MarkdownDescription: "ID of the pod identity association; empty with IRSA."},
-		},
+		}),
 	}
 }
 

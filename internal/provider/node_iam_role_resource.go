@@ -9,7 +9,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
-	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -17,7 +16,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
@@ -74,24 +72,16 @@ func (r *NodeIAMRoleResource) Schema(_ context.Context, _ resource.SchemaRequest
 			"`name` is used as is: only the access entry is managed. The role's attached policies are exactly " +
 			"the ones configured: policies attached outside Terraform show in the plan and are detached on " +
 			"apply. Import with the role name.",
-		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{Computed: true, MarkdownDescription: "The role name.", PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
-			"name": schema.StringAttribute{
-				Optional: true, Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace(), stringplanmodifier.UseStateForUnknown()},
-				MarkdownDescription: "Role name. Defaults to `JoistNodeRole-<cluster_name>`, or a unique name beginning with `name_prefix`; required with `create_role = false`. " +
-					"`node_iam_role_name` in the EKS module's `karpenter` submodule (and, with `create_node_iam_role = false`, `node_iam_role_arn`).",
-				Validators: []validator.String{stringvalidator.LengthBetween(1, 64), stringvalidator.ConflictsWith(path.MatchRoot("name_prefix"))},
-			},
-			"name_prefix": schema.StringAttribute{
-				Optional: true, PlanModifiers: replace,
-				MarkdownDescription: "Create the role with a unique name beginning with this prefix (at most 38 characters) instead of `name`. `node_iam_role_use_name_prefix` in the EKS module.",
-				Validators:          []validator.String{stringvalidator.LengthBetween(1, 64-uniqueSuffixLength), stringvalidator.RegexMatches(iamName, "may hold letters, digits and +=,.@_-")},
-			},
-			"max_session_duration": schema.Int64Attribute{
-				Optional: true, Computed: true, Default: int64default.StaticInt64(defaultMaxSessionDuration),
-				Validators:          []validator.Int64{int64validator.Between(3600, 43200)},
-				MarkdownDescription: "Longest session the role's credentials last, 3600 to 43200 seconds. Defaults to 3600, as IAM. `node_iam_role_max_session_duration` in the EKS module.",
-			},
+		Attributes: withAttributes(roleAttributes(roleInputs{
+			Name: "Defaults to `JoistNodeRole-<cluster_name>`, or a unique name beginning with `name_prefix`; required with `create_role = false`. " +
+				"`node_iam_role_name` in the EKS module's `karpenter` submodule (and, with `create_node_iam_role = false`, `node_iam_role_arn`).",
+			NamePrefix:         "`node_iam_role_use_name_prefix` in the EKS module.",
+			MaxSessionDuration: "`node_iam_role_max_session_duration` in the EKS module.",
+			Path:               "IAM path of the role. Defaults to `/`. `node_iam_role_path` in the EKS module.",
+			Description:        "`node_iam_role_description` in the EKS module.",
+			Boundary:           "`node_iam_role_permissions_boundary` in the EKS module.",
+			Tags:               "Tags of the role. `tags` and `node_iam_role_tags` in the EKS module.",
+		}), map[string]schema.Attribute{
 			"cluster_ip_family": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString("ipv4"),
 				Validators: []validator.String{stringvalidator.OneOf("ipv4", "ipv6")},
@@ -107,13 +97,6 @@ func (r *NodeIAMRoleResource) Schema(_ context.Context, _ resource.SchemaRequest
 				MarkdownDescription: "Create the role (default). `false` uses the existing role `name` (bring your own role) and manages only the access entry. `create_node_iam_role` in the EKS module.",
 				PlanModifiers:       []planmodifier.Bool{boolplanmodifier.RequiresReplace()},
 			},
-			"path": schema.StringAttribute{
-				Optional: true, Computed: true, Default: stringdefault.StaticString("/"), PlanModifiers: replace,
-				MarkdownDescription: "IAM path of the role. Defaults to `/`. `node_iam_role_path` in the EKS module.",
-			},
-			"description":          schema.StringAttribute{Optional: true, MarkdownDescription: "Role description. `node_iam_role_description` in the EKS module."},
-			"permissions_boundary": schema.StringAttribute{Optional: true, MarkdownDescription: "ARN of a managed policy used as the role's permissions boundary. `node_iam_role_permissions_boundary` in the EKS module."},
-			"tags":                 schema.MapAttribute{Optional: true, ElementType: types.StringType, MarkdownDescription: "Tags of the role. `tags` and `node_iam_role_tags` in the EKS module."},
 			"attach_cni_policy": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(true),
 				MarkdownDescription: "Attach `AmazonEKS_CNI_Policy` (leave on unless the VPC CNI uses its own role through IRSA or Pod Identity). `node_iam_role_attach_cni_policy` in the EKS module.",
@@ -129,11 +112,9 @@ func (r *NodeIAMRoleResource) Schema(_ context.Context, _ resource.SchemaRequest
 					"`access_entry_type` and `create_access_entry` in the EKS module.",
 				Validators: []validator.String{stringvalidator.OneOf("EC2_LINUX", "EC2_WINDOWS", "NONE")},
 			},
-			"arn":                schema.StringAttribute{Computed: true, MarkdownDescription: "Role ARN.", PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
-			"assume_role_policy": schema.StringAttribute{Computed: true, MarkdownDescription: "The role's trust policy."},
-			"policy_arns":        schema.SetAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "Managed policies attached to the role."},
-			"access_entry_arn":   schema.StringAttribute{Computed: true, MarkdownDescription: "ARN of the access entry; empty when `access_entry_type` is `NONE`."},
-		},
+			"policy_arns":      schema.SetAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "Managed policies attached to the role."},
+			"access_entry_arn": schema.StringAttribute{Computed: true, MarkdownDescription: "ARN of the access entry; empty when `access_entry_type` is `NONE`."},
+		}),
 	}
 }
 
