@@ -18,10 +18,8 @@ const (
 type Offering struct {
 	Zone         string
 	CapacityType string
-	// Price is what a node bought this way costs per hour: the instance
-	// and what every node of its class pays besides (EBS volumes).
-	Price     float64
-	Available bool
+	Price        float64
+	Available    bool
 }
 
 // InstanceType is one entry of the catalog.

@@ -91,7 +91,7 @@ func (p *Provider) Catalog(ctx context.Context, os string) ([]*scheduling.Instan
 	out := make([]*scheduling.InstanceType, 0, len(p.infos))
 	for _, name := range slices.Sorted(maps.Keys(p.infos)) {
 		info := p.infos[name]
-		if offerings := p.offerings(info, p.zones[name], 0); len(offerings) > 0 {
+		if offerings := p.offerings(info, p.zones[name]); len(offerings) > 0 {
 			out = append(out, &scheduling.InstanceType{Name: name, Labels: Labels(info, p.opts.Region, os), Offerings: offerings})
 		}
 	}
@@ -231,9 +231,13 @@ func (p *Provider) compute(nc *awsv1.EC2NodeClass, zones []string) ([]*schedulin
 		if _, ok := ami.ForLabels(nc.Status.AMIs, labels); !ok {
 			continue
 		}
-		offerings := p.offerings(info, zones, volumes)
+		offerings := p.offerings(info, zones)
 		if len(offerings) == 0 {
 			continue
+		}
+		// Every node of the class pays for its volumes besides the instance.
+		for i := range offerings {
+			offerings[i].Price += volumes
 		}
 		res, err := Resources(info, nc, p.opts.VMMemoryOverheadPercent, p.opts.ReservedENIs)
 		if err != nil {
@@ -246,9 +250,8 @@ func (p *Provider) compute(nc *awsv1.EC2NodeClass, zones []string) ([]*schedulin
 	return out, nil
 }
 
-// offerings lists (zone, capacity type) pools with a known price; each
-// price adds perNode, what a node pays besides its instance.
-func (p *Provider) offerings(info ec2types.InstanceTypeInfo, zones []string, perNode float64) []scheduling.Offering {
+// offerings lists (zone, capacity type) pools with a known price.
+func (p *Provider) offerings(info ec2types.InstanceTypeInfo, zones []string) []scheduling.Offering {
 	name := string(info.InstanceType)
 	var out []scheduling.Offering
 	for _, zone := range p.zones[name] {
@@ -271,7 +274,7 @@ func (p *Provider) offerings(info ec2types.InstanceTypeInfo, zones []string, per
 				continue
 			}
 			out = append(out, scheduling.Offering{
-				Zone: zone, CapacityType: ct, Price: price + perNode,
+				Zone: zone, CapacityType: ct, Price: price,
 				Available: !p.unavailable.IsUnavailable(name, zone, ct),
 			})
 		}
