@@ -27,6 +27,9 @@ type bin struct {
 	target    int
 	used      []int64
 	relaxedMV bool
+	ceil      []int64 // see claimCeiling
+	// zoneBlocked: zones whose room index leaves this claim out.
+	zoneBlocked []bool
 }
 
 type classCount struct {
@@ -35,6 +38,8 @@ type classCount struct {
 }
 
 func (s *solver) buildBins() {
+	s.room = newRoomIndex(len(s.res.names))
+	s.buildZoneRooms()
 	nodes := append([]*Node(nil), s.in.Nodes...)
 	sort.SliceStable(nodes, func(i, j int) bool {
 		if nodes[i].Initialized != nodes[j].Initialized {
@@ -53,6 +58,7 @@ func (s *solver) buildBins() {
 			b.ports = append(b.ports, podHostPorts(p)...)
 		}
 		s.bins = append(s.bins, b)
+		s.indexRoom(b)
 	}
 	for _, n := range nodes {
 		add(n, TargetNode)

@@ -78,6 +78,8 @@ func (s *solver) addClaim(b *bin) {
 	ps.nodesLeft--
 	s.bins = append(s.bins, b)
 	s.claims = append(s.claims, b)
+	s.claimCeiling(b)
+	s.indexRoom(b)
 }
 
 // canOpen checks whether ps can launch a node for c and returns the
@@ -107,12 +109,12 @@ func (s *solver) canOpen(c *class, ps *poolState, reqID int) (int, bitset, bool,
 		return 0, nil, false, fmt.Errorf("no instance type satisfies requirements %s with an available offering", s.table.sets[nr])
 	}
 	types := newBitset(len(s.cat.types))
-	fitsOne, withinLimits := false, false
+	anyFits, withinLimits := false, false
 	compat.each(func(t int) {
-		if fitCount(ps.allocD[t], c.req) < 1 {
+		if !fitsOne(ps.allocD[t], c.req) {
 			return
 		}
-		fitsOne = true
+		anyFits = true
 		if !ps.withinLimits(s.cat.capv[t]) {
 			return
 		}
@@ -120,7 +122,7 @@ func (s *solver) canOpen(c *class, ps *poolState, reqID int) (int, bitset, bool,
 		types.set(t)
 	})
 	switch {
-	case !fitsOne:
+	case !anyFits:
 		return 0, nil, false, fmt.Errorf("no instance type has room for requests %s plus daemonset overhead", resourceSummary(s, c.req))
 	case !withinLimits:
 		return 0, nil, false, fmt.Errorf("limits exceeded: every fitting instance type would exceed the remaining limits")

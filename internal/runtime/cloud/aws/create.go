@@ -224,10 +224,7 @@ func (p *Provider) templateConfig(claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, g
 	if err != nil {
 		return launchtemplate.Config{}, fmt.Errorf("EC2NodeClass %s user data: %w", nc.Name, err)
 	}
-	bdms := nc.Spec.BlockDeviceMappings
-	if len(bdms) == 0 {
-		bdms = launchtemplate.DefaultBlockDeviceMappings(family)
-	}
+	bdms := launchtemplate.BlockDeviceMappings(nc)
 	groups := make([]string, 0, len(nc.Status.SecurityGroups))
 	for _, sg := range nc.Status.SecurityGroups {
 		groups = append(groups, sg.ID)

@@ -32,6 +32,15 @@ func (p *Provider) Delete(ctx context.Context, claim *v1.NodeClaim) error {
 	if err != nil {
 		return &cloud.NodeClaimNotFoundError{Err: err}
 	}
+	// The node's and the claim's finalizers delete at the same time: they
+	// share one describe and one TerminateInstances.
+	_, err, _ = p.deleting.Do(id, func() (any, error) { return nil, p.terminate(ctx, claim, id) })
+	return err
+}
+
+// terminate terminates the instance id of claim unless it is not this
+// cluster's or already shutting down.
+func (p *Provider) terminate(ctx context.Context, claim *v1.NodeClaim, id string) error {
 	inst, err := p.instances.Get(ctx, id)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	awspricing "github.com/aws/aws-sdk-go-v2/service/pricing"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"golang.org/x/sync/singleflight"
 	"k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -45,6 +46,7 @@ type Provider struct {
 	instances        *instance.Provider
 	ec2              *ec2.Client
 	validations      *ttlcache.TTL[string, validation]
+	deleting         singleflight.Group // by instance ID
 }
 
 var _ cloud.Provider = (*Provider)(nil)
@@ -132,7 +134,7 @@ func (p *Provider) InstanceProfiles() *instanceprofile.Provider { return p.insta
 // LaunchTemplates manages launch templates.
 func (p *Provider) LaunchTemplates() *launchtemplate.Provider { return p.launchTemplates }
 
-// Start loads prices (on-demand from the Pricing API, spot from EC2) and
+// Start loads prices (on-demand and EBS from the Pricing API, spot from EC2) and
 // the instance type catalog; failures leave the static prices in place and
 // are returned for logging.
 func (p *Provider) Start(ctx context.Context) error {
@@ -141,6 +143,9 @@ func (p *Provider) Start(ctx context.Context) error {
 		errs = append(errs, err)
 	}
 	if err := p.pricing.UpdateSpotPricing(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	if err := p.pricing.UpdateVolumePricing(ctx); err != nil {
 		errs = append(errs, err)
 	}
 	if err := p.instanceTypes.Refresh(ctx); err != nil {

@@ -217,6 +217,7 @@ func (p *Provider) compute(nc *awsv1.EC2NodeClass, zones []string) ([]*schedulin
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	os := OS(nc.AMIFamily())
+	volumes := VolumeCost(nc, p.pricing)
 	names := make([]string, 0, len(p.infos))
 	for n := range p.infos {
 		names = append(names, n)
@@ -233,6 +234,10 @@ func (p *Provider) compute(nc *awsv1.EC2NodeClass, zones []string) ([]*schedulin
 		offerings := p.offerings(info, zones)
 		if len(offerings) == 0 {
 			continue
+		}
+		// Every node of the class pays for its volumes besides the instance.
+		for i := range offerings {
+			offerings[i].Price += volumes
 		}
 		res, err := Resources(info, nc, p.opts.VMMemoryOverheadPercent, p.opts.ReservedENIs)
 		if err != nil {
