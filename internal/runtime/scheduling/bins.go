@@ -27,6 +27,10 @@ type bin struct {
 	target    int
 	used      []int64
 	relaxedMV bool
+	// reservation is the capacity reservation the claim launches into
+	// (one instance of it taken this pass), in reservedSlot; "" for none.
+	reservation  string
+	reservedSlot int
 }
 
 type classCount struct {

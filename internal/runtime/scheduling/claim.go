@@ -37,7 +37,8 @@ func (s *solver) openClaim(c *class, reqID, n, sizeFor int) (int, []string) {
 		}
 		s.addClaim(b)
 		s.commit(c, b, k, st)
-		s.promiseFill(c, ps, target, perClaim)
+		s.reserve(b)
+		s.promiseFill(c, ps, b.target, perClaim)
 		return k, nil
 	}
 	return 0, reasons
@@ -185,6 +186,11 @@ func (s *solver) typeValues(t int, key string) []string {
 // finalizeClaim lists the claim's options cheapest first, truncated to
 // MaxInstanceTypes while keeping minValues.
 func (s *solver) finalizeClaim(b *bin) *NewClaim {
+	if b.reservation != "" {
+		if claim, ok := s.finalizeReserved(b); ok {
+			return claim
+		}
+	}
 	reqs := s.table.sets[b.reqID]
 	slots := s.cat.compile(b.reqID, reqs).slots
 	zero := make([]int64, len(b.used))
@@ -262,7 +268,7 @@ func (s *solver) offeringsIn(t int, slots uint64) []Offering {
 	}
 	var out []Offering
 	for _, o := range s.cat.types[t].Offerings {
-		if o.Available && slots&(1<<s.cat.slot(o.Zone, o.CapacityType)) != 0 {
+		if s.usable(o) && slots&(1<<s.cat.slot(o.Zone, o.CapacityType)) != 0 {
 			out = append(out, o)
 		}
 	}
