@@ -193,6 +193,13 @@ func (s *solver) finalizeClaim(b *bin) *NewClaim {
 	}
 	reqs := s.table.sets[b.reqID]
 	slots := s.cat.compile(b.reqID, reqs).slots
+	if s.countsReservations(slots) {
+		// Only claims that took an instance of a reservation may launch
+		// into one: the rest would overrun what the pass counted.
+		if r, sl := s.withoutReserved(reqs, slots); !math.IsInf(s.cat.cheapest(b.target, sl), 1) {
+			reqs, slots = r, sl
+		}
+	}
 	zero := make([]int64, len(b.used))
 	// Without minValues the cheapest MaxInstanceTypes fitting types are the
 	// answer, so the scan can stop there.

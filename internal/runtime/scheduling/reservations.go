@@ -165,6 +165,17 @@ func (s *solver) countsReservations(slots uint64) bool {
 	return false
 }
 
+// withoutReserved narrows a claim that holds no reservation to the other
+// capacity types.
+func (s *solver) withoutReserved(reqs requirements.Requirements, slots uint64) (requirements.Requirements, uint64) {
+	ci := s.cat.ctIdx[CapacityTypeReserved]
+	for zi := range s.cat.zones {
+		slots &^= 1 << (zi*len(s.cat.cts) + ci)
+	}
+	return reqs.Intersect(requirements.NewRequirements(
+		requirements.New(labelCapacityType, corev1.NodeSelectorOpNotIn, CapacityTypeReserved))), slots
+}
+
 // reservedOffering is the offering of a claim's reservation.
 func (s *solver) reservedOffering(b *bin) (Offering, bool) {
 	zone := s.cat.zones[b.reservedSlot/len(s.cat.cts)]

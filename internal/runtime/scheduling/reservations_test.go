@@ -65,6 +65,9 @@ func TestReservedCapacity(t *testing.T) {
 					if c.Price() != 0.12 {
 						t.Errorf("claim beyond the reservation costs $%v, want spot's $0.12", c.Price())
 					}
+					if c.Requirements.Get(labelCapacityType).Has(CapacityTypeReserved) {
+						t.Errorf("claim beyond the reservation still allows reserved capacity: %v", c.Requirements.Get(labelCapacityType))
+					}
 					for _, o := range c.InstanceTypes[0].Offerings {
 						if o.CapacityType == CapacityTypeReserved {
 							t.Errorf("claim beyond the reservation offers the full reservation: %+v", o)
