@@ -26,11 +26,12 @@ type Settings struct {
 	// IsolatedVPC skips the Pricing API (the embedded table is used).
 	IsolatedVPC bool
 	// Refresh intervals; zero takes the defaults (1m subnets and AMIs, 1m
-	// security groups, 5m instance types).
-	SubnetRefresh        time.Duration
-	AMIRefresh           time.Duration
-	SecurityGroupRefresh time.Duration
-	InstanceTypeRefresh  time.Duration
+	// security groups and capacity reservations, 5m instance types).
+	SubnetRefresh              time.Duration
+	AMIRefresh                 time.Duration
+	SecurityGroupRefresh       time.Duration
+	InstanceTypeRefresh        time.Duration
+	CapacityReservationRefresh time.Duration
 }
 
 func (s Settings) withDefaults() Settings {
@@ -48,6 +49,9 @@ func (s Settings) withDefaults() Settings {
 	}
 	if s.InstanceTypeRefresh == 0 {
 		s.InstanceTypeRefresh = 5 * time.Minute
+	}
+	if s.CapacityReservationRefresh == 0 {
+		s.CapacityReservationRefresh = time.Minute
 	}
 	return s
 }
