@@ -79,9 +79,13 @@ func New(cfg aws.Config, kube client.Client, settings Settings) (*Provider, erro
 	}
 	p.pricing = pricing.New(ec2Client, pricingClient, cfg.Region)
 	p.reservations = capacityreservation.New(ec2Client, settings.CapacityReservationRefresh)
+	var reservations instancetype.Reservations
+	if !settings.DisableReservedCapacity {
+		reservations = p.reservations
+	}
 	p.instanceTypes = instancetype.New(ec2Client, p.pricing, p.unavailable, instancetype.Options{
 		Region: cfg.Region, VMMemoryOverheadPercent: settings.VMMemoryOverheadPercent,
-		ReservedENIs: settings.ReservedENIs, Refresh: settings.InstanceTypeRefresh, Reservations: p.reservations,
+		ReservedENIs: settings.ReservedENIs, Refresh: settings.InstanceTypeRefresh, Reservations: reservations,
 	})
 	p.subnets = subnet.New(ec2Client, settings.SubnetRefresh)
 	p.securityGroups = securitygroup.New(ec2Client, settings.SecurityGroupRefresh)

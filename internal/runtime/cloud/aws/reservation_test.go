@@ -11,6 +11,7 @@ import (
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
 	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
 
@@ -123,5 +124,44 @@ func TestCreateLaunchesIntoTheReservationThenOnDemand(t *testing.T) {
 	}
 	if n := sdkaws.ToInt32(rs.CapacityReservations[0].AvailableInstanceCount); n != 0 {
 		t.Errorf("reservation has %d instances left, want 0", n)
+	}
+}
+
+// With the ReservedCapacity feature gate off, a selected reservation is
+// neither resolved into status nor offered.
+func TestReservedCapacityGateOff(t *testing.T) {
+	ctx := testContext(t)
+	const typ = "m5.2xlarge"
+	zone := sim.EC2.Region().Zones[1].Name
+	crID, err := sim.EC2.AddCapacityReservation(typ, zone, 1, "joist-test", "reserved-gate-off")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := settings()
+	s.DisableReservedCapacity = true
+	off, err := awsprovider.New(sim.Config, kube.Client, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := off.Pricing().UpdateOnDemandPricing(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for name, p := range map[string]*awsprovider.Provider{"gate-on": prov, "gate-off": off} {
+		c := testenv.NodeClass("reserved-"+name, cluster, "al2023@latest")
+		c.Spec.CapacityReservationSelectorTerms = []awsv1.CapacityReservationSelectorTerm{{ID: crID}}
+		c = readyNodeClass(t, p, c)
+		its, err := p.InstanceTypes().List(ctx, c, []string{zone})
+		if err != nil {
+			t.Fatal(err)
+		}
+		offered := false
+		for _, it := range its {
+			for _, o := range it.Offerings {
+				offered = offered || (it.Name == typ && o.ReservationID == crID)
+			}
+		}
+		if want := name == "gate-on"; offered != want || (len(c.Status.CapacityReservations) == 1) != want {
+			t.Errorf("%s: reservation offered %v, status %v; want both %v", name, offered, c.Status.CapacityReservations, want)
+		}
 	}
 }

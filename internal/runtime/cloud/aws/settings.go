@@ -25,6 +25,9 @@ type Settings struct {
 	ReservedENIs            int
 	// IsolatedVPC skips the Pricing API (the embedded table is used).
 	IsolatedVPC bool
+	// DisableReservedCapacity (feature gate ReservedCapacity=false) leaves
+	// capacity reservations unresolved and offers no reserved capacity.
+	DisableReservedCapacity bool
 	// Refresh intervals; zero takes the defaults (1m subnets and AMIs, 1m
 	// security groups and capacity reservations, 5m instance types).
 	SubnetRefresh              time.Duration

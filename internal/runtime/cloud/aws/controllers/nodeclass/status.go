@@ -141,7 +141,10 @@ func Resolve(ctx context.Context, p *awsprovider.Provider, nc *awsv1.EC2NodeClas
 	}
 
 	var reservations []ec2types.CapacityReservation
-	if err := bounded(func(ctx context.Context) (err error) {
+	if p.Settings().DisableReservedCapacity {
+		nc.Status.CapacityReservations = nil
+		meta.RemoveStatusCondition(&nc.Status.Conditions, v1.ConditionTypeCapacityReservationsReady)
+	} else if err := bounded(func(ctx context.Context) (err error) {
 		reservations, err = p.CapacityReservations().List(ctx, nc)
 		return
 	}); err != nil {
@@ -222,7 +225,7 @@ func setFalse(nc *awsv1.EC2NodeClass, t, reason, msg string) {
 func setRoot(nc *awsv1.EC2NodeClass) {
 	var bad []string
 	conditions := v1.EC2NodeClassReadyConditions
-	if len(nc.Spec.CapacityReservationSelectorTerms) > 0 {
+	if len(nc.Spec.CapacityReservationSelectorTerms) > 0 && meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeCapacityReservationsReady) != nil {
 		conditions = append(slices.Clone(conditions), v1.ConditionTypeCapacityReservationsReady)
 	}
 	for _, t := range conditions {
