@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
@@ -69,6 +70,7 @@ func TestCreateLaunchesIntoTheReservationThenOnDemand(t *testing.T) {
 	}
 	client := ec2.NewFromConfig(sim.Config)
 	fleetsBefore := len(sim.Requests().Requests("ec2", "CreateFleet"))
+	var reservedClaim *v1.NodeClaim
 	for i, want := range []string{v1.CapacityTypeReserved, v1.CapacityTypeReserved, v1.CapacityTypeOnDemand} {
 		got, err := prov.Create(ctx, newClaim("create-reserved-"+string(rune('a'+i))))
 		if err != nil {
@@ -85,6 +87,7 @@ func TestCreateLaunchesIntoTheReservationThenOnDemand(t *testing.T) {
 		}
 		inReservation := sdkaws.ToString(out.Reservations[0].Instances[0].CapacityReservationId)
 		if want == v1.CapacityTypeReserved {
+			reservedClaim = got
 			if inReservation != crID || got.Labels[v1.LabelCapacityReservationID] != crID || got.Labels[v1.LabelCapacityReservationType] != "default" {
 				t.Errorf("launch %d: instance in reservation %q, labels %s=%q %s=%q; want %s, default",
 					i+1, inReservation, v1.LabelCapacityReservationID, got.Labels[v1.LabelCapacityReservationID],
@@ -124,6 +127,22 @@ func TestCreateLaunchesIntoTheReservationThenOnDemand(t *testing.T) {
 	}
 	if n := sdkaws.ToInt32(rs.CapacityReservations[0].AvailableInstanceCount); n != 0 {
 		t.Errorf("reservation has %d instances left, want 0", n)
+	}
+
+	// Reservation drift: a reserved instance drifts once its node class
+	// stops selecting the reservation.
+	if reason, err := prov.IsDrifted(ctx, reservedClaim); err != nil || reason != "" {
+		t.Errorf("reserved claim with its reservation selected: drift %q (%v), want none", reason, err)
+	}
+	if err := kube.Client.Get(ctx, ctrlclient.ObjectKeyFromObject(nc), nc); err != nil {
+		t.Fatal(err)
+	}
+	nc.Status.CapacityReservations = nil
+	if err := kube.Client.Status().Update(ctx, nc); err != nil {
+		t.Fatal(err)
+	}
+	if reason, _ := prov.IsDrifted(ctx, reservedClaim); reason != awsprovider.DriftCapacityReservation {
+		t.Errorf("reservation no longer selected: drift %q, want %s", reason, awsprovider.DriftCapacityReservation)
 	}
 }
 
