@@ -1,18 +1,23 @@
 package aws_test
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	sdkaws "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/nodeclass"
 	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
 
@@ -182,5 +187,33 @@ func TestReservedCapacityGateOff(t *testing.T) {
 		if want := name == "gate-on"; offered != want || (len(c.Status.CapacityReservations) == 1) != want {
 			t.Errorf("%s: reservation offered %v, status %v; want both %v", name, offered, c.Status.CapacityReservations, want)
 		}
+	}
+}
+
+// A selected capacity block is listed but refused by name: launches do not
+// target capacity blocks, so the node class is not Ready.
+func TestCapacityBlockIsRefused(t *testing.T) {
+	ctx := testContext(t)
+	zone := sim.EC2.Region().Zones[0].Name
+	id, err := sim.EC2.AddCapacityBlock("p4d.24xlarge", zone, 1, time.Now().Add(24*time.Hour), "joist-test", "capacity-block")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc := testenv.NodeClass("capacity-block", cluster, "al2023@latest")
+	nc.Spec.CapacityReservationSelectorTerms = []awsv1.CapacityReservationSelectorTerm{{Tags: map[string]string{"joist-test": "capacity-block"}}}
+	if err := kube.Client.Create(ctx, nc); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = kube.Client.Delete(context.Background(), nc) })
+	nodeclass.Resolve(ctx, prov, nc)
+	if got := nc.Status.CapacityReservations; len(got) != 1 || got[0].ID != id || got[0].ReservationType != awsv1.CapacityReservationTypeCapacityBlock {
+		t.Errorf("status.capacityReservations = %+v, want the capacity block %s", got, id)
+	}
+	c := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeCapacityReservationsReady)
+	if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, id) || !strings.Contains(c.Message, "spec.capacityReservationSelectorTerms") {
+		t.Errorf("CapacityReservationsReady = %+v, want False naming %s and the field", c, id)
+	}
+	if meta.IsStatusConditionTrue(nc.Status.Conditions, v1.ConditionTypeReady) {
+		t.Error("node class selecting a capacity block is Ready")
 	}
 }
