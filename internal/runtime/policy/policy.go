@@ -26,6 +26,9 @@ type Params struct {
 	NodeRoleARN string
 	// QueueName is the interruption queue; empty leaves the SQS statement out.
 	QueueName string
+	// SSMParameterARNs are parameters the controller may read besides
+	// /aws/service/* (AMI aliases), for ssmParameter AMI selector terms.
+	SSMParameterARNs []string
 }
 
 func (p Params) withDefaults() Params {
