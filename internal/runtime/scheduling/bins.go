@@ -30,6 +30,10 @@ type bin struct {
 	ceil      []int64 // see claimCeiling
 	// zoneBlocked: zones whose room index leaves this claim out.
 	zoneBlocked []bool
+	// reservation is the capacity reservation the claim launches into
+	// (one instance of it taken this pass), in reservedSlot; "" for none.
+	reservation  string
+	reservedSlot int
 }
 
 type classCount struct {

@@ -37,7 +37,8 @@ func (s *solver) openClaim(c *class, reqID, n, sizeFor int) (int, []string) {
 		}
 		s.addClaim(b)
 		s.commit(c, b, k, st)
-		s.promiseFill(c, ps, target, perClaim)
+		s.reserve(b)
+		s.promiseFill(c, ps, b.target, perClaim)
 		return k, nil
 	}
 	return 0, reasons
@@ -187,8 +188,20 @@ func (s *solver) typeValues(t int, key string) []string {
 // finalizeClaim lists the claim's options cheapest first, truncated to
 // MaxInstanceTypes while keeping minValues.
 func (s *solver) finalizeClaim(b *bin) *NewClaim {
+	if b.reservation != "" {
+		if claim, ok := s.finalizeReserved(b); ok {
+			return claim
+		}
+	}
 	reqs := s.table.sets[b.reqID]
 	slots := s.cat.compile(b.reqID, reqs).slots
+	if s.countsReservations(slots) {
+		// Only claims that took an instance of a reservation may launch
+		// into one: the rest would overrun what the pass counted.
+		if r, sl := s.withoutReserved(reqs, slots); !math.IsInf(s.cat.cheapest(b.target, sl), 1) {
+			reqs, slots = r, sl
+		}
+	}
 	zero := make([]int64, len(b.used))
 	// Without minValues the cheapest MaxInstanceTypes fitting types are the
 	// answer, so the scan can stop there.
@@ -264,7 +277,7 @@ func (s *solver) offeringsIn(t int, slots uint64) []Offering {
 	}
 	var out []Offering
 	for _, o := range s.cat.types[t].Offerings {
-		if o.Available && slots&(1<<s.cat.slot(o.Zone, o.CapacityType)) != 0 {
+		if s.usable(o) && slots&(1<<s.cat.slot(o.Zone, o.CapacityType)) != 0 {
 			out = append(out, o)
 		}
 	}

@@ -335,7 +335,9 @@ func (s *solver) admit(c *class, b *bin, reqID, n int) (int, admitState) {
 		return 0, st
 	}
 	nr := s.table.combine(b.reqID, reqID)
-	if nr < 0 {
+	if nr < 0 || (b.reservation != "" && nr != b.reqID) {
+		// A reserved claim keeps the type, zone and requirements its
+		// reservation was taken for.
 		return 0, st
 	}
 	if n = min(n, s.spreadCap(c, b, nr)); n <= 0 {
@@ -371,7 +373,7 @@ func (s *solver) admit(c *class, b *bin, reqID, n int) (int, admitState) {
 			}
 		})
 	}
-	if k < n && st.target >= 0 && s.mustGrow(c, b) {
+	if k < n && st.target >= 0 && b.reservation == "" && s.mustGrow(c, b) {
 		k, st.target = s.grow(b, st, c, n, k)
 	}
 	k = min(k, n)

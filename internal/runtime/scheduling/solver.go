@@ -40,6 +40,8 @@ type solver struct {
 	byPrice   map[string][]int
 	offerings map[offerKey][]Offering
 	minReq    []int64 // smallest request per resource over all classes
+	// reservations counts the capacity reservations' instances this pass.
+	reservations *reservations
 }
 
 // scratch is a reusable resource vector; callers must not keep it.
@@ -55,7 +57,7 @@ func (s *solver) scratch() []int64 {
 // be placed are reported in Plan.Errors.
 func Solve(in Input) (*Plan, error) {
 	s := &solver{in: in, opts: in.Options, res: newResources(), matches: map[[2]int]bool{}, inverse: map[*class][]*topoGroup{}, plan: &Plan{},
-		byPrice: map[string][]int{}, offerings: map[offerKey][]Offering{}, singles: map[singleKey]singleVal{}}
+		byPrice: map[string][]int{}, offerings: map[offerKey][]Offering{}, singles: map[singleKey]singleVal{}, reservations: newReservations()}
 	if s.opts.MaxInstanceTypes <= 0 {
 		s.opts.MaxInstanceTypes = DefaultMaxInstanceTypes
 	}
@@ -64,7 +66,7 @@ func Solve(in Input) (*Plan, error) {
 	}
 	s.table = newReqTable(s.opts.WellKnownLabels)
 	s.topo = newTopology(in.NamespaceLabels)
-	cat, err := newCatalog(in.NodePools, s.res)
+	cat, err := newCatalog(in.NodePools, s.res, s.reservations)
 	if err != nil {
 		return nil, err
 	}

@@ -154,6 +154,9 @@ const (
 	DriftSubnet        cloud.DriftReason = "SubnetDrift"
 	DriftSecurityGroup cloud.DriftReason = "SecurityGroupDrift"
 	DriftNodeClass     cloud.DriftReason = "NodeClassDrift"
+	// DriftCapacityReservation: the instance runs in a reservation the
+	// node class no longer selects.
+	DriftCapacityReservation cloud.DriftReason = "CapacityReservationDrift"
 )
 
 // IsDrifted compares the claim's instance with its node class as resolved now.
@@ -179,7 +182,14 @@ func (p *Provider) IsDrifted(ctx context.Context, claim *v1.NodeClaim) (cloud.Dr
 		}
 		return "", err
 	}
-	return dynamicDrift(nc, inst, p.amisFor(nc, inst)), nil
+	if reason := dynamicDrift(nc, inst, p.amisFor(nc, inst)); reason != "" {
+		return reason, nil
+	}
+	if !p.settings.DisableReservedCapacity && inst.ReservationID != "" &&
+		!slices.ContainsFunc(nc.Status.CapacityReservations, func(cr awsv1.CapacityReservation) bool { return cr.ID == inst.ReservationID }) {
+		return DriftCapacityReservation, nil
+	}
+	return "", nil
 }
 
 // amisFor are the AMI IDs the node class would launch the instance's type with.

@@ -19,6 +19,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/ami"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/cache"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/capacityreservation"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instance"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instanceprofile"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instancetype"
@@ -40,6 +41,7 @@ type Provider struct {
 	instanceTypes    *instancetype.Provider
 	subnets          *subnet.Provider
 	securityGroups   *securitygroup.Provider
+	reservations     *capacityreservation.Provider
 	amis             *ami.Provider
 	instanceProfiles *instanceprofile.Provider
 	launchTemplates  *launchtemplate.Provider
@@ -78,9 +80,14 @@ func New(cfg aws.Config, kube client.Client, settings Settings) (*Provider, erro
 		unavailable: cache.NewUnavailableOfferings(), validations: ttlcache.New[string, validation](ValidationTTL),
 	}
 	p.pricing = pricing.New(ec2Client, pricingClient, cfg.Region)
+	p.reservations = capacityreservation.New(ec2Client, settings.CapacityReservationRefresh)
+	var reservations instancetype.Reservations
+	if !settings.DisableReservedCapacity {
+		reservations = p.reservations
+	}
 	p.instanceTypes = instancetype.New(ec2Client, p.pricing, p.unavailable, instancetype.Options{
 		Region: cfg.Region, VMMemoryOverheadPercent: settings.VMMemoryOverheadPercent,
-		ReservedENIs: settings.ReservedENIs, Refresh: settings.InstanceTypeRefresh,
+		ReservedENIs: settings.ReservedENIs, Refresh: settings.InstanceTypeRefresh, Reservations: reservations,
 	})
 	p.subnets = subnet.New(ec2Client, settings.SubnetRefresh)
 	p.securityGroups = securitygroup.New(ec2Client, settings.SecurityGroupRefresh)
@@ -124,6 +131,10 @@ func (p *Provider) Subnets() *subnet.Provider { return p.subnets }
 
 // SecurityGroups resolves security group selector terms.
 func (p *Provider) SecurityGroups() *securitygroup.Provider { return p.securityGroups }
+
+// CapacityReservations resolves capacity reservation selector terms and
+// counts the instances left in each reservation.
+func (p *Provider) CapacityReservations() *capacityreservation.Provider { return p.reservations }
 
 // AMIs resolves AMI selector terms.
 func (p *Provider) AMIs() *ami.Provider { return p.amis }

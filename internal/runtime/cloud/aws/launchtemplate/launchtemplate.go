@@ -58,6 +58,12 @@ type Config struct {
 	Tags               map[string]string
 	DetailedMonitoring bool
 	AssociatePublicIP  *bool
+	// CapacityReservationID targets the launch at one reservation, and
+	// only it. Otherwise, when ReservationsSelected, the launch stays out
+	// of open reservations, which the node class's selected reservations
+	// are counted for.
+	CapacityReservationID string
+	ReservationsSelected  bool
 }
 
 // use is what the provider knows of a template's use.
@@ -411,6 +417,17 @@ func data(cfg Config) *ec2types.RequestLaunchTemplateData {
 		BlockDeviceMappings: blockDevices(cfg.BlockDeviceMappings),
 		MetadataOptions:     metadata(cfg.MetadataOptions),
 		Monitoring:          &ec2types.LaunchTemplatesMonitoringRequest{Enabled: aws.Bool(cfg.DetailedMonitoring)},
+	}
+	switch {
+	case cfg.CapacityReservationID != "":
+		d.CapacityReservationSpecification = &ec2types.LaunchTemplateCapacityReservationSpecificationRequest{
+			CapacityReservationPreference: ec2types.CapacityReservationPreferenceCapacityReservationsOnly,
+			CapacityReservationTarget:     &ec2types.CapacityReservationTarget{CapacityReservationId: aws.String(cfg.CapacityReservationID)},
+		}
+	case cfg.ReservationsSelected:
+		d.CapacityReservationSpecification = &ec2types.LaunchTemplateCapacityReservationSpecificationRequest{
+			CapacityReservationPreference: ec2types.CapacityReservationPreferenceNone,
+		}
 	}
 	if cfg.UserData != "" {
 		d.UserData = aws.String(base64.StdEncoding.EncodeToString([]byte(cfg.UserData)))
