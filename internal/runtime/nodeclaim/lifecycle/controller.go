@@ -89,6 +89,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		errs = append(errs, err)
 	} else {
 		countSteps(stored, claim)
+		announce(c.recorder, claim, Transitions(stored, claim))
 	}
 	return out, errors.Join(errs...)
 }
