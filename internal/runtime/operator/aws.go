@@ -26,6 +26,11 @@ func (o *Operator) WithAWS() (*awsprovider.Provider, error) {
 		KubernetesVersionFunc:   awsprovider.DiscoverKubernetesVersion(o.Manager.GetConfig()),
 		VMMemoryOverheadPercent: s.VMMemoryOverheadPercent,
 		ReservedENIs:            s.ReservedENIs,
+		IsolatedVPC:             s.IsolatedVPC,
+		DisableDryRun:           s.DisableDryRun,
+		AMIRefresh:              s.AMIRefreshInterval,
+		SubnetRefresh:           s.SubnetRefreshInterval,
+		SecurityGroupRefresh:    s.SecurityGroupRefreshInterval,
 	})
 	if err != nil {
 		return nil, err

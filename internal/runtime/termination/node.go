@@ -247,6 +247,6 @@ func (c *NodeController) Register(mgr manager.Manager) error {
 			}
 			return nil
 		})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: maxNodeConcurrency, RateLimiter: ratelimit.PerObject()}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: ratelimit.Concurrency(maxNodeConcurrency), RateLimiter: ratelimit.PerObject()}).
 		Complete(c)
 }

@@ -130,7 +130,7 @@ func (c *NodeClaimController) Register(mgr manager.Manager) error {
 			}
 			return out
 		})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 50, RateLimiter: ratelimit.PerObject()}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: ratelimit.Concurrency(50), RateLimiter: ratelimit.PerObject()}).
 		Complete(c)
 }
 

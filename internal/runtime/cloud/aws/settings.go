@@ -23,8 +23,11 @@ type Settings struct {
 	// VMMemoryOverheadPercent defaults to 0.075.
 	VMMemoryOverheadPercent float64
 	ReservedENIs            int
-	// IsolatedVPC skips the Pricing API (the embedded table is used).
+	// IsolatedVPC skips the Pricing API (the embedded table is used) and
+	// the IAM calls of instance-profile cleanup.
 	IsolatedVPC bool
+	// DisableDryRun skips the node class permission dry-runs.
+	DisableDryRun bool
 	// Refresh intervals; zero takes the defaults (1m subnets and AMIs, 1m
 	// security groups, 5m instance types).
 	SubnetRefresh        time.Duration

@@ -163,7 +163,7 @@ func (c *Controller) Register(mgr manager.Manager) error {
 			})
 		}))
 	}
-	return b.WithOptions(controller.Options{MaxConcurrentReconciles: 10, RateLimiter: ratelimit.PerObject()}).
+	return b.WithOptions(controller.Options{MaxConcurrentReconciles: ratelimit.Concurrency(10), RateLimiter: ratelimit.PerObject()}).
 		Complete(c)
 }
 

@@ -149,7 +149,7 @@ func (c *Controller) Register(mgr manager.Manager) error {
 		Named("nodeclaim.lifecycle").
 		For(&v1.NodeClaim{}).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(c.claimsForNode)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 50, RateLimiter: ratelimit.PerObject()}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: ratelimit.Concurrency(50), RateLimiter: ratelimit.PerObject()}).
 		Complete(c)
 }
 
