@@ -119,10 +119,10 @@ func testDeployment(t *testing.T) {
 			aws.ToString(inst.Placement.AvailabilityZone), podsOn[node.Name], price)
 	}
 	for series, want := range map[string]float64{
-		`joist_nodeclaims_created_total{nodepool="deployment",reason="provisioning"}`: float64(len(claims)),
-		`joist_nodeclaims_launched_total{nodepool="deployment"}`:                      float64(len(claims)),
-		`joist_nodeclaims_registered_total{nodepool="deployment"}`:                    float64(len(claims)),
-		`joist_nodeclaims_initialized_total{nodepool="deployment"}`:                   float64(len(claims)),
+		`karpenter_nodeclaims_created_total{min_values_relaxed="false",nodepool="deployment",reason="provisioned"}`: float64(len(claims)),
+		`joist_nodeclaims_launched_total{nodepool="deployment"}`:                                                    float64(len(claims)),
+		`joist_nodeclaims_registered_total{nodepool="deployment"}`:                                                  float64(len(claims)),
+		`joist_nodeclaims_initialized_total{nodepool="deployment"}`:                                                 float64(len(claims)),
 	} {
 		got, ok, err := w.controller.metric(series)
 		if err != nil || !ok || got != want {
