@@ -166,6 +166,16 @@ func (w *walker) array(s *apiextensionsv1.JSONSchemaProps, p Path, v []any, old 
 	if s.MinItems != nil && int64(len(v)) < *s.MinItems {
 		w.add(p, ErrorTypeInvalid, "must have at least %d items", *s.MinItems)
 	}
+	if s.XListType != nil && *s.XListType == "set" {
+		seen := map[string]bool{}
+		for i, item := range v {
+			key, _ := json.Marshal(item)
+			if seen[string(key)] {
+				w.add(p.Index(i), ErrorTypeDuplicate, "Duplicate value: %s", key)
+			}
+			seen[string(key)] = true
+		}
+	}
 	if s.Items == nil || s.Items.Schema == nil {
 		return
 	}

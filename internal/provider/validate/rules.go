@@ -42,6 +42,24 @@ var celRules = map[string]rule{
 	`self.all(x, x != 'kubernetes.io/hostname')`: eachKey(keyIsNot("kubernetes.io/hostname")),
 	`self.all(x, x in ['karpenter.k8s.aws/ec2nodeclass', 'karpenter.k8s.aws/instance-encryption-in-transit-supported', 'karpenter.k8s.aws/instance-category', 'karpenter.k8s.aws/instance-hypervisor', 'karpenter.k8s.aws/instance-family', 'karpenter.k8s.aws/instance-generation', 'karpenter.k8s.aws/instance-local-nvme', 'karpenter.k8s.aws/instance-size', 'karpenter.k8s.aws/instance-cpu', 'karpenter.k8s.aws/instance-cpu-manufacturer', 'karpenter.k8s.aws/instance-cpu-sustained-clock-speed-mhz', 'karpenter.k8s.aws/instance-memory', 'karpenter.k8s.aws/instance-ebs-bandwidth', 'karpenter.k8s.aws/instance-network-bandwidth', 'karpenter.k8s.aws/instance-gpu-name', 'karpenter.k8s.aws/instance-gpu-manufacturer', 'karpenter.k8s.aws/instance-gpu-count', 'karpenter.k8s.aws/instance-gpu-memory', 'karpenter.k8s.aws/instance-accelerator-name', 'karpenter.k8s.aws/instance-accelerator-manufacturer', 'karpenter.k8s.aws/instance-accelerator-count', 'karpenter.k8s.aws/instance-capability-flex', 'karpenter.k8s.aws/instance-tenancy', 'karpenter.k8s.aws/capacity-reservation-id', 'karpenter.k8s.aws/capacity-reservation-type', 'karpenter.k8s.aws/capacity-reservation-interruptible', 'karpenter.k8s.aws/placement-group-id', 'karpenter.k8s.aws/placement-group-partition'] || !x.find('^([^/]+)').endsWith('karpenter.k8s.aws'))`: eachKey(keyAllowedIn(v1.AWSGroup)),
 
+	// Static NodePools (spec.replicas).
+	`has(self.replicas) == has(oldSelf.replicas)`: func(self, old any) []Path {
+		return failAt(has(obj(self), "replicas") != has(obj(old), "replicas"), "replicas")
+	},
+	`!has(self.replicas) || (!has(self.limits) || size(self.limits) == 0 || (size(self.limits) == 1 && 'nodes' in self.limits))`: func(self, _ any) []Path {
+		s := obj(self)
+		if !has(s, "replicas") {
+			return nil
+		}
+		limits := obj(s["limits"])
+		_, nodes := limits["nodes"]
+		return failAt(len(limits) > 1 || (len(limits) == 1 && !nodes), "limits")
+	},
+	`!has(self.replicas) || !has(self.weight)`: func(self, _ any) []Path {
+		s := obj(self)
+		return failAt(has(s, "replicas") && has(s, "weight"), "weight")
+	},
+
 	// nodeClassRef.
 	`self.group == oldSelf.group`: unchanged("group"),
 	`self.kind == oldSelf.kind`:   unchanged("kind"),

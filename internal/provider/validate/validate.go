@@ -30,6 +30,7 @@ const (
 	ErrorTypeNotSupported ErrorType = "Unsupported value"
 	ErrorTypeTooLong      ErrorType = "Too long"
 	ErrorTypeTooMany      ErrorType = "Too many"
+	ErrorTypeDuplicate    ErrorType = "Duplicate value"
 	ErrorTypeInternal     ErrorType = "Internal error"
 )
 
