@@ -160,11 +160,12 @@ func at(obj map[string]any, path string) any {
 	var cur any = obj
 	for _, part := range strings.Split(path, ".") {
 		name, idx, hasIdx := strings.Cut(part, "[")
-		cur = obj2(cur)[name]
+		m, _ := cur.(map[string]any)
+		cur = m[name]
 		if hasIdx {
 			var i int
 			fmt.Sscanf(idx, "%d]", &i)
-			l := list(cur)
+			l, _ := cur.([]any)
 			if i >= len(l) {
 				return nil
 			}
@@ -173,8 +174,6 @@ func at(obj map[string]any, path string) any {
 	}
 	return cur
 }
-
-func obj2(v any) map[string]any { return obj(v) }
 
 func jsonNormal(v any) any {
 	raw, _ := json.Marshal(v)
