@@ -181,3 +181,28 @@ func jsonNormal(v any) any {
 	_ = json.Unmarshal(raw, &out)
 	return out
 }
+
+// TestRuntimeInvalidManifestsFailAtPlan: what the CRDs accept (as
+// Karpenter's do) and the runtime refuses on the object's status is refused
+// here too, at the field and with the runtime's message.
+func TestRuntimeInvalidManifestsFailAtPlan(t *testing.T) {
+	v, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := loadCases(t, "runtime-invalid")
+	if len(cases) == 0 {
+		t.Fatal("no runtime-invalid cases")
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			errs := v.Validate(c.Object, c.Base)
+			for _, e := range errs {
+				if strings.HasPrefix(e.Path.String(), c.Error.Field) && strings.Contains(e.Message, strings.ReplaceAll(c.Error.Message, `\"`, `"`)) {
+					return
+				}
+			}
+			t.Errorf("%s: want an error at %s saying %q, got %v", c.Description, c.Error.Field, c.Error.Message, errs)
+		})
+	}
+}

@@ -129,7 +129,8 @@ func (v *Validator) Validate(obj, old map[string]any) ErrorList {
 		// schema's shape: they could not evaluate.
 		return w.errs
 	}
-	return append(w.errs, v.rules[v.gvkOf(obj)].validate(withoutStatus(obj), withoutStatus(old))...)
+	errs := append(w.errs, v.rules[v.gvkOf(obj)].validate(withoutStatus(obj), withoutStatus(old))...)
+	return append(errs, v.runtimeRules(obj)...)
 }
 
 func (v *Validator) gvkOf(obj map[string]any) schema.GroupVersionKind {
