@@ -1,11 +1,10 @@
-package operator
+package settings
 
 import (
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -170,11 +169,8 @@ func ParseSettings(args []string, getenv func(string) string) (*Settings, error)
 	st.AWSFeatureGates = awsGates
 	for _, f := range foreign {
 		if v := get(f.flag); !atDefault(f, v) {
-			p.errs = append(p.errs, fmt.Errorf("%s (--%s) is %q: Joist does not act on this Karpenter setting (%s); remove it or set it to %q", f.env, f.flag, v, f.usage, f.def))
+			p.errs = append(p.errs, foreignError(f, v))
 		}
-	}
-	if st.LeaderElectionNamespace == "" {
-		st.LeaderElectionNamespace = podNamespace()
 	}
 	return st, errors.Join(append(p.errs, st.validate(p.failed)...)...)
 }
@@ -189,16 +185,6 @@ type settingValue struct {
 func (v *settingValue) String() string     { return v.s }
 func (v *settingValue) Set(s string) error { v.s = s; return nil }
 func (v *settingValue) IsBoolFlag() bool   { return v.isBool }
-
-// podNamespace is the namespace of the service account the pod runs as.
-func podNamespace() string {
-	if b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil {
-		if ns := strings.TrimSpace(string(b)); ns != "" {
-			return ns
-		}
-	}
-	return "kube-system"
-}
 
 // validate checks ranges and combinations; settings that did not parse
 // (failed) were reported already.
@@ -467,6 +453,10 @@ func atDefault(s setting, v string) bool {
 		return err == nil && strconv.FormatBool(b) == s.def
 	}
 	return v == s.def
+}
+
+func foreignError(f setting, v string) error {
+	return fmt.Errorf("%s (--%s) is %q: Joist does not act on this Karpenter setting (%s); remove it or set it to %q", f.env, f.flag, v, f.usage, f.def)
 }
 
 // foreign are Karpenter settings Joist has no behaviour for (usage says
