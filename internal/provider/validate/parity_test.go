@@ -196,7 +196,7 @@ func TestRuntimeInvalidManifestsFailAtPlan(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			errs := v.Validate(c.Object, c.Base)
+			errs := v.Unsupported(c.Object)
 			for _, e := range errs {
 				if strings.HasPrefix(e.Path.String(), c.Error.Field) && strings.Contains(e.Message, strings.ReplaceAll(c.Error.Message, `\"`, `"`)) {
 					return
@@ -204,5 +204,39 @@ func TestRuntimeInvalidManifestsFailAtPlan(t *testing.T) {
 			}
 			t.Errorf("%s: want an error at %s saying %q, got %v", c.Description, c.Error.Field, c.Error.Message, errs)
 		})
+	}
+}
+
+// TestUnsupportedNodePoolFields: a static pool and Balanced consolidation,
+// which the CRD accepts as Karpenter's does, are reported at their fields;
+// a dynamic pool is not.
+func TestUnsupportedNodePoolFields(t *testing.T) {
+	v, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := func(spec string) map[string]any {
+		var obj map[string]any
+		raw := `{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"p"},"spec":` + spec + `}`
+		if err := json.Unmarshal([]byte(raw), &obj); err != nil {
+			t.Fatal(err)
+		}
+		return obj
+	}
+	template := `"template":{"spec":{"nodeClassRef":{"group":"karpenter.k8s.aws","kind":"EC2NodeClass","name":"d"},"requirements":[]}}`
+	for _, c := range []struct {
+		spec, field string
+	}{
+		{`{"replicas":3,` + template + `}`, "spec.replicas"},
+		{`{"disruption":{"consolidationPolicy":"Balanced"},` + template + `}`, "spec.disruption.consolidationPolicy"},
+		{`{"disruption":{"consolidationPolicy":"WhenEmptyOrUnderutilized"},` + template + `}`, ""},
+	} {
+		errs := v.Unsupported(pool(c.spec))
+		switch {
+		case c.field == "" && len(errs) > 0:
+			t.Errorf("%s: %v, want none", c.spec, errs)
+		case c.field != "" && (len(errs) != 1 || errs[0].Path.String() != c.field || !strings.Contains(errs[0].Message, "not implemented")):
+			t.Errorf("%s: %v, want one error at %s saying it is not implemented", c.spec, errs, c.field)
+		}
 	}
 }

@@ -129,8 +129,7 @@ func (v *Validator) Validate(obj, old map[string]any) ErrorList {
 		// schema's shape: they could not evaluate.
 		return w.errs
 	}
-	errs := append(w.errs, v.rules[v.gvkOf(obj)].validate(withoutStatus(obj), withoutStatus(old))...)
-	return append(errs, v.runtimeRules(obj)...)
+	return append(w.errs, v.rules[v.gvkOf(obj)].validate(withoutStatus(obj), withoutStatus(old))...)
 }
 
 func (v *Validator) gvkOf(obj map[string]any) schema.GroupVersionKind {
