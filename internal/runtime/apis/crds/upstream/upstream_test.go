@@ -6,6 +6,7 @@ package upstream_test
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -159,7 +160,7 @@ func compare(p string, up, own *apiextensionsv1.JSONSchemaProps) []string {
 	for n := range own.Properties {
 		names[n] = true
 	}
-	for _, n := range sortedKeys(names) {
+	for _, n := range slices.Sorted(maps.Keys(names)) {
 		if n == "status" && strings.Count(p, ".") == 1 {
 			continue
 		}
@@ -261,15 +262,6 @@ func orNone(s string) string {
 		return "unset"
 	}
 	return s
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func readDifferences(t *testing.T) map[string]string {
