@@ -15,8 +15,10 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 )
@@ -121,8 +123,23 @@ func TestMetrics(t *testing.T) {
 	consolidatingPool(t, pool, "10s", func(np *v1.NodePool) {
 		np.Spec.Limits = v1.Limits(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100")})
 	})
-	d := deployment(ns, "pause", 2, podSpec(pool, requests("1", "1.5Gi")))
+	spec := podSpec(pool, requests("1", "1.5Gi"))
+	spec.Containers[0].Resources.Limits = requests("1", "1.5Gi")
+	d := deployment(ns, "pause", 2, spec)
 	create(t, d)
+	// A DaemonSet on the pool's nodes, with limits, for the per-node daemon
+	// series (in its own namespace: waitRunning counts the deployment's).
+	dsNS := scenarioNamespace(t, "e2e-metrics-ds")
+	dsSpec := podSpec(pool, requests("10m", "16Mi"))
+	dsSpec.Containers[0].Resources.Limits = requests("10m", "16Mi")
+	dsLabels := map[string]string{"app": "metrics-ds"}
+	create(t, &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: dsNS, Name: "metrics-ds"},
+		Spec: appsv1.DaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: dsLabels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: dsLabels}, Spec: dsSpec},
+		},
+	})
 	waitRunning(t, ns, 2)
 
 	// A NodeClaim deleted by hand is drained: its pod is evicted.
@@ -142,6 +159,18 @@ func TestMetrics(t *testing.T) {
 		return true, ""
 	})
 	waitRunning(t, ns, 2)
+	// The per-node and per-pod gauges have series only while the pool has
+	// nodes and pods: scrape them now, before emptiness removes both.
+	var during map[string]*dto.MetricFamily
+	eventually(t, "the per-pod and per-node daemon series served", func() (bool, string) {
+		during = scrape(t)
+		for _, name := range []string{"karpenter_pods_state", "karpenter_nodes_total_daemon_requests", "karpenter_nodes_total_daemon_limits"} {
+			if _, ok := during[name]; !ok {
+				return false, name + " not served yet"
+			}
+		}
+		return true, ""
+	})
 	// No pods left: emptiness removes the nodes.
 	scale(t, d, 0)
 	eventually(t, "the pool's nodes removed by emptiness", func() (bool, string) {
@@ -152,6 +181,9 @@ func TestMetrics(t *testing.T) {
 	families := scrape(t)
 	for _, s := range append(append([]series{}, karpenterSeries...), joistSeries...) {
 		f, ok := families[s.name]
+		if !ok {
+			f, ok = during[s.name]
+		}
 		if !ok {
 			t.Errorf("%s is not served", s.name)
 			continue
