@@ -130,9 +130,10 @@ type EC2NodeClassSpec struct {
 	// Context is passed as the CreateFleet Context parameter.
 	// +optional
 	Context *string `json:"context,omitempty"`
-	// EnclaveOptions turns on AWS Nitro Enclaves for the instances; the
-	// instance types are then limited to those that support them. Omitted,
-	// or enabled false, leaves enclaves off.
+	// EnclaveOptions turns on AWS Nitro Enclaves for the instances; it is
+	// passed to the launch template, and EC2 refuses a launch on an instance
+	// type without enclave support. Omitted, or enabled false, leaves
+	// enclaves off.
 	// +optional
 	EnclaveOptions *EnclaveOptions `json:"enclaveOptions,omitempty"`
 	// ConnectionTracking sets the idle connection tracking timeouts of the
