@@ -16,6 +16,7 @@ func runController(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	operator.SetBuildInfo(version)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	op, err := operator.New(ctx, settings)

@@ -33,6 +33,7 @@ import (
 
 	"github.com/joistdev/terraform-provider-joist/internal/controllerdeploy"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/crds"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/operator/settings"
 )
 
 var (
@@ -154,9 +155,9 @@ func (r *ControllerResource) Schema(_ context.Context, _ resource.SchemaRequest,
 		"aws_region": schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: "`AWS_REGION` of the controller; defaults to the provider's AWS region when known."},
 		"feature_gates": schema.MapAttribute{Optional: true, ElementType: types.BoolType,
 			MarkdownDescription: "`FEATURE_GATES`, by Karpenter's gate names, e.g. `{ SpotToSpotConsolidation = true }`; a gate left out keeps Karpenter's default. " +
-				"`terraform plan` rejects gates the controller does not know." + chart("settings.featureGates") + " (there in camelCase)"},
+				"`terraform plan` rejects gates the controller does not know and turning on a gate whose feature Joist does not have." + chart("settings.featureGates") + " (there in camelCase)"},
 		"aws_feature_gates": schema.MapAttribute{Optional: true, ElementType: types.BoolType,
-			MarkdownDescription: "`AWS_FEATURE_GATES`, by Karpenter's gate names (`" + strings.Join(karpenterAWSGates, "`, `") + "`), all off by default. " +
+			MarkdownDescription: "`AWS_FEATURE_GATES`, by Karpenter's gate names (`" + strings.Join(settings.AWSGateNames(), "`, `") + "`), all off by default. " +
 				"Joist's controller implements none of them: `terraform plan` rejects turning one on." + chart("settings.awsFeatureGates")},
 		"extra_env": schema.MapAttribute{Optional: true, ElementType: types.StringType,
 			MarkdownDescription: "More environment variables of the controller container (proxies, `AWS_STS_REGIONAL_ENDPOINTS`, ...). A controller setting with its own " +

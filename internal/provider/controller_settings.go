@@ -116,10 +116,6 @@ var controllerSettings = []controllerSetting{
 		doc: "YAML or JSON of the kube-scheduler settings scheduling simulations mirror (`podTopologySpread.defaultConstraints`)."},
 }
 
-// karpenterAWSGates are Karpenter v1.15's AWS feature gates, all off by
-// default.
-var karpenterAWSGates = []string{"DRAEFA", "DRANVIDIAGPU", "NodeClassCEL", "RebootForRepair"}
-
 // derivedSettings are environment variables joist_controller sets from
 // other attributes; extra_env may not set them.
 var derivedSettings = map[string]string{
@@ -310,10 +306,9 @@ func controllerEnvironment(ctx context.Context, m *controllerModel, diags *diag.
 			continue
 		}
 		if !settings.Known(s.env) {
-			if !s.isDefault(v) {
+			if err := settings.CheckUnimplemented(s.env, v); err != nil {
 				diags.AddAttributeError(path.Root(s.attr), "Setting not implemented by Joist's controller",
-					fmt.Sprintf("%s is %q, but Joist's controller does not implement %s (%s in Karpenter): it would have no effect. "+
-						"Remove %s from the configuration or set it to its default %q.", s.attr, v, s.env, chartOrFlag(s), s.attr, s.def))
+					fmt.Sprintf("%s (%s in Karpenter): %s.", s.attr, chartOrFlag(s), err))
 			}
 			continue
 		}
@@ -333,24 +328,8 @@ func controllerEnvironment(ctx context.Context, m *controllerModel, diags *diag.
 	if gates := gateList(ctx, m.FeatureGates, diags); gates != "" {
 		e.put("FEATURE_GATES", gates, path.Root("feature_gates"))
 	}
-	awsGates := map[string]bool{}
-	if !m.AWSFeatureGates.IsNull() && !m.AWSFeatureGates.IsUnknown() {
-		diags.Append(m.AWSFeatureGates.ElementsAs(ctx, &awsGates, false)...)
-	}
-	for name, on := range awsGates {
-		p := path.Root("aws_feature_gates").AtMapKey(name)
-		switch {
-		case !contains(karpenterAWSGates, name):
-			diags.AddAttributeError(p, "Unknown AWS feature gate", fmt.Sprintf("%q is not one of Karpenter's AWS feature gates (%s)", name, strings.Join(karpenterAWSGates, ", ")))
-		case on && !settings.Known("AWS_FEATURE_GATES"):
-			diags.AddAttributeError(p, "Feature gate not implemented by Joist's controller",
-				fmt.Sprintf("Joist's controller does not implement the AWS feature gate %s: turning it on would have no effect. Remove it or set it to false.", name))
-		}
-	}
-	if settings.Known("AWS_FEATURE_GATES") {
-		if gates := gateList(ctx, m.AWSFeatureGates, diags); gates != "" {
-			e.put("AWS_FEATURE_GATES", gates, path.Root("aws_feature_gates"))
-		}
+	if gates := gateList(ctx, m.AWSFeatureGates, diags); gates != "" {
+		e.put("AWS_FEATURE_GATES", gates, path.Root("aws_feature_gates"))
 	}
 	byEnv := map[string]string{}
 	for _, s := range controllerSettings {

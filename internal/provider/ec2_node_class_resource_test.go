@@ -31,8 +31,8 @@ resource "joist_ec2_node_class" "test" {
   security_group_selector_terms = [{ tags = { "karpenter.sh/discovery" = "demo" } }, { name = "eks-cluster-sg" }]
   tags                          = { team = %q }
   kubelet = {
-    max_pods      = %d
-    system_reserved = { cpu = "100m" }
+    maxPods        = "%d"
+    systemReserved = jsonencode({ cpu = "100m" })
   }
   block_device_mappings = [{
     device_name = "/dev/xvda"
@@ -103,7 +103,7 @@ data "joist_ec2_node_class" "read" {
 					statecheck.ExpectKnownValue(nodeClassData, tfjsonpath.New("status").AtMapKey("subnets").AtSliceIndex(0).AtMapKey("zone_id"), knownvalue.StringExact("usw2-az1")),
 					statecheck.ExpectKnownValue(nodeClassData, tfjsonpath.New("status").AtMapKey("instance_profile"), knownvalue.StringExact("demo_123")),
 					statecheck.ExpectKnownValue(nodeClassData, tfjsonpath.New("status").AtMapKey("amis").AtSliceIndex(0).AtMapKey("requirements").AtSliceIndex(0).AtMapKey("values"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("amd64")})),
-					statecheck.ExpectKnownValue(nodeClassData, tfjsonpath.New("kubelet").AtMapKey("max_pods"), knownvalue.Int64Exact(58)),
+					statecheck.ExpectKnownValue(nodeClassData, tfjsonpath.New("kubelet").AtMapKey("maxPods"), knownvalue.StringExact("58")),
 				},
 			},
 			{

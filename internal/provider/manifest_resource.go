@@ -166,6 +166,18 @@ func (r *manifestResource) validationDiagnostics(attrs, old map[string]attr.Valu
 			}
 		}
 	}
+	for _, e := range v.Unsupported(obj) {
+		if overlapsAny(e.Path, unknown) {
+			continue
+		}
+		summary := fmt.Sprintf("Invalid %s", r.typeName)
+		detail := e.Message + ". Karpenter's CRD accepts this, Joist's controller does not act on it."
+		if p, ok := attributePath(e.Path); ok {
+			diags.AddAttributeError(p, summary, fmt.Sprintf("%s: %s", formatAttributePath(p), detail))
+		} else {
+			diags.AddError(summary, detail)
+		}
+	}
 	for _, e := range errs {
 		if overlapsAny(e.Path, unknown) {
 			continue

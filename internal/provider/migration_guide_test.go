@@ -95,17 +95,13 @@ func TestMigrationGuideCoversEveryInput(t *testing.T) {
 			t.Errorf("the row of %s says not implemented: %v; the controller implements %s: %v", s.chart, got, s.env, !want)
 		}
 	}
-	known := map[string]bool{}
-	for _, g := range settings.GateNames() {
-		known[g] = true
-	}
 	for _, g := range karpenterGates {
 		chartName := "settings.featureGates." + strings.ToLower(g[:1]) + g[1:]
-		if got := strings.Contains(rows[chartName], "not implemented"); got == known[g] {
-			t.Errorf("the row of %s says not implemented: %v; the controller knows the gate: %v", chartName, got, known[g])
+		if got := strings.Contains(rows[chartName], "not implemented"); got == settings.GateSupported(g) {
+			t.Errorf("the row of %s says not implemented: %v; the controller acts on the gate: %v", chartName, got, settings.GateSupported(g))
 		}
 	}
-	for _, g := range karpenterAWSGates {
+	for _, g := range settings.AWSGateNames() {
 		var chartName string
 		for name, row := range rows {
 			if strings.HasPrefix(name, "settings.awsFeatureGates.") && strings.Contains(row, g+" = ") {
@@ -114,8 +110,8 @@ func TestMigrationGuideCoversEveryInput(t *testing.T) {
 		}
 		if chartName == "" {
 			t.Errorf("the migration guide has no row for the AWS feature gate %s", g)
-		} else if strings.Contains(rows[chartName], "not implemented") == settings.Known("AWS_FEATURE_GATES") {
-			t.Errorf("the row of %s is wrong about AWS_FEATURE_GATES being implemented", chartName)
+		} else if strings.Contains(rows[chartName], "not implemented") == settings.GateSupported(g) {
+			t.Errorf("the row of %s is wrong about the gate %s being implemented", chartName, g)
 		}
 	}
 }
@@ -125,6 +121,11 @@ func TestMigrationGuideCoversEveryInput(t *testing.T) {
 func TestSettingDefaultsAreKarpenters(t *testing.T) {
 	for _, s := range controllerSettings {
 		if !settings.Known(s.env) {
+			// The controller holds the rule for the settings it does not
+			// implement too: it accepts them at this default only.
+			if err := settings.CheckUnimplemented(s.env, s.def); err != nil {
+				t.Errorf("%s: joist_controller's default %q: %v", s.env, s.def, err)
+			}
 			continue
 		}
 		if got := settings.Default(s.env); got != s.def && !(s.kind != settingString && s.kind != settingDuration && s.isDefault(got)) {

@@ -90,6 +90,12 @@ func testDeployment(t *testing.T) {
 		if hasOwner(node, c.Name) == false {
 			t.Errorf("node %s has no owner reference to nodeclaim %s", node.Name, c.Name)
 		}
+		// Events of cluster-scoped objects are recorded in "default".
+		for _, step := range []string{v1.ConditionTypeLaunched, v1.ConditionTypeRegistered, v1.ConditionTypeInitialized} {
+			if len(runtimeEvents(t, metav1.NamespaceDefault, c.Name, step)) == 0 {
+				t.Errorf("nodeclaim %s has no %s event", c.Name, step)
+			}
+		}
 		if ct := c.Labels[v1.CapacityTypeLabelKey]; ct != v1.CapacityTypeSpot {
 			t.Errorf("nodeclaim %s launched %s, want spot (cheaper and allowed)", c.Name, ct)
 		}
@@ -113,10 +119,10 @@ func testDeployment(t *testing.T) {
 			aws.ToString(inst.Placement.AvailabilityZone), podsOn[node.Name], price)
 	}
 	for series, want := range map[string]float64{
-		`joist_nodeclaims_created_total{nodepool="deployment",reason="provisioning"}`: float64(len(claims)),
-		`joist_nodeclaims_launched_total{nodepool="deployment"}`:                      float64(len(claims)),
-		`joist_nodeclaims_registered_total{nodepool="deployment"}`:                    float64(len(claims)),
-		`joist_nodeclaims_initialized_total{nodepool="deployment"}`:                   float64(len(claims)),
+		`karpenter_nodeclaims_created_total{min_values_relaxed="false",nodepool="deployment",reason="provisioned"}`: float64(len(claims)),
+		`joist_nodeclaims_launched_total{nodepool="deployment"}`:                                                    float64(len(claims)),
+		`joist_nodeclaims_registered_total{nodepool="deployment"}`:                                                  float64(len(claims)),
+		`joist_nodeclaims_initialized_total{nodepool="deployment"}`:                                                 float64(len(claims)),
 	} {
 		got, ok, err := w.controller.metric(series)
 		if err != nil || !ok || got != want {

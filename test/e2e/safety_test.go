@@ -154,7 +154,7 @@ func testEventualConsistency(t *testing.T) {
 	if len(after) != len(claims) {
 		t.Errorf("%d nodeclaims after the orphan's collection, %d before", len(after), len(claims))
 	}
-	created, _, err := w.controller.metric(fmt.Sprintf(`joist_nodeclaims_created_total{nodepool=%q,reason="provisioning"}`, pool))
+	created, _, err := w.controller.metric(fmt.Sprintf(`karpenter_nodeclaims_created_total{min_values_relaxed="false",nodepool=%q,reason="provisioned"}`, pool))
 	if err != nil || int(created) != len(after) {
 		t.Errorf("the provisioner created %v nodeclaims (%v); %d exist: some were deleted", created, err, len(after))
 	}
@@ -287,7 +287,7 @@ func testTransientErrors(t *testing.T) {
 			t.Errorf("nodeclaim %s deleted during transient errors", c.Name)
 		}
 	}
-	created, _, _ := w.controller.metric(fmt.Sprintf(`joist_nodeclaims_created_total{nodepool=%q,reason="provisioning"}`, pool))
+	created, _, _ := w.controller.metric(fmt.Sprintf(`karpenter_nodeclaims_created_total{min_values_relaxed="false",nodepool=%q,reason="provisioned"}`, pool))
 	if n := len(claimsOf(t, pool)); int(created) != n {
 		t.Errorf("%v nodeclaims created, %d exist", created, n)
 	}

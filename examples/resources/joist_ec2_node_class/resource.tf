@@ -12,9 +12,10 @@ resource "joist_ec2_node_class" "default" {
 
   tags = { team = "platform" }
 
+  # Any kubelet configuration field by its JSON name; values are JSON text.
   kubelet = {
-    max_pods        = 110
-    system_reserved = { cpu = "100m", memory = "256Mi" }
+    maxPods        = "110"
+    systemReserved = jsonencode({ cpu = "100m", memory = "256Mi" })
   }
 
   block_device_mappings = [{

@@ -1,6 +1,7 @@
 package crdschema
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 
@@ -50,17 +51,9 @@ func (e *Encoder) value(n *Node, v attr.Value, p validate.Path) (any, bool) {
 	case String:
 		return v.(basetypes.StringValue).ValueString(), true
 	case StringMap:
-		out := map[string]any{}
-		for k, ev := range v.(basetypes.MapValue).Elements() {
-			if ev.IsUnknown() {
-				e.Unknown = append(e.Unknown, p.Key(k))
-				continue
-			}
-			if !ev.IsNull() {
-				out[k] = ev.(basetypes.StringValue).ValueString()
-			}
-		}
-		return out, true
+		return e.stringMap(v, p, func(s string) any { return s }), true
+	case JSONMap:
+		return e.stringMap(v, p, fromJSONText), true
 	case StringList:
 		out := []any{}
 		for i, ev := range v.(basetypes.ListValue).Elements() {
@@ -86,6 +79,21 @@ func (e *Encoder) value(n *Node, v attr.Value, p validate.Path) (any, bool) {
 		return out, true
 	}
 	return nil, false
+}
+
+// stringMap encodes a map of strings, each value through conv.
+func (e *Encoder) stringMap(v attr.Value, p validate.Path, conv func(string) any) map[string]any {
+	out := map[string]any{}
+	for k, ev := range v.(basetypes.MapValue).Elements() {
+		if ev.IsUnknown() {
+			e.Unknown = append(e.Unknown, p.Key(k))
+			continue
+		}
+		if !ev.IsNull() {
+			out[k] = conv(ev.(basetypes.StringValue).ValueString())
+		}
+	}
+	return out
 }
 
 // DecodeObject reads manifest JSON into attribute values for nodes. prior
@@ -129,6 +137,13 @@ func Decode(n *Node, v any, prior attr.Value) attr.Value {
 		elems := make(map[string]attr.Value, len(m))
 		for k, ev := range m {
 			elems[k] = types.StringValue(toString(ev))
+		}
+		return types.MapValueMust(types.StringType, elems)
+	case JSONMap:
+		m, _ := v.(map[string]any)
+		elems := make(map[string]attr.Value, len(m))
+		for k, ev := range m {
+			elems[k] = types.StringValue(toJSONText(ev))
 		}
 		return types.MapValueMust(types.StringType, elems)
 	case StringList:
@@ -209,4 +224,28 @@ func toString(v any) string {
 		return strconv.FormatInt(t, 10)
 	}
 	return fmt.Sprint(v)
+}
+
+// fromJSONText reads a JSONMap value: JSON text, or a plain string when it
+// is not JSON ("1m30s", "systemd").
+func fromJSONText(s string) any {
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		return s
+	}
+	return v
+}
+
+// toJSONText spells a manifest value as fromJSONText reads it back: a
+// string as itself, anything else as compact JSON with sorted keys (as
+// Terraform's jsonencode writes it).
+func toJSONText(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }

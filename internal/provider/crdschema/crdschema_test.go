@@ -115,6 +115,10 @@ func intOrStringAsString(s *apiextensionsv1.JSONSchemaProps, v any) any {
 			}
 		}
 	case []any:
+		if s.Items == nil || s.Items.Schema == nil {
+			// An open value (preserve-unknown-fields): nothing is int-or-string.
+			return v
+		}
 		for i, c := range t {
 			t[i] = intOrStringAsString(s.Items.Schema, c)
 		}

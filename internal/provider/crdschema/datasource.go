@@ -21,7 +21,7 @@ func dataSourceAttribute(n *Node) schema.Attribute {
 		return schema.Int64Attribute{MarkdownDescription: desc, Computed: true}
 	case Bool:
 		return schema.BoolAttribute{MarkdownDescription: desc, Computed: true}
-	case StringMap:
+	case StringMap, JSONMap:
 		return schema.MapAttribute{MarkdownDescription: desc, Computed: true, ElementType: n.Type().(basetypes.MapType).ElemType}
 	case StringList:
 		return schema.ListAttribute{MarkdownDescription: desc, Computed: true, ElementType: n.Type().(basetypes.ListType).ElemType}

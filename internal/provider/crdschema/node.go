@@ -22,6 +22,9 @@ const (
 	Int
 	Bool
 	StringMap
+	// JSONMap is an open object (any key, any value: the EC2NodeClass's
+	// kubelet) as a map of strings, each value JSON text.
+	JSONMap
 	StringList
 	Object
 	ObjectList
@@ -81,6 +84,10 @@ func newNode(field string, s *apiextensionsv1.JSONSchemaProps, required bool) *N
 	case s.Type == "object" && len(s.Properties) > 0:
 		n.Kind = Object
 		n.Children = Children(s)
+	case s.Type == "object" && s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil &&
+		s.AdditionalProperties.Schema.XPreserveUnknownFields != nil && *s.AdditionalProperties.Schema.XPreserveUnknownFields:
+		n.Kind = JSONMap
+		n.Description = strings.TrimSpace(n.Description + " In Terraform each value is JSON text: `\"110\"` is the number 110, `jsonencode([...])` or `jsonencode({...})` a list or map; a value that is not JSON is a string.")
 	case s.Type == "object":
 		n.Kind = StringMap
 	default:

@@ -46,7 +46,7 @@ func resourceAttribute(n *Node) schema.Attribute {
 			a.Default = booldefault.StaticBool(def.(basetypes.BoolValue).ValueBool())
 		}
 		return a
-	case StringMap:
+	case StringMap, JSONMap:
 		a := schema.MapAttribute{MarkdownDescription: desc, Required: n.Required, Optional: optional, Computed: computed, ElementType: n.Type().(basetypes.MapType).ElemType}
 		if computed {
 			a.Default = mapdefault.StaticValue(def.(basetypes.MapValue))
@@ -96,7 +96,7 @@ func computedResourceAttribute(n *Node) schema.Attribute {
 		return schema.Int64Attribute{MarkdownDescription: desc, Computed: true}
 	case Bool:
 		return schema.BoolAttribute{MarkdownDescription: desc, Computed: true}
-	case StringMap:
+	case StringMap, JSONMap:
 		return schema.MapAttribute{MarkdownDescription: desc, Computed: true, ElementType: n.Type().(basetypes.MapType).ElemType}
 	case StringList:
 		return schema.ListAttribute{MarkdownDescription: desc, Computed: true, ElementType: n.Type().(basetypes.ListType).ElemType}

@@ -12,7 +12,7 @@ func (n *Node) Type() attr.Type {
 		return types.Int64Type
 	case Bool:
 		return types.BoolType
-	case StringMap:
+	case StringMap, JSONMap:
 		return types.MapType{ElemType: types.StringType}
 	case StringList:
 		return types.ListType{ElemType: types.StringType}

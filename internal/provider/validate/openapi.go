@@ -32,6 +32,23 @@ func pattern(expr string) *regexp.Regexp {
 // apiserver's schema validation and CEL rules do, collecting every error.
 type walker struct {
 	errs ErrorList
+	// typeErrors counts values of the wrong type.
+	typeErrors int
+}
+
+// blocking reports the errors after which the apiserver does not run CEL
+// rules (unsupported, required, too long, too many, wrong type).
+func (w *walker) blocking() bool {
+	if w.typeErrors > 0 {
+		return true
+	}
+	for _, e := range w.errs {
+		switch e.Type {
+		case ErrorTypeNotSupported, ErrorTypeRequired, ErrorTypeTooLong, ErrorTypeTooMany:
+			return true
+		}
+	}
+	return false
 }
 
 func (w *walker) add(p Path, typ ErrorType, format string, args ...any) {
@@ -59,7 +76,6 @@ func (w *walker) value(s *apiextensionsv1.JSONSchemaProps, p Path, v, old any) {
 	default:
 		w.number(s, p, v)
 	}
-	w.rules(s, p, v, old)
 }
 
 func (w *walker) typeOK(s *apiextensionsv1.JSONSchemaProps, p Path, v any) bool {
@@ -73,6 +89,7 @@ func (w *walker) typeOK(s *apiextensionsv1.JSONSchemaProps, p Path, v any) bool 
 				return true
 			}
 			w.add(p, ErrorTypeInvalid, "must be an integer or a string")
+			w.typeErrors++
 			return false
 		}
 	}
@@ -95,6 +112,7 @@ func (w *walker) typeOK(s *apiextensionsv1.JSONSchemaProps, p Path, v any) bool 
 	}
 	if !ok {
 		w.add(p, ErrorTypeInvalid, "must be of type %s", want)
+		w.typeErrors++
 	}
 	return ok
 }
@@ -166,34 +184,22 @@ func (w *walker) array(s *apiextensionsv1.JSONSchemaProps, p Path, v []any, old 
 	if s.MinItems != nil && int64(len(v)) < *s.MinItems {
 		w.add(p, ErrorTypeInvalid, "must have at least %d items", *s.MinItems)
 	}
+	if s.XListType != nil && *s.XListType == "set" {
+		seen := map[string]bool{}
+		for i, item := range v {
+			key, _ := json.Marshal(item)
+			if seen[string(key)] {
+				w.add(p.Index(i), ErrorTypeDuplicate, "Duplicate value: %s", key)
+			}
+			seen[string(key)] = true
+		}
+	}
 	if s.Items == nil || s.Items.Schema == nil {
 		return
 	}
 	// Transition rules inside atomic lists have no old value to compare with.
 	for i, item := range v {
 		w.value(s.Items.Schema, p.Index(i), item, nil)
-	}
-}
-
-// rules runs the node's x-kubernetes-validations through their Go versions.
-// Transition rules (those reading oldSelf) run only on updates.
-func (w *walker) rules(s *apiextensionsv1.JSONSchemaProps, p Path, v, old any) {
-	for _, r := range s.XValidations {
-		impl, ok := celRules[r.Rule]
-		if !ok {
-			w.add(p, ErrorTypeInternal, "no Go implementation of the CRD rule %q", r.Rule)
-			continue
-		}
-		if strings.Contains(r.Rule, "oldSelf") && old == nil {
-			continue
-		}
-		msg := r.Message
-		if msg == "" {
-			msg = "failed rule: " + r.Rule
-		}
-		for _, at := range impl(v, old) {
-			w.add(append(p[:len(p):len(p)], at...), ErrorTypeInvalid, "%s", msg)
-		}
 	}
 }
 

@@ -160,11 +160,12 @@ func at(obj map[string]any, path string) any {
 	var cur any = obj
 	for _, part := range strings.Split(path, ".") {
 		name, idx, hasIdx := strings.Cut(part, "[")
-		cur = obj2(cur)[name]
+		m, _ := cur.(map[string]any)
+		cur = m[name]
 		if hasIdx {
 			var i int
 			fmt.Sscanf(idx, "%d]", &i)
-			l := list(cur)
+			l, _ := cur.([]any)
 			if i >= len(l) {
 				return nil
 			}
@@ -174,11 +175,68 @@ func at(obj map[string]any, path string) any {
 	return cur
 }
 
-func obj2(v any) map[string]any { return obj(v) }
-
 func jsonNormal(v any) any {
 	raw, _ := json.Marshal(v)
 	var out any
 	_ = json.Unmarshal(raw, &out)
 	return out
+}
+
+// TestRuntimeInvalidManifestsFailAtPlan: what the CRDs accept (as
+// Karpenter's do) and the runtime refuses on the object's status is refused
+// here too, at the field and with the runtime's message.
+func TestRuntimeInvalidManifestsFailAtPlan(t *testing.T) {
+	v, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := loadCases(t, "runtime-invalid")
+	if len(cases) == 0 {
+		t.Fatal("no runtime-invalid cases")
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			errs := v.Unsupported(c.Object)
+			for _, e := range errs {
+				if strings.HasPrefix(e.Path.String(), c.Error.Field) && strings.Contains(e.Message, strings.ReplaceAll(c.Error.Message, `\"`, `"`)) {
+					return
+				}
+			}
+			t.Errorf("%s: want an error at %s saying %q, got %v", c.Description, c.Error.Field, c.Error.Message, errs)
+		})
+	}
+}
+
+// TestUnsupportedNodePoolFields: a static pool and Balanced consolidation,
+// which the CRD accepts as Karpenter's does, are reported at their fields;
+// a dynamic pool is not.
+func TestUnsupportedNodePoolFields(t *testing.T) {
+	v, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := func(spec string) map[string]any {
+		var obj map[string]any
+		raw := `{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"p"},"spec":` + spec + `}`
+		if err := json.Unmarshal([]byte(raw), &obj); err != nil {
+			t.Fatal(err)
+		}
+		return obj
+	}
+	template := `"template":{"spec":{"nodeClassRef":{"group":"karpenter.k8s.aws","kind":"EC2NodeClass","name":"d"},"requirements":[]}}`
+	for _, c := range []struct {
+		spec, field string
+	}{
+		{`{"replicas":3,` + template + `}`, "spec.replicas"},
+		{`{"disruption":{"consolidationPolicy":"Balanced"},` + template + `}`, "spec.disruption.consolidationPolicy"},
+		{`{"disruption":{"consolidationPolicy":"WhenEmptyOrUnderutilized"},` + template + `}`, ""},
+	} {
+		errs := v.Unsupported(pool(c.spec))
+		switch {
+		case c.field == "" && len(errs) > 0:
+			t.Errorf("%s: %v, want none", c.spec, errs)
+		case c.field != "" && (len(errs) != 1 || errs[0].Path.String() != c.field || !strings.Contains(errs[0].Message, "not implemented")):
+			t.Errorf("%s: %v, want one error at %s saying it is not implemented", c.spec, errs, c.field)
+		}
+	}
 }

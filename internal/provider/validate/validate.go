@@ -4,9 +4,9 @@
 // the verdict the apiserver would give at apply time.
 //
 // The OpenAPI part is read from the embedded CRDs themselves; the CEL rules
-// have Go versions in rules.go, keyed by the rule text, and a test keeps the
-// two in step. A parity test runs the API packages' manifest cases through
-// both this package and a real apiserver.
+// run through the apiserver's own CEL validator (cel.go). A parity test runs
+// the API packages' manifest cases through both this package and a real
+// apiserver.
 package validate
 
 import (
@@ -30,6 +30,7 @@ const (
 	ErrorTypeNotSupported ErrorType = "Unsupported value"
 	ErrorTypeTooLong      ErrorType = "Too long"
 	ErrorTypeTooMany      ErrorType = "Too many"
+	ErrorTypeDuplicate    ErrorType = "Duplicate value"
 	ErrorTypeInternal     ErrorType = "Internal error"
 )
 
@@ -56,6 +57,7 @@ func (l ErrorList) Error() string {
 // Validator validates objects of the kinds of the embedded CRDs.
 type Validator struct {
 	schemas map[schema.GroupVersionKind]*apiextensionsv1.JSONSchemaProps
+	rules   map[schema.GroupVersionKind]*celRules
 }
 
 // New reads the embedded CRDs.
@@ -64,7 +66,7 @@ func New() (*Validator, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &Validator{schemas: map[schema.GroupVersionKind]*apiextensionsv1.JSONSchemaProps{}}
+	v := &Validator{schemas: map[schema.GroupVersionKind]*apiextensionsv1.JSONSchemaProps{}, rules: map[schema.GroupVersionKind]*celRules{}}
 	for _, crd := range defs {
 		for _, version := range crd.Spec.Versions {
 			if version.Schema == nil || version.Schema.OpenAPIV3Schema == nil {
@@ -72,6 +74,9 @@ func New() (*Validator, error) {
 			}
 			gvk := schema.GroupVersionKind{Group: crd.Spec.Group, Version: version.Name, Kind: crd.Spec.Names.Kind}
 			v.schemas[gvk] = version.Schema.OpenAPIV3Schema
+			if v.rules[gvk], err = newCELRules(version.Schema.OpenAPIV3Schema); err != nil {
+				return nil, fmt.Errorf("%s: %w", gvk.Kind, err)
+			}
 		}
 	}
 	return v, nil
@@ -106,7 +111,8 @@ func (v *Validator) Validate(obj, old map[string]any) ErrorList {
 		oldSpec = old["spec"]
 	}
 	w := &walker{}
-	name, _ := obj["metadata"].(map[string]any)["name"].(string)
+	metadata, _ := obj["metadata"].(map[string]any)
+	name, _ := metadata["name"].(string)
 	for _, msg := range validation.IsDNS1123Subdomain(name) {
 		w.add(Path{}.Child("metadata").Child("name"), ErrorTypeInvalid, "%q is not a valid name: %s", name, msg)
 	}
@@ -118,13 +124,38 @@ func (v *Validator) Validate(obj, old map[string]any) ErrorList {
 	if spec, ok := s.Properties["spec"]; ok && obj["spec"] != nil {
 		w.value(&spec, Path{}.Child("spec"), obj["spec"], oldSpec)
 	}
-	return w.errs
+	if w.blocking() {
+		// As the apiserver, skip the CEL rules when the object is not of the
+		// schema's shape: they could not evaluate.
+		return w.errs
+	}
+	return append(w.errs, v.rules[v.gvkOf(obj)].validate(withoutStatus(obj), withoutStatus(old))...)
+}
+
+func (v *Validator) gvkOf(obj map[string]any) schema.GroupVersionKind {
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	return schema.FromAPIVersionAndKind(apiVersion, kind)
+}
+
+// withoutStatus is obj with only what a user writes: status is the
+// controller's and has rules of its own the spec's validation does not run.
+func withoutStatus(obj map[string]any) map[string]any {
+	if obj == nil {
+		return nil
+	}
+	out := make(map[string]any, len(obj))
+	for k, val := range obj {
+		if k != "status" {
+			out[k] = val
+		}
+	}
+	return out
 }
 
 func (v *Validator) schemaOf(obj map[string]any) (*apiextensionsv1.JSONSchemaProps, error) {
-	apiVersion, _ := obj["apiVersion"].(string)
-	kind, _ := obj["kind"].(string)
-	gvk := schema.FromAPIVersionAndKind(apiVersion, kind)
+	gvk := v.gvkOf(obj)
+	apiVersion, kind := gvk.ToAPIVersionAndKind()
 	s, ok := v.schemas[gvk]
 	if !ok {
 		return nil, fmt.Errorf("no CRD for %s %s", apiVersion, kind)

@@ -18,9 +18,13 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/conditions"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/hash"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/metrics"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 )
+
+// ControllerName names the disruption loop in metrics.
+const ControllerName = "disruption"
 
 // Loop timers.
 const (
@@ -134,11 +138,14 @@ func (c *Controller) Pass(ctx context.Context) (bool, error) {
 			log.FromContext(ctx).Error(err, "evaluating disruption budgets")
 		}
 		for pool, n := range budgets {
-			allowedDisruptions.WithLabelValues(pool, string(m.reason)).Set(float64(n))
+			allowedDisruptions.WithLabelValues(pool, reasonLabel(m.reason)).Set(float64(n))
 		}
 		out := m.run(ctx, env, candidates, budgets)
-		evaluationDuration.WithLabelValues(m.name).Observe(c.clock.Since(start).Seconds())
-		eligibleNodes.WithLabelValues(string(m.reason)).Set(float64(out.Eligible))
+		evaluationDuration.WithLabelValues(reasonLabel(m.reason), consolidationTypeOf(m.name)).Observe(c.clock.Since(start).Seconds())
+		eligibleNodes.WithLabelValues(reasonLabel(m.reason)).Set(float64(out.Eligible))
+		if out.TimedOut {
+			consolidationTimeouts.WithLabelValues(consolidationTypeOf(m.name)).Inc()
+		}
 		c.reportRejected(out.Rejected)
 		if out.Command == nil {
 			c.reportBudgetBlocked(env, candidates, budgets, m)
@@ -147,7 +154,7 @@ func (c *Controller) Pass(ctx context.Context) (bool, error) {
 		cmd := out.Command
 		if cmd.NeedsValidation() {
 			if cmd, err = c.validate(ctx, cmd); err != nil {
-				failedValidations.WithLabelValues(m.name).Inc()
+				failedValidations.WithLabelValues(consolidationTypeOf(m.name)).Inc()
 				log.FromContext(ctx).Info("disruption command no longer valid", "method", m.name, "reason", err.Error())
 				return false, nil
 			}
@@ -175,7 +182,7 @@ func (c *Controller) Env(ctx context.Context) (*Env, error) {
 		if pool.DeletionTimestamp != nil {
 			continue
 		}
-		its, err := c.cloud.GetInstanceTypes(ctx, pool)
+		its, err := c.cloud.GetInstanceTypes(metrics.WithController(ctx, ControllerName), pool)
 		if err != nil {
 			log.FromContext(ctx).Error(err, "instance types unavailable; its nodes are not disrupted this pass", "nodepool", pool.Name)
 			continue

@@ -13,6 +13,8 @@ import (
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/metrics"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 )
 
 // ExpiresAt is when the claim expires; ok is false for expireAfter: Never.
@@ -58,10 +60,20 @@ func (c *ExpirationController) Reconcile(ctx context.Context, req reconcile.Requ
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	pool := claim.Labels[v1.NodePoolLabelKey]
-	NodeClaimsDisrupted("Expired", pool, claim.Labels[v1.CapacityTypeLabelKey])
+	c.countDisrupted(ctx, claim)
 	c.recorder.Normal(claim, reasonDisruptionTerminating, actionDisrupt, "Disrupting NodeClaim: Expired")
 	log.FromContext(ctx).Info("deleted expired nodeclaim", "nodeclaim", claim.Name, "nodepool", pool, "expired-at", at.UTC().Format(time.RFC3339))
 	return reconcile.Result{}, nil
+}
+
+// countDisrupted counts the expired claim as Karpenter does, with its
+// NodePool's consolidation policy and its node's reschedulable pods.
+func (c *ExpirationController) countDisrupted(ctx context.Context, claim *v1.NodeClaim) {
+	pool := &v1.NodePool{}
+	if err := c.kube.Get(ctx, client.ObjectKey{Name: claim.Labels[v1.NodePoolLabelKey]}, pool); err != nil {
+		pool = nil
+	}
+	metrics.Disrupted(metrics.ReasonExpired, claim, pool, state.ReschedulableOn(ctx, c.kube, claim.Status.NodeName))
 }
 
 // Register adds the controller.

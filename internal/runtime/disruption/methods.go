@@ -25,6 +25,8 @@ type Outcome struct {
 	Rejected map[*Candidate]string
 	// Eligible is how many candidates the method considered.
 	Eligible int
+	// TimedOut is set when the method's time limit cut it short.
+	TimedOut bool
 }
 
 // Emptiness deletes every empty, consolidatable candidate within budget,
@@ -136,6 +138,7 @@ func MultiNode(ctx context.Context, env *Env, candidates []*Candidate, budgets B
 			hi = mid - 1
 		}
 	}
+	out.TimedOut = lo <= hi
 	return out
 }
 
@@ -149,6 +152,7 @@ func SingleNode(ctx context.Context, env *Env, candidates []*Candidate, budgets 
 	defer cancel()
 	for _, c := range eligible {
 		if ctx.Err() != nil {
+			out.TimedOut = true
 			break
 		}
 		if budgets[c.Pool.Name] <= 0 {

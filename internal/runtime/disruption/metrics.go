@@ -1,52 +1,90 @@
 package disruption
 
 import (
+	"strings"
+
 	"github.com/prometheus/client_golang/prometheus"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/metrics"
+)
+
+// Label names of the voluntary disruption series (Karpenter's).
+const (
+	labelDecision          = "decision"
+	labelConsolidationType = "consolidation_type"
 )
 
 var (
 	decisions = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "joist", Subsystem: "voluntary_disruption", Name: "decisions_total",
+		Namespace: metrics.Namespace, Subsystem: "voluntary_disruption", Name: "decisions_total",
 		Help: "Disruption decisions carried out, by decision (delete, replace), reason and consolidation type.",
-	}, []string{"decision", "reason", "consolidation_type"})
+	}, []string{labelDecision, metrics.LabelReason, labelConsolidationType})
 	eligibleNodes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Namespace: "joist", Subsystem: "voluntary_disruption", Name: "eligible_nodes",
+		Namespace: metrics.Namespace, Subsystem: "voluntary_disruption", Name: "eligible_nodes",
 		Help: "Nodes eligible for disruption in the last pass, by reason.",
-	}, []string{"reason"})
+	}, []string{metrics.LabelReason})
 	evaluationDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Namespace: "joist", Subsystem: "voluntary_disruption", Name: "decision_evaluation_duration_seconds",
-		Help: "Time to evaluate a disruption method, by method.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
-	}, []string{"method"})
+		Namespace: metrics.Namespace, Subsystem: "voluntary_disruption", Name: "decision_evaluation_duration_seconds",
+		Help:    "Time to evaluate a disruption method, by reason and consolidation type.",
+		Buckets: metrics.DurationBuckets(),
+	}, []string{metrics.LabelReason, labelConsolidationType})
 	queueFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "joist", Subsystem: "voluntary_disruption", Name: "queue_failures_total",
-		Help: "Disruption commands abandoned after they started, by method.",
-	}, []string{"method"})
+		Namespace: metrics.Namespace, Subsystem: "voluntary_disruption", Name: "queue_failures_total",
+		Help: "Disruption commands abandoned after they started, by decision, reason and consolidation type.",
+	}, []string{labelDecision, metrics.LabelReason, labelConsolidationType})
+	consolidationTimeouts = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: metrics.Namespace, Subsystem: "voluntary_disruption", Name: "consolidation_timeouts_total",
+		Help: "Consolidation evaluations cut short by their time limit, by consolidation type.",
+	}, []string{labelConsolidationType})
 	failedValidations = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "joist", Subsystem: "voluntary_disruption", Name: "failed_validations_total",
-		Help: "Consolidation and emptiness commands dropped by their delayed validation, by method.",
-	}, []string{"method"})
+		Namespace: metrics.Namespace, Subsystem: "voluntary_disruption", Name: "failed_validations_total",
+		Help: "Consolidation and emptiness commands dropped by their delayed validation, by consolidation type.",
+	}, []string{labelConsolidationType})
 	allowedDisruptions = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Namespace: "joist", Subsystem: "nodepools", Name: "allowed_disruptions",
+		Namespace: metrics.Namespace, Subsystem: "nodepools", Name: "allowed_disruptions",
 		Help: "Nodes each NodePool may still start disrupting, by reason.",
-	}, []string{"nodepool", "reason"})
-	nodeClaimsDisrupted = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "joist", Subsystem: "nodeclaims", Name: "disrupted_total",
-		Help: "NodeClaims deleted by disruption, by reason, NodePool and capacity type.",
-	}, []string{"reason", "nodepool", "capacity_type"})
-	podsDisruptionInitiated = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "joist", Subsystem: "pods", Name: "disruption_initiated_total",
-		Help: "Pods whose node disruption started, by reason.",
-	}, []string{"reason"})
+	}, []string{metrics.LabelNodePool, metrics.LabelReason})
 )
 
 func init() {
-	crmetrics.Registry.MustRegister(decisions, eligibleNodes, evaluationDuration, queueFailures, failedValidations,
-		allowedDisruptions, nodeClaimsDisrupted, podsDisruptionInitiated)
+	crmetrics.Registry.MustRegister(decisions, eligibleNodes, evaluationDuration, queueFailures, consolidationTimeouts,
+		failedValidations, allowedDisruptions)
+	// The series of every method exist from the start, at zero.
+	for _, m := range methods {
+		reason := reasonLabel(m.reason)
+		eligibleNodes.WithLabelValues(reason)
+		ct := consolidationTypeOf(m.name)
+		for _, d := range []string{"delete", "replace"} {
+			decisions.WithLabelValues(d, reason, ct)
+			queueFailures.WithLabelValues(d, reason, ct)
+		}
+		if ct != "" {
+			failedValidations.WithLabelValues(ct)
+		}
+		if m.name == MethodMultiNode || m.name == MethodSingleNode {
+			consolidationTimeouts.WithLabelValues(ct)
+		}
+	}
 }
 
-// NodeClaimsDisrupted counts NodeClaims deleted by a disruption method; the
-// expiration controller reports through it too.
-func NodeClaimsDisrupted(reason, nodepool, capacityType string) {
-	nodeClaimsDisrupted.WithLabelValues(reason, nodepool, capacityType).Inc()
+// reasonLabel is a disruption reason as the series label it: lower case.
+func reasonLabel(r v1.DisruptionReason) string { return strings.ToLower(string(r)) }
+
+// consolidationTypeOf is the consolidation_type label of a method: empty,
+// multi or single; "" for drift.
+func consolidationTypeOf(method string) string {
+	switch method {
+	case MethodEmptiness:
+		return "empty"
+	case MethodMultiNode, MethodSingleNode:
+		return method
+	}
+	return ""
+}
+
+// failedQueue counts a command abandoned after it started.
+func failedQueue(cmd *Command) {
+	queueFailures.WithLabelValues(cmd.Decision(), reasonLabel(cmd.Reason), consolidationTypeOf(cmd.Method)).Inc()
 }

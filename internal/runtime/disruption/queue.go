@@ -110,7 +110,7 @@ func (q *Queue) Execute(ctx context.Context, cmd *Command, pools []*v1.NodePool)
 	logger := log.FromContext(ctx).WithValues("command", cmd.String())
 	q.hold(cmd)
 	if err := q.markCandidates(ctx, cmd); err != nil {
-		queueFailures.WithLabelValues(cmd.Method).Inc()
+		failedQueue(cmd)
 		q.rollback(ctx, cmd)
 		return err
 	}
@@ -118,7 +118,7 @@ func (q *Queue) Execute(ctx context.Context, cmd *Command, pools []*v1.NodePool)
 	if err != nil {
 		// Replacements created before the failure stay as capacity;
 		// consolidation removes them if nothing needs them.
-		queueFailures.WithLabelValues(cmd.Method).Inc()
+		failedQueue(cmd)
 		q.rollback(ctx, cmd)
 		return err
 	}
@@ -163,7 +163,7 @@ func (q *Queue) createReplacements(ctx context.Context, cmd *Command, pools []*v
 			return created, fmt.Errorf("creating a replacement nodeclaim in nodepool %s: %w", pool.Name, err)
 		}
 		q.cluster.ClaimCreated(claim)
-		metrics.NodeClaimsCreated.WithLabelValues(string(cmd.Reason), pool.Name).Inc()
+		metrics.NodeClaimsCreated.With(metrics.CreatedLabels(string(cmd.Reason), claim)).Inc()
 		created = append(created, claim)
 		for _, c := range cmd.Candidates {
 			q.recorder.Normal(c.Node, reasonDisruptionLaunching, actionDisrupt, "Launching NodeClaim: %s", string(cmd.Reason))
@@ -178,7 +178,7 @@ func (q *Queue) finish(ctx context.Context, cmd *Command, replacements []*v1.Nod
 	logger := log.FromContext(ctx).WithValues("command", cmd.String())
 	if err := q.awaitInitialized(ctx, cmd, replacements); err != nil {
 		logger.Error(err, "abandoning disruption command")
-		queueFailures.WithLabelValues(cmd.Method).Inc()
+		failedQueue(cmd)
 		q.rollback(context.WithoutCancel(ctx), cmd)
 		return
 	}
@@ -190,10 +190,9 @@ func (q *Queue) finish(ctx context.Context, cmd *Command, replacements []*v1.Nod
 		}
 		q.recorder.Normal(c.Node, reasonDisruptionTerminating, actionDisrupt, "Disrupting Node: %s", cmd.Reason)
 		q.recorder.Normal(c.NodeClaim, reasonDisruptionTerminating, actionDisrupt, "Disrupting NodeClaim: %s", cmd.Reason)
-		NodeClaimsDisrupted(string(cmd.Reason), c.Pool.Name, c.CapacityType)
-		podsDisruptionInitiated.WithLabelValues(string(cmd.Reason)).Add(float64(len(c.Reschedulable)))
+		metrics.Disrupted(string(cmd.Reason), c.NodeClaim, c.Pool, len(c.Reschedulable))
 	}
-	decisions.WithLabelValues(cmd.Decision(), string(cmd.Reason), consolidationType(cmd)).Inc()
+	decisions.WithLabelValues(cmd.Decision(), reasonLabel(cmd.Reason), consolidationTypeOf(cmd.Method)).Inc()
 	if err := errors.Join(errs...); err != nil {
 		logger.Error(err, "deleting disrupted nodeclaims")
 	}
@@ -290,14 +289,4 @@ func Untaint(ctx context.Context, kube client.Client, nodeName, claimName string
 	stored := claim.DeepCopy()
 	meta.RemoveStatusCondition(&claim.Status.Conditions, v1.ConditionTypeDisruptionReason)
 	return client.IgnoreNotFound(kube.Status().Patch(ctx, claim, client.MergeFrom(stored)))
-}
-
-func consolidationType(cmd *Command) string {
-	switch cmd.Method {
-	case MethodEmptiness:
-		return "empty"
-	case MethodMultiNode, MethodSingleNode:
-		return cmd.Method
-	}
-	return ""
 }

@@ -158,7 +158,7 @@ func TestQueueRollsBackWhenReplacementsCannotBeCreated(t *testing.T) {
 func driftQueueFailures(t *testing.T) float64 {
 	t.Helper()
 	m := &dto.Metric{}
-	if err := queueFailures.WithLabelValues(MethodDrift).Write(m); err != nil {
+	if err := queueFailures.WithLabelValues("replace", "drifted", "").Write(m); err != nil {
 		t.Fatal(err)
 	}
 	return m.GetCounter().GetValue()

@@ -3,10 +3,12 @@ package disruption
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/metrics"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/simulation"
 )
@@ -42,7 +44,9 @@ func Simulate(env *Env, candidates []*Candidate) (*Simulation, error) {
 	if len(in.NodePools) == 0 && len(moving) > 0 {
 		return nil, errNoPools
 	}
+	start := time.Now()
 	plan, err := scheduling.Solve(*in)
+	metrics.SchedulingDuration.WithLabelValues(ControllerName).Observe(time.Since(start).Seconds())
 	if err != nil {
 		return nil, fmt.Errorf("simulating the removal of %d nodes: %w", len(candidates), err)
 	}

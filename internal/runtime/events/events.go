@@ -38,6 +38,7 @@ const (
 	ActionRegister   = "Registering"
 	ActionInitialize = "Initializing"
 	ActionDelete     = "Deleting"
+	ActionLifecycle  = "Transitioning"
 )
 
 const (

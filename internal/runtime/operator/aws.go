@@ -27,6 +27,11 @@ func (o *Operator) WithAWS() (*awsprovider.Provider, error) {
 		VMMemoryOverheadPercent: s.VMMemoryOverheadPercent,
 		ReservedENIs:            s.ReservedENIs,
 		DisableReservedCapacity: !s.FeatureGates.Enabled("ReservedCapacity"),
+		IsolatedVPC:             s.IsolatedVPC,
+		DisableDryRun:           s.DisableDryRun,
+		AMIRefresh:              s.AMIRefreshInterval,
+		SubnetRefresh:           s.SubnetRefreshInterval,
+		SecurityGroupRefresh:    s.SecurityGroupRefreshInterval,
 	})
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package operator
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim/garbagecollection"
@@ -32,6 +33,9 @@ func (o *Operator) WithProvisioning() error {
 		func() error { return lifecycle.NewController(kube, o.Cloud, o.Recorder, o.Clock).Register(mgr) },
 		func() error { return mgr.Add(garbagecollection.NewController(kube, o.Cloud, o.Recorder, o.Clock)) },
 		func() error { return counter.NewController(kube).Register(mgr) },
+		func() error { return mgr.Add(&ClusterState{Reader: kube}) },
+		func() error { return mgr.Add(&Workload{Reader: kube}) },
+		func() error { return watchPodStartup(context.Background(), mgr.GetCache()) },
 		func() error { return readiness.NewController(kube, o.Cloud).Register(mgr) },
 	}
 	for _, step := range steps {

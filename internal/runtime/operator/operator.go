@@ -28,6 +28,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/metrics"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/ratelimit"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 )
 
@@ -85,6 +86,8 @@ func New(ctx context.Context, s *Settings) (*Operator, error) {
 	if s.MemoryLimit > 0 {
 		debug.SetMemoryLimit(s.MemoryLimit / 10 * 9)
 	}
+	// Before any controller registers: they size their workers from it.
+	ratelimit.SetCPURequests(int64(s.CPURequests))
 	metricsOpts := metricsserver.Options{BindAddress: fmt.Sprintf(":%d", s.MetricsPort)}
 	if s.EnableProfiling {
 		metricsOpts.ExtraHandlers = profilingHandlers()

@@ -83,7 +83,9 @@ type Result struct {
 // nominate and create.
 func (p *Provisioner) Schedule(ctx context.Context) (*Result, error) {
 	start := p.clock.Now()
-	defer func() { metrics.SchedulingDuration.Observe(p.clock.Since(start).Seconds()) }()
+	defer func() {
+		metrics.SchedulingDuration.WithLabelValues(ControllerName).Observe(p.clock.Since(start).Seconds())
+	}()
 	logger := log.FromContext(ctx)
 
 	snap, err := p.cluster.Snapshot(ctx)
@@ -130,7 +132,7 @@ func (p *Provisioner) Schedule(ctx context.Context) (*Result, error) {
 		p.recorder.PodFailedScheduling(pe.Pod, errors.New(ConciseReason(pe.Err)))
 	}
 	res.Unassigned = unplaced
-	metrics.UnschedulablePods.Set(float64(len(unplaced)))
+	metrics.UnschedulablePods.WithLabelValues(ControllerName).Set(float64(len(unplaced)))
 	logger.Info("scheduling pass", "pods", res.Pods, "nodeclaims", len(res.Created), "nominated", res.Nominated,
 		"unschedulable", len(unplaced), "duration", p.clock.Since(start).String(),
 		"snapshot", tSnap.String(), "solve", tSolve.String(), "create", tCreate.String())
@@ -156,7 +158,7 @@ func (p *Provisioner) input(ctx context.Context, snap *state.Snapshot, pods []*c
 	byName := map[string]*v1.NodePool{}
 	var errs []error
 	for _, pool := range pools {
-		its, err := p.cloud.GetInstanceTypes(ctx, pool)
+		its, err := p.cloud.GetInstanceTypes(metrics.WithController(ctx, ControllerName), pool)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("instance types of nodepool %s: %w", pool.Name, err))
 			continue
@@ -187,6 +189,9 @@ func (p *Provisioner) nominate(pod *corev1.Pod, target string, inFlight bool) {
 	}
 	p.recorder.PodNominated(pod, kind, target)
 }
+
+// ControllerName names the provisioner in metrics.
+const ControllerName = "provisioner"
 
 // createWorkers bounds concurrent NodeClaim creates: under load each takes
 // the API server hundreds of milliseconds, and a large pass creates hundreds.
@@ -234,7 +239,7 @@ func (p *Provisioner) create(ctx context.Context, claims []*scheduling.NewClaim,
 			return
 		}
 		p.cluster.ClaimCreated(claim)
-		metrics.NodeClaimsCreated.WithLabelValues("provisioning", nc.NodePool).Inc()
+		metrics.NodeClaimsCreated.With(metrics.CreatedLabels(metrics.ReasonProvisioned, claim)).Inc()
 		log.FromContext(ctx).Info("created nodeclaim", "nodeclaim", claim.Name, "nodepool", nc.NodePool,
 			"requests", resourceString(claim.Spec.Resources.Requests), "instance-types", optionNames(nc, 5), "pods", len(nc.Pods))
 		res.Created = append(res.Created, claim)

@@ -14,6 +14,7 @@ import (
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/pods"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/ratelimit"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 )
 
@@ -77,7 +78,7 @@ func (t *PodTrigger) Register(mgr manager.Manager) error {
 		For(&corev1.Pod{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 			return o.(*corev1.Pod).Spec.NodeName == ""
 		}))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 10}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: ratelimit.Concurrency(10)}).
 		Complete(t)
 }
 

@@ -1,5 +1,5 @@
 // Package ratelimit holds the retry rate limiter of the runtime's
-// per-object controllers.
+// per-object controllers and their concurrency, which CPU_REQUESTS scales.
 package ratelimit
 
 import (

@@ -29,6 +29,8 @@ const (
 type evictionKey struct {
 	types.NamespacedName
 	UID types.UID
+	// Reason is the drain reason the pod is counted under.
+	Reason string
 }
 
 // EvictionQueue evicts pods through the Eviction API, retrying each with
@@ -51,9 +53,9 @@ func NewEvictionQueue(kube client.Client, rec *events.Recorder) *EvictionQueue {
 }
 
 // Add queues pods for eviction; a pod already queued is not added twice.
-func (q *EvictionQueue) Add(pods ...*corev1.Pod) {
+func (q *EvictionQueue) Add(reason string, pods ...*corev1.Pod) {
 	for _, pod := range pods {
-		q.queue.Add(evictionKey{NamespacedName: client.ObjectKeyFromObject(pod), UID: pod.UID})
+		q.queue.Add(evictionKey{NamespacedName: client.ObjectKeyFromObject(pod), UID: pod.UID, Reason: reason})
 	}
 }
 
@@ -121,7 +123,7 @@ func (q *EvictionQueue) evict(ctx context.Context, key evictionKey) bool {
 	logger := log.FromContext(ctx).WithValues("pod", key.NamespacedName.String())
 	switch {
 	case err == nil:
-		podsDrained.WithLabelValues("evicted").Inc()
+		podsDrained.WithLabelValues(key.Reason).Inc()
 		q.recorder.Normal(pod, reasonEvicted, actionDrain, "Evicted pod")
 		logger.V(1).Info("evicted pod")
 		return true
@@ -133,7 +135,7 @@ func (q *EvictionQueue) evict(ctx context.Context, key evictionKey) bool {
 		// Eviction API refuses new objects there: delete the pod itself.
 		err := q.kube.Delete(ctx, pod, client.Preconditions{UID: &key.UID})
 		if err == nil || apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-			podsDrained.WithLabelValues("deleted").Inc()
+			podsDrained.WithLabelValues(key.Reason).Inc()
 			return true
 		}
 		logger.Error(err, "deleting pod of a terminating namespace")

@@ -10,6 +10,7 @@ import (
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/metrics"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim"
 )
 
@@ -29,7 +30,7 @@ func terminateInstance(ctx context.Context, kube client.Client, provider cloud.P
 	if target.Status.ProviderID == "" {
 		return true, nil
 	}
-	err := provider.Delete(ctx, target)
+	err := provider.Delete(metrics.WithController(ctx, "nodeclaim.termination"), target)
 	if cloud.IsNodeClaimNotFound(err) {
 		if claim != nil {
 			if c := nodeclaim.Get(claim, v1.ConditionTypeInstanceTerminating); c != nil && c.Status == metav1.ConditionTrue {

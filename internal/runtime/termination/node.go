@@ -21,6 +21,7 @@ import (
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/metrics"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/pods"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/ratelimit"
@@ -82,7 +83,7 @@ func (c *NodeController) Reconcile(ctx context.Context, req reconcile.Request) (
 	if err := c.taint(ctx, node, deadline); err != nil {
 		return reconcile.Result{}, err
 	}
-	pods, err := podsOn(ctx, c.kube, node.Name)
+	pods, err := state.PodsOn(ctx, c.kube, node.Name)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -116,7 +117,7 @@ func (c *NodeController) instanceGone(ctx context.Context, node *corev1.Node) (b
 	if node.Spec.ProviderID == "" || state.IsNodeReady(node) {
 		return false, nil
 	}
-	_, err := c.cloud.Get(ctx, node.Spec.ProviderID)
+	_, err := c.cloud.Get(metrics.WithController(ctx, "node.termination"), node.Spec.ProviderID)
 	if cloud.IsNodeClaimNotFound(err) {
 		return true, nil
 	}
@@ -156,18 +157,6 @@ func (c *NodeController) taint(ctx context.Context, node *corev1.Node, deadline 
 	return nil
 }
 
-func podsOn(ctx context.Context, kube client.Reader, nodeName string) ([]*corev1.Pod, error) {
-	list := &corev1.PodList{}
-	if err := kube.List(ctx, list, client.MatchingFields{state.PodNodeNameIndex: nodeName}); err != nil {
-		return nil, fmt.Errorf("listing pods of node %s: %w", nodeName, err)
-	}
-	out := make([]*corev1.Pod, 0, len(list.Items))
-	for i := range list.Items {
-		out = append(out, &list.Items[i])
-	}
-	return out, nil
-}
-
 // drain runs one drain pass; true once no drainable pod is left and the
 // minimum drain time has passed.
 func (c *NodeController) drain(ctx context.Context, node *corev1.Node, claim *v1.NodeClaim, onNode []*corev1.Pod, deadline *time.Time, now time.Time) (bool, error) {
@@ -177,10 +166,10 @@ func (c *NodeController) drain(ctx context.Context, node *corev1.Node, claim *v1
 			client.Preconditions{UID: &d.Pod.UID}); client.IgnoreNotFound(err) != nil {
 			return false, fmt.Errorf("deleting pod %s/%s at the termination deadline: %w", d.Pod.Namespace, d.Pod.Name, err)
 		}
-		podsDrained.WithLabelValues("deleted").Inc()
+		podsDrained.WithLabelValues(DrainReason(claim)).Inc()
 		log.FromContext(ctx).Info("deleted pod at the termination deadline", "pod", client.ObjectKeyFromObject(d.Pod).String(), "grace-period", d.GracePeriod)
 	}
-	c.evictions.Add(plan.Evict...)
+	c.evictions.Add(DrainReason(claim), plan.Evict...)
 	if !plan.Done() {
 		blocked := 0
 		for _, pod := range plan.Waiting {
@@ -228,7 +217,7 @@ func (c *NodeController) release(ctx context.Context, node *corev1.Node) error {
 	}
 	pool := node.Labels[v1.NodePoolLabelKey]
 	now := c.clock.Now()
-	nodesTerminated.WithLabelValues(pool).Inc()
+	metrics.NodesTerminated.WithLabelValues(pool, node.Labels[corev1.LabelTopologyZone]).Inc()
 	nodesTerminationDuration.WithLabelValues(pool).Observe(now.Sub(node.DeletionTimestamp.Time).Seconds())
 	nodesLifetime.WithLabelValues(pool).Observe(now.Sub(node.CreationTimestamp.Time).Seconds())
 	log.FromContext(ctx).Info("deleted node")
@@ -247,6 +236,6 @@ func (c *NodeController) Register(mgr manager.Manager) error {
 			}
 			return nil
 		})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: maxNodeConcurrency, RateLimiter: ratelimit.PerObject()}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: ratelimit.Concurrency(maxNodeConcurrency), RateLimiter: ratelimit.PerObject()}).
 		Complete(c)
 }

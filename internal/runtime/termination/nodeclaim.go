@@ -79,11 +79,8 @@ func (c *NodeClaimController) Reconcile(ctx context.Context, req reconcile.Reque
 		return reconcile.Result{}, err
 	}
 	pool := claim.Labels[v1.NodePoolLabelKey]
-	reason := "deleted"
-	if cond := nodeclaim.Get(claim, v1.ConditionTypeDisruptionReason); cond != nil && cond.Status == "True" {
-		reason = cond.Reason
-	}
-	metrics.NodeClaimsTerminated.WithLabelValues(reason, pool).Inc()
+	reason := DrainReason(claim)
+	metrics.NodeClaimsTerminated.WithLabelValues(pool, claim.Labels[v1.CapacityTypeLabelKey], claim.Labels[corev1.LabelTopologyZone]).Inc()
 	nodeClaimsTerminationDuration.WithLabelValues(pool).Observe(c.clock.Since(claim.DeletionTimestamp.Time).Seconds())
 	log.FromContext(ctx).Info("deleted nodeclaim", "provider-id", claim.Status.ProviderID, "reason", reason)
 	return reconcile.Result{}, nil
@@ -130,7 +127,7 @@ func (c *NodeClaimController) Register(mgr manager.Manager) error {
 			}
 			return out
 		})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 50, RateLimiter: ratelimit.PerObject()}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: ratelimit.Concurrency(50), RateLimiter: ratelimit.PerObject()}).
 		Complete(c)
 }
 

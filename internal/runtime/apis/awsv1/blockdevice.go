@@ -35,9 +35,7 @@ type BlockDevice struct {
 	// SnapshotID to create the volume from.
 	// +optional
 	SnapshotID *string `json:"snapshotID,omitempty"`
-	// Throughput in MiB/s for gp3 volumes (125 to 1000).
-	// +kubebuilder:validation:Minimum:=125
-	// +kubebuilder:validation:Maximum:=1000
+	// Throughput in MiB/s for gp3 volumes; EC2 checks the range.
 	// +optional
 	Throughput *int64 `json:"throughput,omitempty"`
 	// VolumeInitializationRate in MiB/s (100 to 300) for volumes created from a snapshot.

@@ -11,15 +11,15 @@ type EC2NodeClassSpec struct {
 	// fields within a term ANDed.
 	// +kubebuilder:validation:XValidation:message="subnetSelectorTerms cannot be empty, add a term with 'tags' or 'id'",rule="self.size() != 0"
 	// +kubebuilder:validation:XValidation:message="expected at least one, got none, ['tags', 'id'] in each subnetSelectorTerms entry",rule="self.all(x, has(x.tags) || has(x.id))"
-	// +kubebuilder:validation:XValidation:message="'id' is mutually exclusive, cannot be set with a combination of other fields in a subnet selector term",rule="!self.exists(x, has(x.id) && has(x.tags))"
+	// +kubebuilder:validation:XValidation:message="'id' is mutually exclusive, cannot be set with a combination of other fields in a subnet selector term",rule="!self.all(x, has(x.id) && has(x.tags))"
 	// +kubebuilder:validation:MaxItems:=30
 	// +required
 	SubnetSelectorTerms []SubnetSelectorTerm `json:"subnetSelectorTerms" hash:"ignore"`
 	// SecurityGroupSelectorTerms select the security groups every instance gets.
 	// +kubebuilder:validation:XValidation:message="securityGroupSelectorTerms cannot be empty, add a term with 'tags', 'id' or 'name'",rule="self.size() != 0"
 	// +kubebuilder:validation:XValidation:message="expected at least one, got none, ['tags', 'id', 'name'] in each securityGroupSelectorTerms entry",rule="self.all(x, has(x.tags) || has(x.id) || has(x.name))"
-	// +kubebuilder:validation:XValidation:message="'id' is mutually exclusive, cannot be set with a combination of other fields in a security group selector term",rule="!self.exists(x, has(x.id) && (has(x.tags) || has(x.name)))"
-	// +kubebuilder:validation:XValidation:message="'name' is mutually exclusive, cannot be set with a combination of other fields in a security group selector term",rule="!self.exists(x, has(x.name) && (has(x.tags) || has(x.id)))"
+	// +kubebuilder:validation:XValidation:message="'id' is mutually exclusive, cannot be set with a combination of other fields in a security group selector term",rule="!self.all(x, has(x.id) && (has(x.tags) || has(x.name)))"
+	// +kubebuilder:validation:XValidation:message="'name' is mutually exclusive, cannot be set with a combination of other fields in a security group selector term",rule="!self.all(x, has(x.name) && (has(x.tags) || has(x.id)))"
 	// +kubebuilder:validation:MaxItems:=30
 	// +required
 	SecurityGroupSelectorTerms []SecurityGroupSelectorTerm `json:"securityGroupSelectorTerms" hash:"ignore"`
@@ -29,7 +29,7 @@ type EC2NodeClassSpec struct {
 	// capacity block or an interruptible reservation sets
 	// CapacityReservationsReady to False: launches do not target those yet.
 	// +kubebuilder:validation:XValidation:message="expected at least one, got none, ['tags', 'id', 'instanceMatchCriteria'] in each capacityReservationSelectorTerms entry",rule="self.all(x, has(x.tags) || has(x.id) || has(x.instanceMatchCriteria))"
-	// +kubebuilder:validation:XValidation:message="'id' is mutually exclusive, cannot be set along with other fields in a capacity reservation selector term",rule="!self.exists(x, has(x.id) && (has(x.tags) || has(x.ownerID) || has(x.instanceMatchCriteria)))"
+	// +kubebuilder:validation:XValidation:message="'id' is mutually exclusive, cannot be set along with other fields in a capacity reservation selector term",rule="!self.all(x, has(x.id) && (has(x.tags) || has(x.ownerID) || has(x.instanceMatchCriteria)))"
 	// +kubebuilder:validation:MaxItems:=30
 	// +optional
 	CapacityReservationSelectorTerms []CapacityReservationSelectorTerm `json:"capacityReservationSelectorTerms,omitempty" hash:"ignore"`
@@ -37,7 +37,10 @@ type EC2NodeClassSpec struct {
 	// follows the subnet's MapPublicIpOnLaunch.
 	// +optional
 	AssociatePublicIPAddress *bool `json:"associatePublicIPAddress,omitempty"`
-	// IPPrefixCount is the number of IP prefixes to assign to the primary network interface.
+	// IPPrefixCount is the number of IP prefixes to assign to the primary
+	// network interface. Joist does not assign prefixes yet, so the CRD
+	// refuses it rather than ignore it.
+	// +kubebuilder:validation:XValidation:message="ipPrefixCount is not supported: Joist does not assign IPv4 prefixes to network interfaces yet, remove it",rule="false"
 	// +kubebuilder:validation:Minimum:=0
 	// +optional
 	IPPrefixCount *int32 `json:"ipPrefixCount,omitempty" hash:"ignore"`
@@ -72,21 +75,28 @@ type EC2NodeClassSpec struct {
 	InstanceProfile *string `json:"instanceProfile,omitempty"`
 	// Tags are added to instances, volumes, network interfaces and launch templates.
 	// +kubebuilder:validation:XValidation:message="empty tag keys aren't supported",rule="self.all(k, k != '')"
-	// +kubebuilder:validation:XValidation:message="tag contains a restricted tag matching eks:eks-cluster-name",rule="self.all(k, k != 'eks:eks-cluster-name')"
-	// +kubebuilder:validation:XValidation:message="tag contains a restricted tag matching kubernetes.io/cluster/",rule="self.all(k, !k.startsWith('kubernetes.io/cluster'))"
+	// +kubebuilder:validation:XValidation:message="tag contains a restricted tag matching eks:eks-cluster-name",rule="self.all(k, k !='eks:eks-cluster-name')"
+	// +kubebuilder:validation:XValidation:message="tag contains a restricted tag matching kubernetes.io/cluster/",rule="self.all(k, !k.startsWith('kubernetes.io/cluster') )"
 	// +kubebuilder:validation:XValidation:message="tag contains a restricted tag matching karpenter.sh/nodepool",rule="self.all(k, k != 'karpenter.sh/nodepool')"
-	// +kubebuilder:validation:XValidation:message="tag contains a restricted tag matching karpenter.sh/nodeclaim",rule="self.all(k, k != 'karpenter.sh/nodeclaim')"
-	// +kubebuilder:validation:XValidation:message="tag contains a restricted tag matching karpenter.k8s.aws/ec2nodeclass",rule="self.all(k, k != 'karpenter.k8s.aws/ec2nodeclass')"
+	// +kubebuilder:validation:XValidation:message="tag contains a restricted tag matching karpenter.sh/nodeclaim",rule="self.all(k, k !='karpenter.sh/nodeclaim')"
+	// +kubebuilder:validation:XValidation:message="tag contains a restricted tag matching karpenter.k8s.aws/ec2nodeclass",rule="self.all(k, k !='karpenter.k8s.aws/ec2nodeclass')"
 	// +optional
 	Tags map[string]string `json:"tags,omitempty"`
-	// Kubelet settings passed to the node's kubelet and used for capacity math.
-	// +kubebuilder:validation:XValidation:message="imageGCHighThresholdPercent must be greater than imageGCLowThresholdPercent",rule="has(self.imageGCHighThresholdPercent) && has(self.imageGCLowThresholdPercent) ? self.imageGCHighThresholdPercent > self.imageGCLowThresholdPercent : true"
-	// +kubebuilder:validation:XValidation:message="evictionSoft OwnerKey does not have a matching evictionSoftGracePeriod",rule="has(self.evictionSoft) ? self.evictionSoft.all(e, has(self.evictionSoftGracePeriod) && e in self.evictionSoftGracePeriod) : true"
-	// +kubebuilder:validation:XValidation:message="evictionSoftGracePeriod OwnerKey does not have a matching evictionSoft",rule="has(self.evictionSoftGracePeriod) ? self.evictionSoftGracePeriod.all(e, has(self.evictionSoft) && e in self.evictionSoft) : true"
+	// Kubelet configures the kubelet of the nodes: any field of the kubelet's
+	// KubeletConfiguration (kubelet.config.k8s.io/v1beta1), by its JSON name.
+	// The AL2023 family passes every field to the node's NodeConfig; the
+	// other families take clusterDNS, maxPods, podsPerCore, systemReserved,
+	// kubeReserved, evictionHard, evictionSoft, evictionSoftGracePeriod,
+	// evictionMaxPodGracePeriod, imageGCHighThresholdPercent,
+	// imageGCLowThresholdPercent and cpuCFSQuota. The runtime reports a
+	// configuration it cannot apply on the ValidationSucceeded condition
+	// (and terraform plan refuses it).
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
 	// +optional
-	Kubelet *KubeletConfiguration `json:"kubelet,omitempty"`
+	Kubelet KubeletConfiguration `json:"kubelet,omitempty" hash:"string"`
 	// BlockDeviceMappings replace the AMI family's default volumes.
-	// +kubebuilder:validation:XValidation:message="must have only one blockDeviceMappings with rootVolume",rule="self.filter(x, has(x.rootVolume) ? x.rootVolume == true : false).size() <= 1"
+	// +kubebuilder:validation:XValidation:message="must have only one blockDeviceMappings with rootVolume",rule="self.filter(x, has(x.rootVolume)?x.rootVolume==true:false).size() <= 1"
 	// +kubebuilder:validation:MaxItems:=50
 	// +optional
 	BlockDeviceMappings []*BlockDeviceMapping `json:"blockDeviceMappings,omitempty"`
@@ -103,19 +113,78 @@ type EC2NodeClassSpec struct {
 	MetadataOptions *MetadataOptions `json:"metadataOptions,omitempty"`
 	// NetworkInterfaces replace the single primary interface (EFA set-ups).
 	// When given, they must include the primary interface (card 0, device 0,
-	// type interface).
-	// +kubebuilder:validation:XValidation:message="networkInterfaces must include the primary interface {networkCardIndex: 0, deviceIndex: 0, interfaceType: interface}",rule="self.size() == 0 || self.exists(x, x.networkCardIndex == 0 && x.deviceIndex == 0 && x.interfaceType == 'interface')"
-	// +kubebuilder:validation:XValidation:message="networkInterfaces must not repeat a networkCardIndex and deviceIndex pair",rule="self.all(x, self.filter(y, y.networkCardIndex == x.networkCardIndex && y.deviceIndex == x.deviceIndex).size() == 1)"
-	// +kubebuilder:validation:XValidation:message="networkInterfaces may have at most one efa-only interface per network card",rule="self.all(x, x.interfaceType != 'efa-only' || self.filter(y, y.interfaceType == 'efa-only' && y.networkCardIndex == x.networkCardIndex).size() == 1)"
+	// type interface). Joist launches with the primary interface only, so
+	// the CRD refuses interfaces rather than ignore them.
+	// +kubebuilder:validation:XValidation:message="networkInterfaces is not supported: Joist launches instances with the primary network interface only (no EFA) yet, remove it",rule="self.size() == 0"
+	// +kubebuilder:validation:XValidation:message="networkInterfaces must include the primary interface {networkCardIndex: 0, deviceIndex: 0, interfaceType: interface}",rule="self.size() == 0 || self.exists(x, x.deviceIndex == 0 && x.networkCardIndex == 0 && x.interfaceType == 'interface')"
+	// +kubebuilder:validation:XValidation:message="networkInterfaces must not repeat a networkCardIndex and deviceIndex pair, and may have at most one efa-only interface per network card",rule="self.all(x, self.filter(y, x.networkCardIndex == y.networkCardIndex && x.deviceIndex == y.deviceIndex).size() == 1 && (x.interfaceType != 'efa-only' || self.filter(y, x.networkCardIndex == y.networkCardIndex && y.interfaceType == 'efa-only').size() == 1))"
 	// +kubebuilder:validation:MaxItems:=150
 	// +optional
 	NetworkInterfaces []NetworkInterface `json:"networkInterfaces,omitempty"`
-	// PlacementGroupSelector selects a placement group to launch into.
+	// PlacementGroupSelector selects a placement group to launch into. Joist
+	// does not launch into placement groups yet, so the CRD refuses it
+	// rather than ignore it.
+	// +kubebuilder:validation:XValidation:message="placementGroupSelector is not supported: Joist does not launch into placement groups yet, remove it",rule="false"
 	// +optional
 	PlacementGroupSelector *PlacementGroupSelector `json:"placementGroupSelector,omitempty" hash:"ignore"`
 	// Context is passed as the CreateFleet Context parameter.
 	// +optional
 	Context *string `json:"context,omitempty"`
+	// EnclaveOptions turns on AWS Nitro Enclaves for the instances; it is
+	// passed to the launch template, and EC2 refuses a launch on an instance
+	// type without enclave support. Omitted, or enabled false, leaves
+	// enclaves off.
+	// +optional
+	EnclaveOptions *EnclaveOptions `json:"enclaveOptions,omitempty"`
+	// ConnectionTracking sets the idle connection tracking timeouts of the
+	// network interfaces the launch template declares (EFA-only interfaces
+	// excepted). Interfaces the CNI adds later are the CNI's to configure.
+	// +optional
+	ConnectionTracking *ConnectionTracking `json:"connectionTracking,omitempty"`
+	// CPUOptions are the CPU options of the instances.
+	// +optional
+	CPUOptions *CPUOptions `json:"cpuOptions,omitempty"`
+}
+
+// EnclaveOptions says whether instances run AWS Nitro Enclaves.
+type EnclaveOptions struct {
+	// Enabled turns Nitro Enclaves on.
+	// +required
+	Enabled *bool `json:"enabled"`
+}
+
+// ConnectionTracking holds idle connection tracking timeouts, in seconds;
+// EC2 applies its defaults to those left out. They need Nitro instances.
+// +kubebuilder:validation:XValidation:message="set at least one of tcpEstablishedTimeout, udpStreamTimeout and udpTimeout, or remove connectionTracking",rule="has(self.tcpEstablishedTimeout) || has(self.udpStreamTimeout) || has(self.udpTimeout)"
+type ConnectionTracking struct {
+	// TCPEstablishedTimeout is the timeout for idle established TCP
+	// connections: 60 to 432000 (5 days).
+	// +kubebuilder:validation:Minimum:=60
+	// +kubebuilder:validation:Maximum:=432000
+	// +optional
+	TCPEstablishedTimeout *int32 `json:"tcpEstablishedTimeout,omitempty"`
+	// UDPStreamTimeout is the timeout for idle UDP flows that have seen more
+	// than one request-response exchange: 60 to 180.
+	// +kubebuilder:validation:Minimum:=60
+	// +kubebuilder:validation:Maximum:=180
+	// +optional
+	UDPStreamTimeout *int32 `json:"udpStreamTimeout,omitempty"`
+	// UDPTimeout is the timeout for idle UDP flows in one direction or of a
+	// single request-response exchange: 30 to 60.
+	// +kubebuilder:validation:Minimum:=30
+	// +kubebuilder:validation:Maximum:=60
+	// +optional
+	UDPTimeout *int32 `json:"udpTimeout,omitempty"`
+}
+
+// CPUOptions are CPU settings of the instances.
+type CPUOptions struct {
+	// NestedVirtualization, enabled, lets the instances run virtual machines;
+	// it is passed to the launch template, and EC2 refuses a launch on an
+	// instance type that does not support it.
+	// +kubebuilder:validation:Enum:={enabled,disabled}
+	// +optional
+	NestedVirtualization *string `json:"nestedVirtualization,omitempty"`
 }
 
 // EC2NodeClass configures how EC2 instances are launched for NodePools.
@@ -131,8 +200,12 @@ type EC2NodeClass struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// +kubebuilder:validation:XValidation:message="must specify exactly one of ['role', 'instanceProfile']",rule="(has(self.role) && !has(self.instanceProfile)) || (!has(self.role) && has(self.instanceProfile))"
-	// +kubebuilder:validation:XValidation:message="changing from 'instanceProfile' to 'role' is not supported. You must delete and recreate this node class if you want to change this.",rule="!has(oldSelf.instanceProfile) || has(self.instanceProfile)"
-	// +kubebuilder:validation:XValidation:message="if set, amiFamily must match the alias family (e.g. 'AL2023' for 'al2023@latest') or be 'Custom'",rule="!has(self.amiFamily) || self.amiFamily == 'Custom' || !self.amiSelectorTerms.exists(x, has(x.alias)) || self.amiSelectorTerms.exists(x, has(x.alias) && x.alias.find('^[^@]+') == self.amiFamily.lowerAscii())"
+	// +kubebuilder:validation:XValidation:message="if set, amiFamily must be 'AL2' or 'Custom' when using an AL2 alias",rule="!has(self.amiFamily) || (self.amiSelectorTerms.exists(x, has(x.alias) && x.alias.find('^[^@]+') == 'al2') ? (self.amiFamily == 'Custom' || self.amiFamily == 'AL2') : true)"
+	// +kubebuilder:validation:XValidation:message="if set, amiFamily must be 'AL2023' or 'Custom' when using an AL2023 alias",rule="!has(self.amiFamily) || (self.amiSelectorTerms.exists(x, has(x.alias) && x.alias.find('^[^@]+') == 'al2023') ? (self.amiFamily == 'Custom' || self.amiFamily == 'AL2023') : true)"
+	// +kubebuilder:validation:XValidation:message="if set, amiFamily must be 'Bottlerocket' or 'Custom' when using a Bottlerocket alias",rule="!has(self.amiFamily) || (self.amiSelectorTerms.exists(x, has(x.alias) && x.alias.find('^[^@]+') == 'bottlerocket') ? (self.amiFamily == 'Custom' || self.amiFamily == 'Bottlerocket') : true)"
+	// +kubebuilder:validation:XValidation:message="if set, amiFamily must be 'Windows2019' or 'Custom' when using a Windows2019 alias",rule="!has(self.amiFamily) || (self.amiSelectorTerms.exists(x, has(x.alias) && x.alias.find('^[^@]+') == 'windows2019') ? (self.amiFamily == 'Custom' || self.amiFamily == 'Windows2019') : true)"
+	// +kubebuilder:validation:XValidation:message="if set, amiFamily must be 'Windows2022' or 'Custom' when using a Windows2022 alias",rule="!has(self.amiFamily) || (self.amiSelectorTerms.exists(x, has(x.alias) && x.alias.find('^[^@]+') == 'windows2022') ? (self.amiFamily == 'Custom' || self.amiFamily == 'Windows2022') : true)"
+	// +kubebuilder:validation:XValidation:message="if set, amiFamily must be 'Windows2025' or 'Custom' when using a Windows2025 alias",rule="!has(self.amiFamily) || (self.amiSelectorTerms.exists(x, has(x.alias) && x.alias.find('^[^@]+') == 'windows2025') ? (self.amiFamily == 'Custom' || self.amiFamily == 'Windows2025') : true)"
 	// +kubebuilder:validation:XValidation:message="must specify amiFamily if amiSelectorTerms does not contain an alias",rule="self.amiSelectorTerms.exists(x, has(x.alias)) ? true : has(self.amiFamily)"
 	// +required
 	Spec   EC2NodeClassSpec   `json:"spec"`

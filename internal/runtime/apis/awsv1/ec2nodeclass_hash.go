@@ -7,7 +7,7 @@ import (
 
 // EC2NodeClassHashVersion versions the EC2NodeClass static-drift hash (see
 // v1.NodePoolHashVersion for when to bump it and why it is not Karpenter's).
-const EC2NodeClassHashVersion = "joist-v1"
+const EC2NodeClassHashVersion = "joist-v2"
 
 // Hash is the static-drift hash of the EC2NodeClass: its spec except the
 // selector terms (their resolved values drift nodes dynamically) and

@@ -1,6 +1,7 @@
 package awsv1
 
 import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -19,7 +20,7 @@ func hashTestNodeClass() *EC2NodeClass {
 			Role:                       "KarpenterNodeRole-demo",
 			UserData:                   ptr("#!/bin/bash\necho hi\n"),
 			Tags:                       map[string]string{"team": "a", "env": "prod"},
-			Kubelet:                    &KubeletConfiguration{MaxPods: ptr[int32](110)},
+			Kubelet:                    KubeletConfigurationOf(KubeletSettings{MaxPods: ptr[int32](110)}),
 			BlockDeviceMappings: []*BlockDeviceMapping{{
 				DeviceName: ptr("/dev/xvda"),
 				RootVolume: true,
@@ -33,7 +34,7 @@ func hashTestNodeClass() *EC2NodeClass {
 // TestEC2NodeClassHashIsStable pins the digest of a fixed EC2NodeClass. If it
 // fails, bump EC2NodeClassHashVersion and update the value.
 func TestEC2NodeClassHashIsStable(t *testing.T) {
-	const want = "4117941979815844188"
+	const want = "11791470907013285140"
 	if got := hashTestNodeClass().Hash(); got != want {
 		t.Fatalf("EC2NodeClass hash changed to %s (version %s): bump EC2NodeClassHashVersion and update this test", got, EC2NodeClassHashVersion)
 	}
@@ -73,7 +74,7 @@ func TestEC2NodeClassHashTracksLaunchSettings(t *testing.T) {
 		"userData":             func(nc *EC2NodeClass) { nc.Spec.UserData = ptr("#!/bin/bash\n") },
 		"tags":                 func(nc *EC2NodeClass) { nc.Spec.Tags["team"] = "b" },
 		"role":                 func(nc *EC2NodeClass) { nc.Spec.Role = "other" },
-		"kubelet":              func(nc *EC2NodeClass) { nc.Spec.Kubelet.MaxPods = ptr[int32](58) },
+		"kubelet":              func(nc *EC2NodeClass) { nc.Spec.Kubelet["maxPods"] = apiextensionsv1.JSON{Raw: []byte("58")} },
 		"volume size": func(nc *EC2NodeClass) {
 			nc.Spec.BlockDeviceMappings[0].EBS.VolumeSize = ptr(resource.MustParse("30Gi"))
 		},
@@ -117,5 +118,26 @@ func TestAMIFamily(t *testing.T) {
 	nc.Spec.AMIFamily = ptr(AMIFamilyCustom)
 	if got := nc.AMIFamily(); got != AMIFamilyCustom {
 		t.Errorf("amiFamily Custom with an alias: AMIFamily() = %s", got)
+	}
+}
+
+// TestKubeletHashIgnoresSpelling checks that the kubelet configuration is
+// hashed by meaning: key order and number spelling do not drift nodes.
+func TestKubeletHashIgnoresSpelling(t *testing.T) {
+	a, b := hashTestNodeClass(), hashTestNodeClass()
+	a.Spec.Kubelet = KubeletConfiguration{
+		"maxPods":      apiextensionsv1.JSON{Raw: []byte(`110`)},
+		"kubeReserved": apiextensionsv1.JSON{Raw: []byte(`{"cpu":"100m","memory":"1Gi"}`)},
+	}
+	b.Spec.Kubelet = KubeletConfiguration{
+		"maxPods":      apiextensionsv1.JSON{Raw: []byte(`110.0`)},
+		"kubeReserved": apiextensionsv1.JSON{Raw: []byte(`{ "memory": "1Gi", "cpu": "100m" }`)},
+	}
+	if a.Hash() != b.Hash() {
+		t.Fatalf("the same kubelet configuration hashes differently: %s and %s", a.Hash(), b.Hash())
+	}
+	b.Spec.Kubelet["cpuManagerPolicy"] = apiextensionsv1.JSON{Raw: []byte(`"static"`)}
+	if a.Hash() == b.Hash() {
+		t.Fatal("adding a kubelet field does not change the hash")
 	}
 }

@@ -28,9 +28,11 @@ const (
 
 // PlacementGroupSelector selects the one placement group instances launch
 // into, by name or by ID.
-// +kubebuilder:validation:XValidation:message="must specify exactly one of ['name', 'id'] in placementGroupSelector",rule="has(self.name) != has(self.id)"
+// +kubebuilder:validation:XValidation:message="expected at least one, got none, ['name', 'id'] in placementGroupSelector",rule="has(self.name) || has(self.id)"
+// +kubebuilder:validation:XValidation:message="'name' and 'id' are mutually exclusive in placementGroupSelector, keep one",rule="!(has(self.name) && has(self.id))"
 type PlacementGroupSelector struct {
 	// Name of the placement group.
+	// +kubebuilder:validation:MinLength:=1
 	// +optional
 	Name string `json:"name,omitempty"`
 	// ID of the placement group.

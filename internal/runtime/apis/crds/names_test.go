@@ -21,11 +21,12 @@ func TestNamesAndColumns(t *testing.T) {
 		shortNames []string
 		columns    []string
 		wide       []string
+		version    string
 	}{
-		"nodepools.karpenter.sh": {nil, []string{"NodeClass", "Nodes", "Ready", "Age"}, []string{"Weight", "CPU", "Memory"}},
+		"nodepools.karpenter.sh": {nil, []string{"NodeClass", "Nodes", "Ready", "Age"}, []string{"Weight", "CPU", "Memory"}, "v1"},
 		"nodeclaims.karpenter.sh": {nil, []string{"Type", "Capacity", "Zone", "Node", "Ready", "Age"},
-			[]string{"ImageID", "ID", "NodePool", "NodeClass", "Drifted"}},
-		"ec2nodeclasses.karpenter.k8s.aws": {[]string{"ec2nc", "ec2ncs"}, []string{"Ready", "Age"}, []string{"Role"}},
+			[]string{"ImageID", "ID", "NodePool", "NodeClass", "Drifted"}, "v1"},
+		"ec2nodeclasses.karpenter.k8s.aws": {[]string{"ec2nc", "ec2ncs"}, []string{"Ready", "Age"}, []string{"Role"}, "v1"},
 	}
 	if len(defs) != len(want) {
 		t.Fatalf("got %d CRDs, want %d", len(defs), len(want))
@@ -45,8 +46,8 @@ func TestNamesAndColumns(t *testing.T) {
 		if !slices.Equal(crd.Spec.Names.Categories, []string{"karpenter"}) {
 			t.Errorf("%s: categories %v, want [karpenter]", crd.Name, crd.Spec.Names.Categories)
 		}
-		if len(crd.Spec.Versions) != 1 || crd.Spec.Versions[0].Name != "v1" || !crd.Spec.Versions[0].Storage {
-			t.Fatalf("%s: want exactly one served and stored version v1", crd.Name)
+		if len(crd.Spec.Versions) != 1 || crd.Spec.Versions[0].Name != w.version || !crd.Spec.Versions[0].Storage {
+			t.Fatalf("%s: want exactly one served and stored version %s", crd.Name, w.version)
 		}
 		version := crd.Spec.Versions[0]
 		if version.Subresources == nil || version.Subresources.Status == nil {

@@ -7,16 +7,19 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 type Disruption struct {
 	// ConsolidateAfter is how long a node must go without pods being added or
 	// removed before consolidation may take it; "Never" turns consolidation
-	// (emptiness included) off for the pool.
+	// (emptiness included) off for the pool. Ignored on a static pool.
+	// +kubebuilder:default:="0s"
 	// +kubebuilder:validation:Pattern=`^(([0-9]+(s|m|h))+|Never)$`
 	// +kubebuilder:validation:Type="string"
 	// +kubebuilder:validation:Schemaless
-	// +required
-	ConsolidateAfter NillableDuration `json:"consolidateAfter"`
+	// +optional
+	ConsolidateAfter NillableDuration `json:"consolidateAfter,omitempty"`
 	// ConsolidationPolicy says which nodes consolidation may take: only empty
-	// ones, or empty and underutilized ones.
+	// ones (WhenEmpty), empty and underutilized ones (WhenEmptyOrUnderutilized),
+	// or those whose removal or replacement saves enough for the disruption it
+	// causes (Balanced). Ignored on a static pool.
 	// +kubebuilder:default:="WhenEmptyOrUnderutilized"
-	// +kubebuilder:validation:Enum:={WhenEmpty,WhenEmptyOrUnderutilized}
+	// +kubebuilder:validation:Enum:={WhenEmpty,WhenEmptyOrUnderutilized,Balanced}
 	// +optional
 	ConsolidationPolicy ConsolidationPolicy `json:"consolidationPolicy,omitempty"`
 	// Budgets cap how many nodes may be disrupting at once; with several
@@ -24,6 +27,7 @@ type Disruption struct {
 	// +kubebuilder:validation:XValidation:message="'schedule' must be set with 'duration': give both to make a budget active in a window, or neither for always",rule="self.all(x, has(x.schedule) == has(x.duration))"
 	// +kubebuilder:default:={{nodes: "10%"}}
 	// +kubebuilder:validation:MaxItems=50
+	// +listType=atomic
 	// +optional
 	Budgets []Budget `json:"budgets,omitempty" hash:"ignore"`
 }
@@ -34,26 +38,33 @@ type ConsolidationPolicy string
 const (
 	ConsolidationPolicyWhenEmpty                ConsolidationPolicy = "WhenEmpty"
 	ConsolidationPolicyWhenEmptyOrUnderutilized ConsolidationPolicy = "WhenEmptyOrUnderutilized"
+	// ConsolidationPolicyBalanced consolidates a node only when the saving
+	// outweighs the disruption, scored as Karpenter's Balanced policy.
+	ConsolidationPolicyBalanced ConsolidationPolicy = "Balanced"
 )
 
 // DisruptionReason is a graceful disruption method a budget may be limited to.
-// +kubebuilder:validation:Enum:={Underutilized,Empty,Drifted}
+// +kubebuilder:validation:Enum:={Underutilized,Empty,Drifted,Unhealthy}
 type DisruptionReason string
 
 const (
 	DisruptionReasonUnderutilized DisruptionReason = "Underutilized"
 	DisruptionReasonEmpty         DisruptionReason = "Empty"
 	DisruptionReasonDrifted       DisruptionReason = "Drifted"
+	// DisruptionReasonUnhealthy is node repair: a node whose condition
+	// matched a repair policy for longer than its toleration.
+	DisruptionReasonUnhealthy DisruptionReason = "Unhealthy"
 )
 
 // DisruptionReasons lists every DisruptionReason.
-var DisruptionReasons = []DisruptionReason{DisruptionReasonUnderutilized, DisruptionReasonEmpty, DisruptionReasonDrifted}
+var DisruptionReasons = []DisruptionReason{DisruptionReasonUnderutilized, DisruptionReasonEmpty, DisruptionReasonDrifted, DisruptionReasonUnhealthy}
 
 // Budget limits how many of a pool's nodes may be disrupting at once, for
 // some or all reasons, always or during a recurring window.
 type Budget struct {
 	// Reasons the budget applies to; all reasons when unset.
 	// +kubebuilder:validation:MaxItems=50
+	// +listType=set
 	// +optional
 	Reasons []DisruptionReason `json:"reasons,omitempty"`
 	// Nodes is a count ("5") or a percentage of the pool's nodes ("10%",

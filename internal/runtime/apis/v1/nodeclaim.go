@@ -8,9 +8,11 @@ import (
 // NodeClaimSpec is the request for one node. It is immutable once created.
 type NodeClaimSpec struct {
 	// Taints are put on the node.
+	// +listType=atomic
 	// +optional
 	Taints []corev1.Taint `json:"taints,omitempty"`
 	// StartupTaints are put on the node at creation and removed by another agent.
+	// +listType=atomic
 	// +optional
 	StartupTaints []corev1.Taint `json:"startupTaints,omitempty"`
 	// Requirements the launched instance must satisfy.

@@ -25,6 +25,8 @@ type NodeClaimStatus struct {
 	// Conditions: Launched, Registered, Initialized, Ready, and the
 	// disruption and termination conditions.
 	// +optional
+	// +listType=map
+	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 	// LastPodEventTime is the last time a pod was bound to or removed from the node.
 	// +optional

@@ -6,7 +6,11 @@ import (
 )
 
 // NodePoolSpec says what nodes a NodePool may launch for unschedulable pods
-// and how they may be disrupted.
+// and how they may be disrupted. A pool with Replicas set is static: it keeps
+// that many nodes whatever the pods ask for.
+// +kubebuilder:validation:XValidation:rule="has(self.replicas) == has(oldSelf.replicas)",message="a NodePool cannot switch between static (replicas set) and dynamic (replicas unset) provisioning, create a new NodePool instead"
+// +kubebuilder:validation:XValidation:rule="!has(self.replicas) || (!has(self.limits) || size(self.limits) == 0 || (size(self.limits) == 1 && 'nodes' in self.limits))",message="a static NodePool (replicas set) supports only limits.nodes, remove the other limits"
+// +kubebuilder:validation:XValidation:rule="!has(self.replicas) || !has(self.weight)",message="'weight' is not supported on a static NodePool (replicas set), remove it"
 type NodePoolSpec struct {
 	// Template is the NodeClaim every launch from this pool starts from; a
 	// NodeClaim's requirements are usually narrower than the template's.
@@ -25,6 +29,13 @@ type NodePoolSpec struct {
 	// +kubebuilder:validation:Maximum:=100
 	// +optional
 	Weight *int32 `json:"weight,omitempty"`
+	// Replicas makes the pool static: it keeps this many nodes regardless of
+	// pod demand. With Replicas set, disruption.consolidationPolicy and
+	// disruption.consolidateAfter do not apply, only limits.nodes may be set
+	// and weight may not. A pool cannot switch between static and dynamic.
+	// +kubebuilder:validation:Minimum:=0
+	// +optional
+	Replicas *int64 `json:"replicas,omitempty"`
 }
 
 // Limits bound the resources a NodePool's nodes may add up to.
@@ -45,15 +56,15 @@ type ObjectMeta struct {
 	// refused. Values are checked by the schema (patched in by hack/generate.sh).
 	// +kubebuilder:validation:MaxProperties:=100
 	// +kubebuilder:validation:XValidation:message="label keys must be qualified names of at most 316 characters, such as 'example.com/team'",rule="self.all(x, x.size() <= 316 && x.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(\\\\/))?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$'))"
-	// +kubebuilder:validation:XValidation:message="label domain \"kubernetes.io\" is restricted, use a well-known key or a key in a domain of your own",rule="self.all(x, x in ['beta.kubernetes.io/instance-type', 'failure-domain.beta.kubernetes.io/region', 'beta.kubernetes.io/os', 'beta.kubernetes.io/arch', 'failure-domain.beta.kubernetes.io/zone', 'topology.kubernetes.io/zone', 'topology.kubernetes.io/region', 'node.kubernetes.io/instance-type', 'kubernetes.io/arch', 'kubernetes.io/os', 'node.kubernetes.io/windows-build'] || x.find('^([^/]+)').endsWith('node.kubernetes.io') || x.find('^([^/]+)').endsWith('node-restriction.kubernetes.io') || !x.find('^([^/]+)').endsWith('kubernetes.io'))"
-	// +kubebuilder:validation:XValidation:message="label domain \"k8s.io\" is restricted, use a well-known key or a key in a domain of your own",rule="self.all(x, x.find('^([^/]+)').endsWith('kops.k8s.io') || !x.find('^([^/]+)').endsWith('k8s.io'))"
-	// +kubebuilder:validation:XValidation:message="label domain \"karpenter.sh\" is restricted, use a well-known key or a key in a domain of your own",rule="self.all(x, x in ['karpenter.sh/capacity-type', 'karpenter.sh/nodepool'] || !x.find('^([^/]+)').endsWith('karpenter.sh'))"
-	// +kubebuilder:validation:XValidation:message="label \"karpenter.sh/nodepool\" is restricted, the runtime sets it on each node",rule="self.all(x, x != 'karpenter.sh/nodepool')"
-	// +kubebuilder:validation:XValidation:message="label \"kubernetes.io/hostname\" is restricted, the runtime sets it on each node",rule="self.all(x, x != 'kubernetes.io/hostname')"
-	// +kubebuilder:validation:XValidation:message="label domain \"karpenter.k8s.aws\" is restricted, use a well-known key or a key in a domain of your own",rule="self.all(x, x in ['karpenter.k8s.aws/ec2nodeclass', 'karpenter.k8s.aws/instance-encryption-in-transit-supported', 'karpenter.k8s.aws/instance-category', 'karpenter.k8s.aws/instance-hypervisor', 'karpenter.k8s.aws/instance-family', 'karpenter.k8s.aws/instance-generation', 'karpenter.k8s.aws/instance-local-nvme', 'karpenter.k8s.aws/instance-size', 'karpenter.k8s.aws/instance-cpu', 'karpenter.k8s.aws/instance-cpu-manufacturer', 'karpenter.k8s.aws/instance-cpu-sustained-clock-speed-mhz', 'karpenter.k8s.aws/instance-memory', 'karpenter.k8s.aws/instance-ebs-bandwidth', 'karpenter.k8s.aws/instance-network-bandwidth', 'karpenter.k8s.aws/instance-gpu-name', 'karpenter.k8s.aws/instance-gpu-manufacturer', 'karpenter.k8s.aws/instance-gpu-count', 'karpenter.k8s.aws/instance-gpu-memory', 'karpenter.k8s.aws/instance-accelerator-name', 'karpenter.k8s.aws/instance-accelerator-manufacturer', 'karpenter.k8s.aws/instance-accelerator-count', 'karpenter.k8s.aws/instance-capability-flex', 'karpenter.k8s.aws/instance-tenancy', 'karpenter.k8s.aws/capacity-reservation-id', 'karpenter.k8s.aws/capacity-reservation-type', 'karpenter.k8s.aws/capacity-reservation-interruptible', 'karpenter.k8s.aws/placement-group-id', 'karpenter.k8s.aws/placement-group-partition'] || !x.find('^([^/]+)').endsWith('karpenter.k8s.aws'))"
+	// +kubebuilder:validation:XValidation:message="label domain \"karpenter.sh\" is restricted, use a well-known key or a key in a domain of your own",rule="self.all(x, x in [\"karpenter.sh/capacity-type\", \"karpenter.sh/nodepool\"] || !x.find(\"^([^/]+)\").endsWith(\"karpenter.sh\"))"
+	// +kubebuilder:validation:XValidation:message="label \"karpenter.sh/nodepool\" is restricted, the runtime sets it on each node",rule="self.all(x, x != \"karpenter.sh/nodepool\")"
+	// +kubebuilder:validation:XValidation:message="label \"kubernetes.io/hostname\" is restricted, the runtime sets it on each node",rule="self.all(x, x != \"kubernetes.io/hostname\")"
+	// +kubebuilder:validation:XValidation:message="label domain \"karpenter.k8s.aws\" is restricted, use a well-known key or a key in a domain of your own",rule="self.all(x, x in [\"karpenter.k8s.aws/instance-tenancy\", \"karpenter.k8s.aws/capacity-reservation-type\", \"karpenter.k8s.aws/capacity-reservation-id\", \"karpenter.k8s.aws/capacity-reservation-interruptible\", \"karpenter.k8s.aws/capacity-reservation-interruptible\", \"karpenter.k8s.aws/ec2nodeclass\", \"karpenter.k8s.aws/instance-encryption-in-transit-supported\", \"karpenter.k8s.aws/instance-category\", \"karpenter.k8s.aws/instance-hypervisor\", \"karpenter.k8s.aws/instance-family\", \"karpenter.k8s.aws/instance-generation\", \"karpenter.k8s.aws/instance-local-nvme\", \"karpenter.k8s.aws/instance-size\", \"karpenter.k8s.aws/instance-cpu\", \"karpenter.k8s.aws/instance-cpu-manufacturer\", \"karpenter.k8s.aws/instance-cpu-sustained-clock-speed-mhz\", \"karpenter.k8s.aws/instance-memory\", \"karpenter.k8s.aws/instance-ebs-bandwidth\", \"karpenter.k8s.aws/instance-network-bandwidth\", \"karpenter.k8s.aws/instance-gpu-name\", \"karpenter.k8s.aws/instance-gpu-manufacturer\", \"karpenter.k8s.aws/instance-gpu-count\", \"karpenter.k8s.aws/instance-gpu-memory\", \"karpenter.k8s.aws/instance-accelerator-name\", \"karpenter.k8s.aws/instance-accelerator-manufacturer\", \"karpenter.k8s.aws/instance-accelerator-count\", \"karpenter.k8s.aws/instance-capability-flex\", \"karpenter.k8s.aws/placement-group-id\", \"karpenter.k8s.aws/placement-group-partition\"] || !x.find(\"^([^/]+)\").endsWith(\"karpenter.k8s.aws\"))"
+	// +mapType=atomic
 	// +optional
 	Labels map[string]string `json:"labels,omitempty"`
 	// Annotations are copied to every NodeClaim and Node.
+	// +mapType=granular
 	// +optional
 	Annotations map[string]string `json:"annotations,omitempty"`
 }
@@ -62,17 +73,18 @@ type ObjectMeta struct {
 // only scheduling fills in.
 type NodeClaimTemplateSpec struct {
 	// Taints are put on every node; pods must tolerate them to land there.
+	// +listType=atomic
 	// +optional
 	Taints []corev1.Taint `json:"taints,omitempty"`
 	// StartupTaints are put on every node at creation and must be removed by
 	// some other agent (typically a DaemonSet) before the node is Initialized;
 	// pods need not tolerate them to be provisioned for.
+	// +listType=atomic
 	// +optional
 	StartupTaints []corev1.Taint `json:"startupTaints,omitempty"`
 	// Requirements constrain the nodes the pool may launch; template labels
 	// are added to them. Unlike a NodeClaim's, they may not name the NodePool
 	// label, which the runtime adds.
-	// +kubebuilder:validation:XValidation:message="label \"karpenter.sh/nodepool\" is restricted, the runtime sets it on each node",rule="self.all(x, x.key != 'karpenter.sh/nodepool')"
 	// +required
 	Requirements Requirements `json:"requirements" hash:"ignore"`
 	// NodeClassRef names the provider configuration (an EC2NodeClass).
@@ -126,6 +138,7 @@ type NodeClassReference struct {
 // +kubebuilder:printcolumn:name="CPU",type="string",JSONPath=".status.resources.cpu",priority=1,description=""
 // +kubebuilder:printcolumn:name="Memory",type="string",JSONPath=".status.resources.memory",priority=1,description=""
 // +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.nodes
 type NodePool struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

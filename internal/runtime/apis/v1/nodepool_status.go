@@ -20,5 +20,7 @@ type NodePoolStatus struct {
 	NodeClassObservedGeneration int64 `json:"nodeClassObservedGeneration,omitempty"`
 	// Conditions: ValidationSucceeded, NodeClassReady, NodeRegistrationHealthy, Ready.
 	// +optional
+	// +listType=map
+	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }

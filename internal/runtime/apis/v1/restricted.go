@@ -11,20 +11,11 @@ import (
 
 // RestrictedLabelDomains are label domains (and their subdomains) that users
 // may not use in NodePool labels or requirements, apart from the well-known
-// keys and the LabelDomainExceptions.
+// keys: the runtime's own, as in Karpenter v1.15 (earlier releases also
+// restricted kubernetes.io and k8s.io).
 var RestrictedLabelDomains = []string{
-	"kubernetes.io",
-	"k8s.io",
 	Group,
 	AWSGroup,
-}
-
-// LabelDomainExceptions are subdomains of restricted domains that stay open
-// to users (node-role and node-restriction labels, kops labels).
-var LabelDomainExceptions = []string{
-	"kops.k8s.io",
-	"node.kubernetes.io",
-	"node-restriction.kubernetes.io",
 }
 
 // RestrictedLabels are keys users may never set: the runtime owns the
@@ -62,9 +53,6 @@ func IsRestrictedLabel(key string) error {
 	domain := labelDomain(key)
 	for _, restricted := range RestrictedLabelDomains {
 		if !strings.HasSuffix(domain, restricted) || wellKnownInDomain(key) {
-			continue
-		}
-		if slices.ContainsFunc(LabelDomainExceptions, func(exception string) bool { return strings.HasSuffix(domain, exception) }) {
 			continue
 		}
 		errs = append(errs, fmt.Errorf("label domain %q is restricted", restricted))

@@ -19,7 +19,7 @@ var restrictedLabelCases = []struct {
 	{"node.kubernetes.io/instance-type", true, ""},
 	{"beta.kubernetes.io/instance-type", true, ""},
 	{"failure-domain.beta.kubernetes.io/zone", true, ""},
-	{"node-role.kubernetes.io/worker", false, `label domain "kubernetes.io" is restricted`}, // not a node.kubernetes.io subdomain
+	{"node-role.kubernetes.io/worker", true, ""},
 	{"node.kubernetes.io/custom", true, ""},
 	{"example.node-restriction.kubernetes.io/x", true, ""},
 	{"kops.k8s.io/instancegroup", true, ""},
@@ -33,10 +33,10 @@ var restrictedLabelCases = []struct {
 	{"karpenter.sh/foo", false, `label domain "karpenter.sh" is restricted`},
 	{"sub.karpenter.sh/foo", false, `label domain "karpenter.sh" is restricted`},
 	{"karpenter.k8s.aws/foo", false, `label domain "karpenter.k8s.aws" is restricted`},
-	{"kubernetes.io/foo", false, `label domain "kubernetes.io" is restricted`},
-	{"topology.kubernetes.io/foo", false, `label domain "kubernetes.io" is restricted`},
-	{"k8s.io/foo", false, `label domain "k8s.io" is restricted`},
-	{"cloud.k8s.io/foo", false, `label domain "k8s.io" is restricted`},
+	{"kubernetes.io/foo", true, ""},
+	{"topology.kubernetes.io/foo", true, ""},
+	{"k8s.io/foo", true, ""},
+	{"cloud.k8s.io/foo", true, ""},
 }
 
 func TestIsRestrictedLabel(t *testing.T) {
@@ -69,7 +69,7 @@ func TestIsRestrictedNodeLabel(t *testing.T) {
 		NodePoolLabelKey:         false,
 		CapacityTypeLabelKey:     false,
 		"example.com/team":       false,
-		"kubernetes.io/foo":      true,
+		"kubernetes.io/foo":      false,
 		"kubernetes.io/hostname": true,
 		"karpenter.sh/foo":       true,
 	} {

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"maps"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
@@ -221,13 +223,13 @@ func (p *Provider) ownershipTags(nc *awsv1.EC2NodeClass, nodePool string) map[st
 // the capacity reservation reservationID when set.
 func (p *Provider) templateConfig(claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, g *launchGroup, reservationID string) (launchtemplate.Config, error) {
 	family := nc.AMIFamily()
-	kubelet := &awsv1.KubeletConfiguration{}
-	if nc.Spec.Kubelet != nil {
-		kubelet = nc.Spec.Kubelet.DeepCopy()
+	kubelet := nc.Spec.Kubelet.DeepCopy()
+	if kubelet == nil {
+		kubelet = awsv1.KubeletConfiguration{}
 	}
-	if kubelet.MaxPods == nil {
-		pods := int32(g.pods)
-		kubelet.MaxPods = &pods
+	if _, ok := kubelet["maxPods"]; !ok {
+		// The pods the capacity model gave the group's types.
+		kubelet["maxPods"] = apiextensionsv1.JSON{Raw: []byte(strconv.FormatInt(g.pods, 10))}
 	}
 	taints := append(append(append([]corev1.Taint{}, claim.Spec.Taints...), claim.Spec.StartupTaints...), v1.UnregisteredNoExecuteTaint)
 	raid0 := nc.Spec.InstanceStorePolicy != nil && *nc.Spec.InstanceStorePolicy == awsv1.InstanceStorePolicyRAID0
@@ -255,6 +257,7 @@ func (p *Provider) templateConfig(claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, g
 		DetailedMonitoring:    nc.Spec.DetailedMonitoring != nil && *nc.Spec.DetailedMonitoring,
 		AssociatePublicIP:     nc.Spec.AssociatePublicIPAddress,
 		CapacityReservationID: reservationID, ReservationsSelected: len(nc.Spec.CapacityReservationSelectorTerms) > 0,
+		ConnectionTracking: nc.Spec.ConnectionTracking, EnclaveOptions: nc.Spec.EnclaveOptions, CPUOptions: nc.Spec.CPUOptions,
 	}, nil
 }
 

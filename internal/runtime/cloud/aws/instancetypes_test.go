@@ -142,7 +142,7 @@ func TestKubeletSettingsChangeAllocatable(t *testing.T) {
 	p := prov
 	nc := testenv.NodeClass("kubelet", cluster, "al2023@latest")
 	maxPods := int32(20)
-	nc.Spec.Kubelet = &awsv1.KubeletConfiguration{MaxPods: &maxPods, KubeReserved: map[string]string{"memory": "1Gi"}, EvictionHard: map[string]string{"memory.available": "5%"}}
+	nc.Spec.Kubelet = awsv1.KubeletConfigurationOf(awsv1.KubeletSettings{MaxPods: &maxPods, KubeReserved: map[string]string{"memory": "1Gi"}, EvictionHard: map[string]string{"memory.available": "5%"}})
 	nc = readyNodeClass(t, p, nc)
 	its, err := p.GetInstanceTypes(testContext(t), pool("kubelet", nc.Name))
 	if err != nil {

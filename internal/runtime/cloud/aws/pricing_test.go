@@ -101,8 +101,12 @@ func TestIsolatedVPCUsesTheEmbeddedPriceTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	before := sim.Requests().Count("pricing", "")
 	if err := p.Pricing().UpdateOnDemandPricing(testContext(t)); err != nil {
 		t.Fatal(err)
+	}
+	if n := sim.Requests().Count("pricing", "") - before; n != 0 {
+		t.Errorf("ISOLATED_VPC made %d Pricing API calls, want none", n)
 	}
 	cat := catalog.MustLoad()
 	for _, name := range []string{"m5.large", "c7g.medium", "p4d.24xlarge"} {

@@ -142,6 +142,10 @@ func (p *Provider) AMIs() *ami.Provider { return p.amis }
 // InstanceProfiles manages the node classes' instance profiles.
 func (p *Provider) InstanceProfiles() *instanceprofile.Provider { return p.instanceProfiles }
 
+// IsolatedVPC reports ISOLATED_VPC: IAM, which has no VPC endpoint, is
+// only called to create a role's instance profile, never to clean up.
+func (p *Provider) IsolatedVPC() bool { return p.settings.IsolatedVPC }
+
 // LaunchTemplates manages launch templates.
 func (p *Provider) LaunchTemplates() *launchtemplate.Provider { return p.launchTemplates }
 

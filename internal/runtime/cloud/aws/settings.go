@@ -23,11 +23,14 @@ type Settings struct {
 	// VMMemoryOverheadPercent defaults to 0.075.
 	VMMemoryOverheadPercent float64
 	ReservedENIs            int
-	// IsolatedVPC skips the Pricing API (the embedded table is used).
+	// IsolatedVPC skips the Pricing API (the embedded table is used) and
+	// the IAM calls of instance-profile cleanup.
 	IsolatedVPC bool
 	// DisableReservedCapacity (feature gate ReservedCapacity=false) leaves
 	// capacity reservations unresolved and offers no reserved capacity.
 	DisableReservedCapacity bool
+	// DisableDryRun skips the node class permission dry-runs.
+	DisableDryRun bool
 	// Refresh intervals; zero takes the defaults (1m subnets and AMIs, 1m
 	// security groups and capacity reservations, 5m instance types).
 	SubnetRefresh              time.Duration

@@ -30,8 +30,9 @@ type validation struct{ reason, message string }
 // makes (CreateLaunchTemplate, CreateFleet, RunInstances) with its tags,
 // and returns a reason and message when EC2 refuses one. Checks that
 // cannot run yet (no AMI or subnet resolved) pass; outcomes are cached.
+// DISABLE_DRY_RUN skips them.
 func (p *Provider) ValidateLaunchPermissions(ctx context.Context, nc *awsv1.EC2NodeClass) (reason, message string) {
-	if len(nc.Status.AMIs) == 0 || len(nc.Status.Subnets) == 0 {
+	if p.settings.DisableDryRun || len(nc.Status.AMIs) == 0 || len(nc.Status.Subnets) == 0 {
 		return "", ""
 	}
 	key := nc.Name + "/" + nc.Hash() + "/" + nc.Status.AMIs[0].ID + "/" + nc.Status.Subnets[0].ID

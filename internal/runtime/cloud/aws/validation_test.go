@@ -40,6 +40,30 @@ func TestLaunchPermissionDryRuns(t *testing.T) {
 	}
 }
 
+// DISABLE_DRY_RUN: a node class whose launches EC2 would refuse still
+// validates, and no dry run is sent.
+func TestDisableDryRunSkipsThePermissionChecks(t *testing.T) {
+	s := settings()
+	s.DisableDryRun = true
+	p, err := awsprovider.New(sim.Config, kube.Client, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc := readyNodeClass(t, prov, testenv.NodeClass("no-dry-run", cluster, "al2023@latest"))
+	f, err := sim.Faults().Add(fault.Fault{Service: "ec2", Operation: "RunInstances", Kind: fault.ServerError, Status: 501, Code: "UnauthorizedOperation"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Faults().Remove(f.ID) })
+	before := sim.Requests().Count("ec2", "RunInstances")
+	if reason, msg := p.ValidateLaunchPermissions(testContext(t), nc); reason != "" {
+		t.Errorf("DISABLE_DRY_RUN still validated: %s: %s", reason, msg)
+	}
+	if n := sim.Requests().Count("ec2", "RunInstances") - before; n != 0 {
+		t.Errorf("%d RunInstances dry runs with DISABLE_DRY_RUN, want none", n)
+	}
+}
+
 func TestThrottledCallsAreRetried(t *testing.T) {
 	f, err := sim.Faults().Add(fault.Fault{Service: "ec2", Operation: "DescribeSubnets", Kind: fault.Throttle, Count: 2})
 	if err != nil {

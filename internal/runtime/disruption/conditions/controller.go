@@ -22,9 +22,13 @@ import (
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/drift"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/metrics"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/ratelimit"
 )
+
+// controllerName names the controller in logs and metrics.
+const controllerName = "nodeclaim.disruption"
 
 // DriftRecheck is how often drift is evaluated again without a trigger.
 const DriftRecheck = 5 * time.Minute
@@ -105,7 +109,7 @@ func (c *Controller) drifted(ctx context.Context, claim *v1.NodeClaim, pool *v1.
 	if r, err := c.instanceTypeDrift(ctx, claim, pool); r != "" || err != nil {
 		return r, err
 	}
-	r, err := c.cloud.IsDrifted(ctx, claim)
+	r, err := c.cloud.IsDrifted(metrics.WithController(ctx, controllerName), claim)
 	if err != nil {
 		return "", fmt.Errorf("checking nodeclaim %s for node class drift: %w", claim.Name, err)
 	}
@@ -122,7 +126,7 @@ func (c *Controller) instanceTypeDrift(ctx context.Context, claim *v1.NodeClaim,
 	if !drift.InstanceTypeCheckDue(claim.CreationTimestamp.Time, last, now) {
 		return "", nil
 	}
-	catalog, err := c.cloud.GetInstanceTypes(ctx, pool)
+	catalog, err := c.cloud.GetInstanceTypes(metrics.WithController(ctx, controllerName), pool)
 	switch {
 	case cloud.IsNodeClassNotReady(err):
 		return "", nil // judged against a resolved node class only
@@ -150,7 +154,7 @@ func (c *Controller) instanceTypeDrift(ctx context.Context, claim *v1.NodeClaim,
 // wake the claims that use it.
 func (c *Controller) Register(mgr manager.Manager) error {
 	b := builder.ControllerManagedBy(mgr).
-		Named("nodeclaim.disruption").
+		Named(controllerName).
 		For(&v1.NodeClaim{}).
 		Watches(&v1.NodePool{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
 			return c.claims(ctx, func(cl *v1.NodeClaim) bool { return cl.Labels[v1.NodePoolLabelKey] == o.GetName() })
@@ -163,7 +167,7 @@ func (c *Controller) Register(mgr manager.Manager) error {
 			})
 		}))
 	}
-	return b.WithOptions(controller.Options{MaxConcurrentReconciles: 10, RateLimiter: ratelimit.PerObject()}).
+	return b.WithOptions(controller.Options{MaxConcurrentReconciles: ratelimit.Concurrency(10), RateLimiter: ratelimit.PerObject()}).
 		Complete(c)
 }
 

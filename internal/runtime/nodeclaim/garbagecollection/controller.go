@@ -17,8 +17,12 @@ import (
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/metrics"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim"
 )
+
+// controllerName names the collector in metrics.
+const controllerName = "nodeclaim.garbagecollection"
 
 // Timers (Karpenter's): an instance younger than MinInstanceAge may still be
 // getting its claim's status written; instance passes run every
@@ -84,7 +88,7 @@ func (c *Controller) Start(ctx context.Context) error {
 // Karpenter does: a claim written while the (possibly long) listing runs is
 // then in the claim list, so its instance is never taken for an orphan.
 func (c *Controller) Collect(ctx context.Context) error {
-	instances, err := c.cloud.List(ctx)
+	instances, err := c.cloud.List(metrics.WithController(ctx, controllerName))
 	if err != nil {
 		return fmt.Errorf("listing instances: %w", err)
 	}
@@ -169,7 +173,7 @@ func Lost(claims []v1.NodeClaim, instances []*v1.NodeClaim, now time.Time) []*v1
 // The cloud provider terminates only instances tagged as this cluster's.
 func (c *Controller) collectInstance(ctx context.Context, inst *v1.NodeClaim) error {
 	id := inst.Status.ProviderID
-	if err := c.cloud.Delete(ctx, inst); err != nil && !cloud.IsNodeClaimNotFound(err) {
+	if err := c.cloud.Delete(metrics.WithController(ctx, controllerName), inst); err != nil && !cloud.IsNodeClaimNotFound(err) {
 		return fmt.Errorf("terminating orphan instance %s: %w", id, err)
 	}
 	log.FromContext(ctx).Info("garbage collected instance without a nodeclaim", "provider-id", id, "nodeclaim-tag", inst.Name)

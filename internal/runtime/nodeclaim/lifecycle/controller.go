@@ -89,6 +89,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		errs = append(errs, err)
 	} else {
 		countSteps(stored, claim)
+		announce(c.recorder, claim, Transitions(stored, claim))
 	}
 	return out, errors.Join(errs...)
 }
@@ -105,11 +106,15 @@ var stepCounters = []struct {
 
 // countSteps counts the steps this reconcile completed once their status is
 // stored: a step repeated because the write lost a conflict (the node label
-// patched again from a stale cache) is counted once.
+// patched again from a stale cache) is counted once. A registration is also
+// a Node created (karpenter_nodes_created_total).
 func countSteps(before, after *v1.NodeClaim) {
 	for _, s := range stepCounters {
 		if !nodeclaim.IsTrue(before, s.condition) && nodeclaim.IsTrue(after, s.condition) {
 			s.counter.WithLabelValues(after.Labels[v1.NodePoolLabelKey]).Inc()
+			if s.condition == v1.ConditionTypeRegistered {
+				metrics.NodesCreated.WithLabelValues(after.Labels[v1.NodePoolLabelKey], after.Labels[corev1.LabelTopologyZone]).Inc()
+			}
 		}
 	}
 }
@@ -148,7 +153,7 @@ func (c *Controller) Register(mgr manager.Manager) error {
 		Named("nodeclaim.lifecycle").
 		For(&v1.NodeClaim{}).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(c.claimsForNode)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 50, RateLimiter: ratelimit.PerObject()}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: ratelimit.Concurrency(50), RateLimiter: ratelimit.PerObject()}).
 		Complete(c)
 }
 

@@ -12,6 +12,7 @@ import (
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/metrics"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim"
 )
 
@@ -30,7 +31,7 @@ func (c *Controller) launch(ctx context.Context, claim *v1.NodeClaim) (result, e
 		nodeclaim.Set(claim, v1.ConditionTypeLaunched, metav1.ConditionTrue, v1.ConditionTypeLaunched, "")
 		return result{}, nil
 	}
-	created, err := c.cloud.Create(ctx, claim)
+	created, err := c.cloud.Create(metrics.WithController(ctx, "nodeclaim.lifecycle"), claim)
 	switch {
 	case cloud.IsInsufficientCapacity(err):
 		c.recorder.Warning(claim, events.InsufficientCapacityError, events.ActionLaunching, "NodeClaim %s event: %s", claim.Name, err)

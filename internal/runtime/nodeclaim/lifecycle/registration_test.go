@@ -15,7 +15,7 @@ func claimWith(taints, startup []corev1.Taint) *v1.NodeClaim {
 			Name: "pool-abc", UID: "uid-1",
 			Labels: map[string]string{
 				v1.NodePoolLabelKey: "pool", "team": "a", corev1.LabelInstanceTypeStable: "m5.large",
-				corev1.LabelHostname: "must-not-copy", "kubernetes.io/custom": "restricted",
+				corev1.LabelHostname: "must-not-copy", "karpenter.sh/custom": "restricted",
 			},
 			Annotations: map[string]string{v1.NodePoolHashAnnotationKey: "123"},
 		},
@@ -48,7 +48,7 @@ func TestSyncNode(t *testing.T) {
 			t.Errorf("label %s=%q, want %q", k, node.Labels[k], v)
 		}
 	}
-	if _, ok := node.Labels["kubernetes.io/custom"]; ok {
+	if _, ok := node.Labels["karpenter.sh/custom"]; ok {
 		t.Error("a restricted label was copied onto the node")
 	}
 	if node.Annotations[v1.NodePoolHashAnnotationKey] != "123" {

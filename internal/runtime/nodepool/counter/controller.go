@@ -1,5 +1,7 @@
 // Package counter keeps a NodePool's status.nodes and status.resources: the
-// number of its launched NodeClaims and their summed capacity.
+// number of its launched NodeClaims and their summed capacity; and serves
+// them, with the pool's limits, as karpenter_nodepools_usage and
+// karpenter_nodepools_limit.
 package counter
 
 import (
@@ -7,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -16,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/metrics"
 )
 
 // Controller is the NodePool counter.
@@ -28,6 +32,9 @@ func NewController(kube client.Client) *Controller { return &Controller{kube: ku
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	pool := &v1.NodePool{}
 	if err := c.kube.Get(ctx, req.NamespacedName, pool); err != nil {
+		if apierrors.IsNotFound(err) {
+			metrics.ForgetNodePool(req.Name)
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	claims := &v1.NodeClaimList{}
@@ -38,6 +45,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	nodes, res := Count(claims.Items)
 	pool.Status.Nodes = &nodes
 	pool.Status.Resources = res
+	metrics.ObserveNodePool(pool)
 	if equality.Semantic.DeepEqual(stored.Status, pool.Status) {
 		return reconcile.Result{}, nil
 	}

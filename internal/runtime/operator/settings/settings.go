@@ -24,18 +24,33 @@ type Settings struct {
 	VMMemoryOverheadPercent float64
 	ReservedENIs            int
 	FeatureGates            FeatureGates
-	PreferencePolicy        string
-	MinValuesPolicy         string
-	LogLevel                string
-	MetricsPort             int
-	HealthProbePort         int
-	DisableLeaderElection   bool
-	LeaderElectionName      string
-	LeaderElectionNamespace string
-	KubeClientQPS           int
-	KubeClientBurst         int
-	CPURequests             int
-	Kubeconfig              string
+	// AWSFeatureGates are the AWS provider's gates (AWS_FEATURE_GATES).
+	AWSFeatureGates FeatureGates
+	// IsolatedVPC: no calls to AWS services without VPC endpoints (the
+	// Pricing API, IAM cleanups); on-demand prices come from the embedded
+	// table.
+	IsolatedVPC bool
+	// DisableDryRun skips the EC2NodeClass permission dry-runs.
+	DisableDryRun bool
+	// EKSControlPlane is accepted for Karpenter compatibility: missing
+	// cluster details are always discovered with eks:DescribeCluster.
+	EKSControlPlane bool
+	// Refresh intervals of AMIs, subnets and security groups (>= 1m).
+	AMIRefreshInterval           time.Duration
+	SubnetRefreshInterval        time.Duration
+	SecurityGroupRefreshInterval time.Duration
+	PreferencePolicy             string
+	MinValuesPolicy              string
+	LogLevel                     string
+	MetricsPort                  int
+	HealthProbePort              int
+	DisableLeaderElection        bool
+	LeaderElectionName           string
+	LeaderElectionNamespace      string
+	KubeClientQPS                int
+	KubeClientBurst              int
+	CPURequests                  int
+	Kubeconfig                   string
 	// EnableProfiling serves Go's pprof handlers on the metrics port.
 	EnableProfiling bool
 	// MemoryLimit is the container's memory limit in bytes (-1: none); the
@@ -62,6 +77,13 @@ var settings = []setting{
 	{"vm-memory-overhead-percent", "VM_MEMORY_OVERHEAD_PERCENT", "0.075", "share of instance memory taken by the hypervisor, used until real capacity is observed"},
 	{"reserved-enis", "RESERVED_ENIS", "0", "ENIs excluded from the max-pods computation"},
 	{"feature-gates", "FEATURE_GATES", "", "comma-separated Gate=bool pairs (" + strings.Join(knownGateNames(), ", ") + ")"},
+	{"aws-feature-gates", "AWS_FEATURE_GATES", "", "comma-separated Gate=bool pairs of the AWS provider (" + strings.Join(gateNames(AWSGates), ", ") + ")"},
+	{"isolated-vpc", "ISOLATED_VPC", "false", "assume AWS services without VPC endpoints are unreachable: no Pricing API (embedded prices) and no IAM instance-profile cleanup"},
+	{"disable-dry-run", "DISABLE_DRY_RUN", "false", "skip the EC2NodeClass permission checks (DryRun CreateLaunchTemplate, CreateFleet, RunInstances)"},
+	{"eks-control-plane", "EKS_CONTROL_PLANE", "false", "accepted for Karpenter compatibility; missing cluster details are always discovered with eks:DescribeCluster"},
+	{"ami-refresh-interval", "AMI_REFRESH_INTERVAL", "1m", "how often AMIs are resolved again (at least 1m)"},
+	{"subnet-refresh-interval", "SUBNET_REFRESH_INTERVAL", "1m", "how often subnets are resolved again (at least 1m)"},
+	{"security-group-refresh-interval", "SECURITY_GROUP_REFRESH_INTERVAL", "1m", "how often security groups are resolved again (at least 1m)"},
 	{"preference-policy", "PREFERENCE_POLICY", "Respect", "Respect or Ignore pod scheduling preferences"},
 	{"min-values-policy", "MIN_VALUES_POLICY", "Strict", "Strict or BestEffort handling of requirement minValues"},
 	{"log-level", "LOG_LEVEL", "info", "debug, info or error"},
@@ -72,7 +94,7 @@ var settings = []setting{
 	{"leader-election-namespace", "LEADER_ELECTION_NAMESPACE", "", "namespace of the leader-election Lease; default: the pod's namespace, else kube-system"},
 	{"kube-client-qps", "KUBE_CLIENT_QPS", "200", "Kubernetes client queries per second"},
 	{"kube-client-burst", "KUBE_CLIENT_BURST", "300", "Kubernetes client burst"},
-	{"cpu-requests", "CPU_REQUESTS", "1000", "the controller's CPU request in millicores; sizes controller concurrency"},
+	{"cpu-requests", "CPU_REQUESTS", "1000", "the controller's CPU request in millicores; controller workers scale with it as in Karpenter (the base count at one core, up to 100 times it at 60)"},
 	{"kubeconfig", "KUBECONFIG", "", "kubeconfig for running outside the cluster; empty uses the in-cluster service account"},
 	{"enable-profiling", "ENABLE_PROFILING", "false", "serve Go's pprof handlers under /debug/pprof/ on the metrics port"},
 	{"memory-limit", "MEMORY_LIMIT", "-1", "the container's memory limit in bytes (-1: none); the Go heap's soft limit is 90% of it"},
@@ -84,7 +106,7 @@ func ParseSettings(args []string, getenv func(string) string) (*Settings, error)
 	fs := flag.NewFlagSet("controller", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	values := map[string]*string{}
-	for _, s := range settings {
+	for _, s := range append(append([]setting{}, settings...), foreign...) {
 		def := s.def
 		if v := getenv(s.env); v != "" {
 			def = v
@@ -127,12 +149,29 @@ func ParseSettings(args []string, getenv func(string) string) (*Settings, error)
 		Kubeconfig:              get("kubeconfig"),
 		EnableProfiling:         p.bool("enable-profiling"),
 		MemoryLimit:             p.int64("memory-limit"),
+		IsolatedVPC:             p.bool("isolated-vpc"),
+		DisableDryRun:           p.bool("disable-dry-run"),
+		EKSControlPlane:         p.bool("eks-control-plane"),
+
+		AMIRefreshInterval:           p.duration("ami-refresh-interval"),
+		SubnetRefreshInterval:        p.duration("subnet-refresh-interval"),
+		SecurityGroupRefreshInterval: p.duration("security-group-refresh-interval"),
 	}
 	gates, err := ParseFeatureGates(get("feature-gates"))
 	if err != nil {
 		p.errs = append(p.errs, fmt.Errorf("FEATURE_GATES (--feature-gates): %w", err))
 	}
 	st.FeatureGates = gates
+	awsGates, err := parseGates(AWSGates, get("aws-feature-gates"))
+	if err != nil {
+		p.errs = append(p.errs, fmt.Errorf("AWS_FEATURE_GATES (--aws-feature-gates): %w", err))
+	}
+	st.AWSFeatureGates = awsGates
+	for _, f := range foreign {
+		if v := get(f.flag); !atDefault(f, v) {
+			p.errs = append(p.errs, foreignError(f, v))
+		}
+	}
 	return st, errors.Join(append(p.errs, st.validate(p.failed)...)...)
 }
 
@@ -208,6 +247,14 @@ func (s *Settings) validate(failed map[string]bool) []error {
 	if s.MemoryLimit == 0 || s.MemoryLimit < -1 {
 		bad("memory-limit", "is %d; use the container's memory limit in bytes, or -1 for none", s.MemoryLimit)
 	}
+	for _, r := range []struct {
+		name string
+		v    time.Duration
+	}{{"ami-refresh-interval", s.AMIRefreshInterval}, {"subnet-refresh-interval", s.SubnetRefreshInterval}, {"security-group-refresh-interval", s.SecurityGroupRefreshInterval}} {
+		if r.v < time.Minute {
+			bad(r.name, "is %s; it must be at least 1m", r.v)
+		}
+	}
 	if !s.DisableLeaderElection && s.LeaderElectionName == "" {
 		bad("leader-election-name", "must not be empty while leader election is on")
 	}
@@ -233,14 +280,19 @@ func describe(flagName string) string {
 // Usage lists every setting with its environment variable and default.
 func Usage() string {
 	var b strings.Builder
-	b.WriteString("usage: terraform-provider-joist controller [--setting=value ...]\n\nSettings (flag, environment variable, default):\n")
-	for _, s := range settings {
-		def := s.def
-		if def == "" {
-			def = `""`
+	rows := func(list []setting) {
+		for _, s := range list {
+			def := s.def
+			if def == "" {
+				def = `""`
+			}
+			fmt.Fprintf(&b, "  --%-28s %-28s %-12s %s\n", s.flag, s.env, def, s.usage)
 		}
-		fmt.Fprintf(&b, "  --%-28s %-28s %-12s %s\n", s.flag, s.env, def, s.usage)
 	}
+	b.WriteString("usage: terraform-provider-joist controller [--setting=value ...]\n\nSettings (flag, environment variable, default):\n")
+	rows(settings)
+	b.WriteString("\nKarpenter settings accepted only at their defaults (Joist does not act on them):\n")
+	rows(foreign)
 	return b.String()
 }
 
@@ -304,33 +356,64 @@ func (p *parser) bool(name string) bool {
 	return b
 }
 
-// FeatureGates are Karpenter's feature gates.
+// FeatureGates are feature gates by name, every known gate present.
 type FeatureGates map[string]bool
 
-// defaultGates are Karpenter v1's defaults.
-var defaultGates = FeatureGates{
-	"NodeRepair":              false,
-	"ReservedCapacity":        true,
-	"SpotToSpotConsolidation": false,
-	"NodeOverlay":             false,
-	"StaticCapacity":          false,
-	"CapacityBuffer":          false,
+// Gate is one of Karpenter's feature gates, with its default.
+type Gate struct {
+	Name    string
+	Default bool
+	// Unsupported says why Joist cannot act on the gate turned on; such a
+	// gate is accepted only off. Empty when Joist honours it.
+	Unsupported string
 }
 
-func knownGateNames() []string {
-	names := make([]string, 0, len(defaultGates))
-	for n := range defaultGates {
-		names = append(names, n)
+// Gates are Karpenter v1.15's feature gates (FEATURE_GATES), with its
+// defaults.
+var Gates = []Gate{
+	{Name: "NodeRepair", Default: false, Unsupported: "unhealthy nodes are not repaired"},
+	// Joist launches no reserved capacity; the gate's default (on) is kept
+	// so Karpenter's settings apply unchanged.
+	{Name: "ReservedCapacity", Default: true},
+	{Name: "SpotToSpotConsolidation", Default: false},
+	{Name: "NodeOverlay", Default: false, Unsupported: "NodeOverlay price and capacity adjustments are not applied to instance types"},
+	{Name: "StaticCapacity", Default: false, Unsupported: "NodePool spec.replicas is not acted on"},
+	{Name: "CapacityBuffer", Default: false, Unsupported: "there is no CapacityBuffer API"},
+	{Name: "TerminateFirstDrift", Default: false, Unsupported: "drifted nodes are replaced before they are terminated"},
+	{Name: "TerminateFirstRepair", Default: false, Unsupported: "unhealthy nodes are terminated without a replacement launched first or instead"},
+	{Name: "PodDeletionCostManagement", Default: false, Unsupported: "pod deletion costs are not written"},
+}
+
+// AWSGates are the AWS provider's feature gates (AWS_FEATURE_GATES).
+var AWSGates = []Gate{
+	{Name: "NodeClassCEL", Default: false, Unsupported: "EC2NodeClass kubelet values are not evaluated as CEL expressions"},
+	{Name: "DRANVIDIAGPU", Default: false, Unsupported: "dynamic resource allocation is not simulated"},
+	{Name: "DRAEFA", Default: false, Unsupported: "dynamic resource allocation is not simulated"},
+	{Name: "RebootForRepair", Default: false, Unsupported: "unhealthy nodes are replaced, not rebooted"},
+}
+
+func gateNames(gates []Gate) []string {
+	names := make([]string, 0, len(gates))
+	for _, g := range gates {
+		names = append(names, g.Name)
 	}
 	sort.Strings(names)
 	return names
 }
 
-// ParseFeatureGates reads "A=true,B=false" over the defaults.
-func ParseFeatureGates(s string) (FeatureGates, error) {
+func knownGateNames() []string { return gateNames(Gates) }
+
+// ParseFeatureGates reads FEATURE_GATES ("A=true,B=false") over the
+// defaults. Unknown gates, values that are not booleans, and gates turned
+// on that Joist cannot act on are errors naming the gate.
+func ParseFeatureGates(s string) (FeatureGates, error) { return parseGates(Gates, s) }
+
+func parseGates(known []Gate, s string) (FeatureGates, error) {
 	out := FeatureGates{}
-	for k, v := range defaultGates {
-		out[k] = v
+	byName := map[string]Gate{}
+	for _, g := range known {
+		out[g.Name] = g.Default
+		byName[g.Name] = g
 	}
 	var errs []error
 	for _, kv := range strings.Split(s, ",") {
@@ -340,13 +423,18 @@ func ParseFeatureGates(s string) (FeatureGates, error) {
 		}
 		name, val, ok := strings.Cut(kv, "=")
 		name = strings.TrimSpace(name)
-		if _, known := defaultGates[name]; !known {
-			errs = append(errs, fmt.Errorf("unknown gate %q; known gates are %s", name, strings.Join(knownGateNames(), ", ")))
+		g, isKnown := byName[name]
+		if !isKnown {
+			errs = append(errs, fmt.Errorf("unknown gate %q; known gates are %s", name, strings.Join(gateNames(known), ", ")))
 			continue
 		}
 		b, err := strconv.ParseBool(strings.TrimSpace(val))
 		if !ok || err != nil {
 			errs = append(errs, fmt.Errorf("gate %s needs a boolean value, e.g. %s=true", name, name))
+			continue
+		}
+		if b && g.Unsupported != "" {
+			errs = append(errs, fmt.Errorf("gate %s=true is not supported by Joist (%s); remove it or set %s=false", name, g.Unsupported, name))
 			continue
 		}
 		out[name] = b
@@ -356,3 +444,32 @@ func ParseFeatureGates(s string) (FeatureGates, error) {
 
 // Enabled reports whether the named gate is on.
 func (g FeatureGates) Enabled(name string) bool { return g[name] }
+
+// atDefault says whether v is the setting's default (booleans in any
+// spelling ParseBool reads).
+func atDefault(s setting, v string) bool {
+	if s.def == "true" || s.def == "false" {
+		b, err := strconv.ParseBool(v)
+		return err == nil && strconv.FormatBool(b) == s.def
+	}
+	return v == s.def
+}
+
+func foreignError(f setting, v string) error {
+	return fmt.Errorf("%s (--%s) is %q: Joist does not act on this Karpenter setting (%s); remove it or set it to %q", f.env, f.flag, v, f.usage, f.def)
+}
+
+// foreign are Karpenter settings Joist has no behaviour for (usage says
+// why). Each is accepted at Karpenter's default, so Karpenter's settings
+// apply unchanged, and refused at any other value rather than ignored.
+var foreign = []setting{
+	{"enable-zonal-shift", "ENABLE_ZONAL_SHIFT", "false", "ARC zonal shifts are not followed"},
+	{"ignore-dra-requests", "IGNORE_DRA_REQUESTS", "true", "dynamic resource allocation requests are always ignored in scheduling"},
+	{"legacy-node-repair", "LEGACY_NODE_REPAIR", "false", "there is one node repair controller"},
+	{"scheduler-config", "SCHEDULER_CONFIG", "", "default topology spread constraints are not injected into pods"},
+	{"disable-controller-warmup", "DISABLE_CONTROLLER_WARMUP", "true", "caches are not warmed before the leader election is won"},
+	{"disable-cluster-state-observability", "DISABLE_CLUSTER_STATE_OBSERVABILITY", "false", "cluster state metrics are always served"},
+	{"log-output-paths", "LOG_OUTPUT_PATHS", "stdout", "logs go to stdout"},
+	{"log-error-output-paths", "LOG_ERROR_OUTPUT_PATHS", "stderr", "error logs go to stderr"},
+	{"karpenter-service", "KARPENTER_SERVICE", "", "there are no webhooks"},
+}

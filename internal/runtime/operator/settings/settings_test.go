@@ -95,4 +95,106 @@ func TestUsageListsEverySetting(t *testing.T) {
 			t.Errorf("usage misses %s", s.env)
 		}
 	}
+	for _, f := range foreign {
+		if !strings.Contains(u, f.env) {
+			t.Errorf("usage misses %s", f.env)
+		}
+	}
+}
+
+// Karpenter v1.15's gates, by name and default.
+func TestFeatureGatesAreKarpentersWithItsDefaults(t *testing.T) {
+	want := map[string]bool{
+		"NodeRepair": false, "ReservedCapacity": true, "SpotToSpotConsolidation": false, "NodeOverlay": false,
+		"StaticCapacity": false, "CapacityBuffer": false, "TerminateFirstDrift": false, "TerminateFirstRepair": false,
+		"PodDeletionCostManagement": false,
+	}
+	got, err := ParseFeatureGates("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Errorf("gates %v, want %v", got, want)
+	}
+	for name, def := range want {
+		if v, ok := got[name]; !ok || v != def {
+			t.Errorf("gate %s = %v (known %v), want default %v", name, v, ok, def)
+		}
+	}
+	aws, err := parseGates(AWSGates, "")
+	if err != nil || len(aws) != 4 || aws["NodeClassCEL"] || aws["DRANVIDIAGPU"] || aws["DRAEFA"] || aws["RebootForRepair"] {
+		t.Errorf("AWS gates %v (%v), want NodeClassCEL, DRANVIDIAGPU, DRAEFA, RebootForRepair off", aws, err)
+	}
+}
+
+// The environment Karpenter's Helm chart renders, every setting at its
+// default written out, applies unchanged.
+func TestKarpentersDefaultSettingsApply(t *testing.T) {
+	s, err := ParseSettings(nil, env(map[string]string{
+		"CLUSTER_NAME": "prod", "BATCH_IDLE_DURATION": "1s", "BATCH_MAX_DURATION": "10s",
+		"FEATURE_GATES": "ReservedCapacity=true,SpotToSpotConsolidation=false,NodeRepair=false,NodeOverlay=false,StaticCapacity=false," +
+			"CapacityBuffer=false,TerminateFirstDrift=false,TerminateFirstRepair=false,PodDeletionCostManagement=false",
+		"AWS_FEATURE_GATES": "NodeClassCEL=false,DRANVIDIAGPU=false,DRAEFA=false,RebootForRepair=false",
+		"ISOLATED_VPC":      "false", "EKS_CONTROL_PLANE": "false", "DISABLE_DRY_RUN": "false", "ENABLE_ZONAL_SHIFT": "false",
+		"IGNORE_DRA_REQUESTS": "true", "LEGACY_NODE_REPAIR": "false", "DISABLE_CONTROLLER_WARMUP": "true",
+		"DISABLE_CLUSTER_STATE_OBSERVABILITY": "false", "LOG_OUTPUT_PATHS": "stdout", "LOG_ERROR_OUTPUT_PATHS": "stderr",
+		"AMI_REFRESH_INTERVAL": "1m", "SUBNET_REFRESH_INTERVAL": "1m", "SECURITY_GROUP_REFRESH_INTERVAL": "1m",
+		"CPU_REQUESTS": "1000", "MEMORY_LIMIT": "1073741824", "VM_MEMORY_OVERHEAD_PERCENT": "0.075", "RESERVED_ENIS": "0",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.IsolatedVPC || s.DisableDryRun || s.AMIRefreshInterval != time.Minute || s.SubnetRefreshInterval != time.Minute ||
+		s.SecurityGroupRefreshInterval != time.Minute {
+		t.Errorf("got %+v", s)
+	}
+}
+
+func TestSettingsJoistActsOn(t *testing.T) {
+	s, err := ParseSettings([]string{"--isolated-vpc", "--ami-refresh-interval=5m"}, env(map[string]string{
+		"CLUSTER_NAME": "prod", "DISABLE_DRY_RUN": "true", "FEATURE_GATES": "SpotToSpotConsolidation=true",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.IsolatedVPC || !s.DisableDryRun || s.AMIRefreshInterval != 5*time.Minute || !s.FeatureGates.Enabled("SpotToSpotConsolidation") {
+		t.Errorf("got %+v", s)
+	}
+}
+
+// A gate or setting Joist cannot act on is refused with its name, why, and
+// the value to use; it is never accepted and ignored.
+func TestSettingsJoistCannotActOnAreRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want []string
+	}{
+		{"capacity buffers", map[string]string{"FEATURE_GATES": "CapacityBuffer=true"}, []string{"FEATURE_GATES", "CapacityBuffer=true is not supported", "CapacityBuffer=false"}},
+		{"terminate first", map[string]string{"FEATURE_GATES": "TerminateFirstDrift=true"}, []string{"TerminateFirstDrift=true is not supported"}},
+		{"deletion cost", map[string]string{"FEATURE_GATES": "PodDeletionCostManagement=true"}, []string{"PodDeletionCostManagement=true is not supported"}},
+		{"aws cel", map[string]string{"AWS_FEATURE_GATES": "NodeClassCEL=true"}, []string{"AWS_FEATURE_GATES", "NodeClassCEL=true is not supported"}},
+		{"aws unknown", map[string]string{"AWS_FEATURE_GATES": "Warp=true"}, []string{"AWS_FEATURE_GATES", "Warp", "RebootForRepair"}},
+		{"zonal shift", map[string]string{"ENABLE_ZONAL_SHIFT": "true"}, []string{"ENABLE_ZONAL_SHIFT (--enable-zonal-shift)", "does not act on", `set it to "false"`}},
+		{"dra", map[string]string{"IGNORE_DRA_REQUESTS": "false"}, []string{"IGNORE_DRA_REQUESTS", `"true"`}},
+		{"scheduler config", map[string]string{"SCHEDULER_CONFIG": "podTopologySpread: {}"}, []string{"SCHEDULER_CONFIG", "topology spread"}},
+		{"log paths", map[string]string{"LOG_OUTPUT_PATHS": "/var/log/k.log"}, []string{"LOG_OUTPUT_PATHS", "stdout"}},
+		{"refresh too fast", map[string]string{"SUBNET_REFRESH_INTERVAL": "10s"}, []string{"SUBNET_REFRESH_INTERVAL", "at least 1m"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.env["CLUSTER_NAME"] = "c"
+			_, err := ParseSettings(nil, env(tc.env))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+	if _, err := ParseSettings([]string{"--legacy-node-repair=true"}, env(map[string]string{"CLUSTER_NAME": "c"})); err == nil || !strings.Contains(err.Error(), "LEGACY_NODE_REPAIR") {
+		t.Errorf("--legacy-node-repair=true: %v", err)
+	}
 }

@@ -205,13 +205,13 @@ func (p *Provider) List(ctx context.Context, nc *awsv1.EC2NodeClass, zones []str
 	key := structhash.Hash(struct {
 		Name    string
 		Family  string
-		Kubelet *awsv1.KubeletConfiguration
+		Kubelet string
 		BDMs    []*awsv1.BlockDeviceMapping
 		Store   *awsv1.InstanceStorePolicy
 		AMIs    []awsv1.AMI
 		Zones   string
 		CRs     []awsv1.CapacityReservation
-	}{nc.Name, nc.AMIFamily(), nc.Spec.Kubelet, nc.Spec.BlockDeviceMappings, nc.Spec.InstanceStorePolicy, nc.Status.AMIs, strings.Join(zones, ","), nc.Status.CapacityReservations})
+	}{nc.Name, nc.AMIFamily(), nc.Spec.Kubelet.String(), nc.Spec.BlockDeviceMappings, nc.Spec.InstanceStorePolicy, nc.Status.AMIs, strings.Join(zones, ","), nc.Status.CapacityReservations})
 	if r, ok := p.results.Get(key); ok && r.gen == gen {
 		return r.types, nil
 	}

@@ -47,10 +47,8 @@ func OS(amiFamily string) string {
 }
 
 // KubeletOf extracts the settings the overhead model uses.
-func KubeletOf(k *awsv1.KubeletConfiguration) capacity.Kubelet {
-	if k == nil {
-		return capacity.Kubelet{}
-	}
+func KubeletOf(kc awsv1.KubeletConfiguration) capacity.Kubelet {
+	k := kc.MustSettings()
 	return capacity.Kubelet{
 		MaxPods: k.MaxPods, PodsPerCore: k.PodsPerCore,
 		KubeReserved: k.KubeReserved, SystemReserved: k.SystemReserved, EvictionHard: k.EvictionHard,

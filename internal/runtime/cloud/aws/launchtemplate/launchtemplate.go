@@ -1,6 +1,7 @@
 // Package launchtemplate keeps one EC2 launch template per distinct launch
 // configuration (AMI, user data, security groups, block devices, metadata
-// options, instance profile, tags, monitoring, public IP) of each
+// options, instance profile, tags, monitoring, public IP, connection
+// tracking, enclave and CPU options) of each
 // EC2NodeClass. Templates are named after a hash of the cluster, the node
 // class and the configuration, so equal configurations share a template
 // across restarts and no two owners share a name; they are created on
@@ -64,6 +65,10 @@ type Config struct {
 	// are counted for.
 	CapacityReservationID string
 	ReservationsSelected  bool
+	// ConnectionTracking, EnclaveOptions and CPUOptions are the node class's.
+	ConnectionTracking *awsv1.ConnectionTracking
+	EnclaveOptions     *awsv1.EnclaveOptions
+	CPUOptions         *awsv1.CPUOptions
 }
 
 // use is what the provider knows of a template's use.
@@ -437,16 +442,32 @@ func data(cfg Config) *ec2types.RequestLaunchTemplateData {
 	}
 	groups := append([]string{}, cfg.SecurityGroupIDs...)
 	sort.Strings(groups)
-	if cfg.AssociatePublicIP != nil {
-		// The public IP choice lives on the primary interface, which must
-		// then carry the security groups too.
+	if cfg.AssociatePublicIP != nil || cfg.ConnectionTracking != nil {
+		// The public IP choice and the connection tracking timeouts live on
+		// the primary interface, which must then carry the security groups.
 		d.NetworkInterfaces = []ec2types.LaunchTemplateInstanceNetworkInterfaceSpecificationRequest{{
 			DeviceIndex: aws.Int32(0), AssociatePublicIpAddress: cfg.AssociatePublicIP, Groups: groups,
+			ConnectionTrackingSpecification: connectionTracking(cfg.ConnectionTracking),
 		}}
 	} else {
 		d.SecurityGroupIds = groups
 	}
+	if e := cfg.EnclaveOptions; e != nil && e.Enabled != nil {
+		d.EnclaveOptions = &ec2types.LaunchTemplateEnclaveOptionsRequest{Enabled: aws.Bool(*e.Enabled)}
+	}
+	if c := cfg.CPUOptions; c != nil && c.NestedVirtualization != nil {
+		d.CpuOptions = &ec2types.LaunchTemplateCpuOptionsRequest{NestedVirtualization: ec2types.NestedVirtualizationSpecification(*c.NestedVirtualization)}
+	}
 	return d
+}
+
+func connectionTracking(c *awsv1.ConnectionTracking) *ec2types.ConnectionTrackingSpecificationRequest {
+	if c == nil {
+		return nil
+	}
+	return &ec2types.ConnectionTrackingSpecificationRequest{
+		TcpEstablishedTimeout: c.TCPEstablishedTimeout, UdpStreamTimeout: c.UDPStreamTimeout, UdpTimeout: c.UDPTimeout,
+	}
 }
 
 func blockDevices(bdms []*awsv1.BlockDeviceMapping) []ec2types.LaunchTemplateBlockDeviceMappingRequest {

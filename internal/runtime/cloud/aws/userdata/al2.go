@@ -19,8 +19,8 @@ func AL2(o Options) (string, error) {
 	if o.CABundle != "" {
 		fmt.Fprintf(&b, " --b64-cluster-ca %s", shellQuote(o.CABundle))
 	}
-	if o.Kubelet != nil && len(o.Kubelet.ClusterDNS) > 0 {
-		fmt.Fprintf(&b, " \\\n--dns-cluster-ip %s", shellQuote(o.Kubelet.ClusterDNS[0]))
+	if dns := o.Kubelet.MustSettings().ClusterDNS; len(dns) > 0 {
+		fmt.Fprintf(&b, " \\\n--dns-cluster-ip %s", shellQuote(dns[0]))
 	}
 	b.WriteString(" \\\n--use-max-pods false")
 	if o.RAID0 {

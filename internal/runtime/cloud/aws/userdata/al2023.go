@@ -55,11 +55,15 @@ func AL2023(o Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	kubelet, err := kubeletConfig(o)
+	if err != nil {
+		return "", err
+	}
 	nc := NodeConfig{
 		APIVersion: "node.eks.aws/v1alpha1", Kind: "NodeConfig",
 		Spec: NodeConfigSpec{
 			Cluster: ClusterDetails{Name: o.ClusterName, APIServerEndpoint: o.ClusterEndpoint, CertificateAuthority: o.CABundle, CIDR: o.ClusterCIDR},
-			Kubelet: KubeletOptions{Config: kubeletConfig(o), Flags: flags(o)},
+			Kubelet: KubeletOptions{Config: kubelet, Flags: flags(o)},
 		},
 	}
 	if o.RAID0 {
@@ -83,50 +87,12 @@ func flags(o Options) []string {
 	return out
 }
 
-// kubeletConfig is the KubeletConfiguration fragment of the node class's
-// kubelet settings (field names as in kubelet.config.k8s.io/v1beta1).
-func kubeletConfig(o Options) map[string]any {
-	cfg := map[string]any{}
-	k := o.Kubelet
-	if k == nil {
-		return cfg
+// kubeletConfig is the node class's whole kubelet configuration, every
+// field as written: nodeadm merges it over the AMI's KubeletConfiguration.
+func kubeletConfig(o Options) (map[string]any, error) {
+	cfg, err := o.Kubelet.Config()
+	if err != nil {
+		return nil, err
 	}
-	if k.MaxPods != nil {
-		cfg["maxPods"] = *k.MaxPods
-	}
-	if k.PodsPerCore != nil {
-		cfg["podsPerCore"] = *k.PodsPerCore
-	}
-	if len(k.ClusterDNS) > 0 {
-		cfg["clusterDNS"] = k.ClusterDNS
-	}
-	set := func(key string, m map[string]string) {
-		if len(m) > 0 {
-			cfg[key] = m
-		}
-	}
-	set("systemReserved", k.SystemReserved)
-	set("kubeReserved", k.KubeReserved)
-	set("evictionHard", k.EvictionHard)
-	set("evictionSoft", k.EvictionSoft)
-	if len(k.EvictionSoftGracePeriod) > 0 {
-		gp := map[string]string{}
-		for s, d := range k.EvictionSoftGracePeriod {
-			gp[s] = d.Duration.String()
-		}
-		cfg["evictionSoftGracePeriod"] = gp
-	}
-	if k.EvictionMaxPodGracePeriod != nil {
-		cfg["evictionMaxPodGracePeriod"] = *k.EvictionMaxPodGracePeriod
-	}
-	if k.ImageGCHighThresholdPercent != nil {
-		cfg["imageGCHighThresholdPercent"] = *k.ImageGCHighThresholdPercent
-	}
-	if k.ImageGCLowThresholdPercent != nil {
-		cfg["imageGCLowThresholdPercent"] = *k.ImageGCLowThresholdPercent
-	}
-	if k.CPUCFSQuota != nil {
-		cfg["cpuCFSQuota"] = *k.CPUCFSQuota
-	}
-	return cfg
+	return cfg, nil
 }

@@ -46,32 +46,39 @@ func Bottlerocket(o Options) (string, error) {
 			}
 		}
 	}
-	if k := o.Kubelet; k != nil {
-		if k.MaxPods != nil {
-			k8s["max-pods"] = int64(*k.MaxPods)
-		}
-		if len(k.ClusterDNS) > 0 {
-			k8s["cluster-dns-ip"] = k.ClusterDNS[0]
-		}
-		for key, m := range map[string]map[string]string{
-			"kube-reserved": k.KubeReserved, "system-reserved": k.SystemReserved, "eviction-hard": k.EvictionHard,
-		} {
-			if len(m) > 0 {
-				t := table(k8s, key)
-				for rk, rv := range m {
-					t[rk] = rv
-				}
+	k := o.Kubelet.MustSettings()
+	if k.MaxPods != nil {
+		k8s["max-pods"] = int64(*k.MaxPods)
+	}
+	if len(k.ClusterDNS) > 0 {
+		k8s["cluster-dns-ip"] = k.ClusterDNS[0]
+	}
+	grace := map[string]string{}
+	for signal, d := range k.EvictionSoftGracePeriod {
+		grace[signal] = d.Duration.String()
+	}
+	for key, m := range map[string]map[string]string{
+		"kube-reserved": k.KubeReserved, "system-reserved": k.SystemReserved, "eviction-hard": k.EvictionHard,
+		"eviction-soft": k.EvictionSoft, "eviction-soft-grace-period": grace,
+	} {
+		if len(m) > 0 {
+			t := table(k8s, key)
+			for rk, rv := range m {
+				t[rk] = rv
 			}
 		}
-		if k.ImageGCHighThresholdPercent != nil {
-			k8s["image-gc-high-threshold-percent"] = int64(*k.ImageGCHighThresholdPercent)
-		}
-		if k.ImageGCLowThresholdPercent != nil {
-			k8s["image-gc-low-threshold-percent"] = int64(*k.ImageGCLowThresholdPercent)
-		}
-		if k.CPUCFSQuota != nil {
-			k8s["cpu-cfs-quota-enforced"] = *k.CPUCFSQuota
-		}
+	}
+	if k.EvictionMaxPodGracePeriod != nil {
+		k8s["eviction-max-pod-grace-period"] = int64(*k.EvictionMaxPodGracePeriod)
+	}
+	if k.ImageGCHighThresholdPercent != nil {
+		k8s["image-gc-high-threshold-percent"] = int64(*k.ImageGCHighThresholdPercent)
+	}
+	if k.ImageGCLowThresholdPercent != nil {
+		k8s["image-gc-low-threshold-percent"] = int64(*k.ImageGCLowThresholdPercent)
+	}
+	if k.CPUCFSQuota != nil {
+		k8s["cpu-cfs-quota-enforced"] = *k.CPUCFSQuota
 	}
 	var b bytes.Buffer
 	if err := toml.NewEncoder(&b).Encode(doc); err != nil {

@@ -18,9 +18,11 @@ type Options struct {
 	CABundle string
 	// ClusterCIDR is the service CIDR (AL2023 NodeConfig needs it).
 	ClusterCIDR string
-	// Kubelet is the node class's kubelet configuration with MaxPods resolved
-	// for the instance types sharing this user data.
-	Kubelet *awsv1.KubeletConfiguration
+	// Kubelet is the node class's kubelet configuration with maxPods resolved
+	// for the instance types sharing this user data. AL2023 passes all of it
+	// to the kubelet; the other families the fields of awsv1.KubeletSettings
+	// (ValidateKubelet refuses the rest for them).
+	Kubelet awsv1.KubeletConfiguration
 	Labels  map[string]string
 	// Taints are registered with the node; include the unregistered taint.
 	Taints []corev1.Taint
@@ -90,10 +92,7 @@ func kubeletArgs(o Options) []string {
 	if len(o.Taints) > 0 {
 		args = append(args, "--register-with-taints="+taintsFlag(o.Taints))
 	}
-	k := o.Kubelet
-	if k == nil {
-		return args
-	}
+	k := o.Kubelet.MustSettings()
 	if k.MaxPods != nil {
 		args = append(args, fmt.Sprintf("--max-pods=%d", *k.MaxPods))
 	}

@@ -17,7 +17,7 @@ func ptr[T any](v T) *T { return &v }
 func testOptions(custom *string) Options {
 	return Options{
 		ClusterName: "demo", ClusterEndpoint: "https://demo.example:6443", CABundle: "Q0EK", ClusterCIDR: "10.100.0.0/16",
-		Kubelet: &awsv1.KubeletConfiguration{MaxPods: ptr[int32](29), ClusterDNS: []string{"10.100.0.10"}, KubeReserved: map[string]string{"cpu": "100m"}},
+		Kubelet: awsv1.KubeletConfigurationOf(awsv1.KubeletSettings{MaxPods: ptr[int32](29), ClusterDNS: []string{"10.100.0.10"}, KubeReserved: map[string]string{"cpu": "100m"}}),
 		Labels:  map[string]string{v1.NodePoolLabelKey: "default", "team": "a"},
 		Taints:  []corev1.Taint{v1.UnregisteredNoExecuteTaint, {Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}},
 		Custom:  custom,

@@ -26,8 +26,8 @@ func Windows(o Options) string {
 	if args := kubeletArgs(o); len(args) > 0 {
 		fmt.Fprintf(&b, " -KubeletExtraArgs '%s'", strings.Join(args, " "))
 	}
-	if o.Kubelet != nil && len(o.Kubelet.ClusterDNS) > 0 {
-		fmt.Fprintf(&b, " -DNSClusterIP '%s'", o.Kubelet.ClusterDNS[0])
+	if dns := o.Kubelet.MustSettings().ClusterDNS; len(dns) > 0 {
+		fmt.Fprintf(&b, " -DNSClusterIP '%s'", dns[0])
 	}
 	b.WriteString("\n</powershell>\n")
 	return b.String()

@@ -3,6 +3,8 @@
 // the key and value patterns) and on the values of a labels map (length and
 // pattern). CEL rules could say the same, but a regular expression over
 // unbounded lists, maps or strings exceeds the apiserver's CEL cost budget.
+// It also adds the one rule the NodePool needs on a type it shares with the
+// NodeClaim (the NodePool label as a requirement key).
 //
 // Usage (from hack/generate.sh): go run ./internal/runtime/apis/crds/internal/schemapatch DIR
 package main
@@ -17,6 +19,10 @@ import (
 )
 
 const labelValue = `^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`
+
+// taintValue is a non-empty label value: what both Karpenter's pattern (a
+// qualified name) and a Node's taint validation (a label value) accept.
+const taintValue = `^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$`
 
 const qualifiedName = `^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(\/))?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$`
 
@@ -48,6 +54,11 @@ func patchDir(dir string) error {
 		for i := range crd.Spec.Versions {
 			if v := crd.Spec.Versions[i].Schema; v != nil && v.OpenAPIV3Schema != nil {
 				walk(v.OpenAPIV3Schema)
+				if crd.Spec.Names.Kind == "NodePool" {
+					if err := restrictNodePoolKey(v.OpenAPIV3Schema); err != nil {
+						return fmt.Errorf("%s: %w", file, err)
+					}
+				}
 			}
 		}
 		out, err := marshalWithoutStatus(crd)
@@ -117,13 +128,39 @@ func patchTaint(s *apiextensionsv1.JSONSchemaProps) {
 	key := s.Properties["key"]
 	key.Pattern = qualifiedName
 	key.MinLength = ptr(int64(1))
-	key.MaxLength = ptr(int64(316))
 	s.Properties["key"] = key
 
+	// Karpenter checks taint values as qualified names, which the apiserver
+	// refuses on a Node (taint values are label values): a value with a
+	// prefix or over 63 characters would keep the node from registering.
+	// Both rules hold for the name part of a qualified name of at most 63
+	// characters, so that is what is accepted.
 	value := s.Properties["value"]
-	value.Pattern = labelValue
+	value.Pattern = taintValue
 	value.MaxLength = ptr(int64(63))
 	s.Properties["value"] = value
+}
+
+// restrictNodePoolKey refuses the NodePool label as a requirement key of a
+// NodePool template. NodeClaims share the requirement type and may carry the
+// key (the runtime adds it), so the rule cannot be a marker on the type.
+func restrictNodePoolKey(root *apiextensionsv1.JSONSchemaProps) error {
+	s := root
+	for _, field := range []string{"spec", "template", "spec", "requirements"} {
+		next, ok := s.Properties[field]
+		if !ok {
+			return fmt.Errorf("NodePool schema has no %s", field)
+		}
+		s = &next
+	}
+	// s is a copy of the requirements schema, but Items is a pointer into the CRD.
+	key := s.Items.Schema.Properties["key"]
+	key.XValidations = append(key.XValidations, apiextensionsv1.ValidationRule{
+		Rule:    `self != "karpenter.sh/nodepool"`,
+		Message: `label "karpenter.sh/nodepool" is restricted, the runtime sets it on each node`,
+	})
+	s.Items.Schema.Properties["key"] = key
+	return nil
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -20,6 +20,8 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/cache"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instance"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/metrics"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 )
 
 // Polling, as Karpenter: long polls of up to ten messages, hidden for 20s
@@ -192,7 +194,11 @@ func (c *Controller) act(ctx context.Context, m Message, nc *v1.NodeClaim) error
 	if err := c.opts.Kube.Delete(ctx, nc); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting NodeClaim %s: %w", nc.Name, err)
 	}
-	disruptedNodeClaims.WithLabelValues(string(m.Kind), nc.Labels[v1.NodePoolLabelKey]).Inc()
+	pool := &v1.NodePool{}
+	if err := c.opts.Kube.Get(ctx, client.ObjectKey{Name: nc.Labels[v1.NodePoolLabelKey]}, pool); err != nil {
+		pool = nil
+	}
+	metrics.Disrupted(string(m.Kind), nc, pool, state.ReschedulableOn(ctx, c.opts.Kube, nc.Status.NodeName))
 	c.opts.Recorder.Normal(nc, reasonTerminatingOnInterruption, events.ActionDelete, "Interruption triggered termination for the NodeClaim")
 	log.Info("deleting NodeClaim on interruption")
 	return nil

@@ -23,6 +23,7 @@ import (
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awserr"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/ratelimit"
 )
 
 // Events this controller emits.
@@ -53,7 +54,7 @@ func (c *Controller) Register(mgr manager.Manager) error {
 		Named("nodeclass.status").
 		// Karpenter's concurrency: a node class waiting on a slow or
 		// throttled AWS call does not hold the others back.
-		WithOptions(controller.Options{MaxConcurrentReconciles: 10}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: ratelimit.Concurrency(10)}).
 		For(&awsv1.EC2NodeClass{}).
 		Watches(&v1.NodeClaim{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 			claim := o.(*v1.NodeClaim)
@@ -149,7 +150,9 @@ func (c *Controller) finalize(ctx context.Context, nc *awsv1.EC2NodeClass) (reco
 		c.recorder.Normal(nc, WaitingOnNodeClaimTermination, actionFinalize, "Waiting on NodeClaim termination for %s", truncatedList(names, 5))
 		return reconcile.Result{RequeueAfter: 10 * time.Second}, nil
 	}
-	if err := c.provider.InstanceProfiles().DeleteAll(ctx, nc); err != nil {
+	if c.provider.IsolatedVPC() {
+		log.FromContext(ctx).Info("isolated VPC: leaving the node class's instance profiles for IAM users to delete", "ec2nodeclass", nc.Name)
+	} else if err := c.provider.InstanceProfiles().DeleteAll(ctx, nc); err != nil {
 		return reconcile.Result{}, fmt.Errorf("deleting the instance profiles of EC2NodeClass %s: %w", nc.Name, err)
 	}
 	if err := c.provider.LaunchTemplates().DeleteAll(ctx, nc.Name); err != nil {

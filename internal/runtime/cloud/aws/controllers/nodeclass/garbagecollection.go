@@ -75,8 +75,11 @@ func (g *GarbageCollector) Collect(ctx context.Context) error {
 	} else if n > 0 {
 		log.FromContext(ctx).Info("deleted unused launch templates", "count", n)
 	}
-	if err := g.collectProfiles(ctx); err != nil {
-		errs = append(errs, err)
+	// IAM has no VPC endpoint: an isolated VPC's profiles stay.
+	if !g.provider.IsolatedVPC() {
+		if err := g.collectProfiles(ctx); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }

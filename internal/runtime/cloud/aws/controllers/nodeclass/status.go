@@ -2,6 +2,7 @@ package nodeclass
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -190,9 +191,13 @@ func Resolve(ctx context.Context, p *awsprovider.Provider, nc *awsv1.EC2NodeClas
 	return r.requeue, r.transient
 }
 
-// validate checks what the API schema cannot: that the kubelet settings
-// parse for the overhead model and that user data can be generated.
+// validate checks what the API schema cannot: that the kubelet
+// configuration is one the node's kubelet and AMI family take, that its
+// settings parse for the overhead model, and that user data can be generated.
 func validate(p *awsprovider.Provider, nc *awsv1.EC2NodeClass) (reason, message string) {
+	if errs := awsv1.ValidateKubelet(nc.Spec.Kubelet, nc.AMIFamily()); len(errs) > 0 {
+		return "InvalidKubeletConfiguration", errors.Join(errs...).Error()
+	}
 	if _, err := capacity.Compute(capacity.Instance{VCPUs: 2, MemoryMiB: 4096, Arch: v1.ArchitectureAmd64, MaxENIs: 3, IPv4PerENI: 10},
 		instancetype.KubeletOf(nc.Spec.Kubelet), capacity.Options{Family: instancetype.CapacityFamily(nc.AMIFamily())}); err != nil {
 		return "InvalidKubeletConfiguration", err.Error()

@@ -1,0 +1,44 @@
+package launchtemplate
+
+import (
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
+)
+
+// TestNodeClassOptionsReachTheTemplate: connection tracking, enclave and CPU
+// options are written into the launch template's data; connection tracking
+// lives on the primary interface, which then carries the security groups.
+func TestNodeClassOptionsReachTheTemplate(t *testing.T) {
+	cfg := config("default", "general", "ami-1")
+	cfg.SecurityGroupIDs = []string{"sg-2", "sg-1"}
+	cfg.ConnectionTracking = &awsv1.ConnectionTracking{TCPEstablishedTimeout: aws.Int32(3600), UDPTimeout: aws.Int32(30)}
+	cfg.EnclaveOptions = &awsv1.EnclaveOptions{Enabled: aws.Bool(true)}
+	cfg.CPUOptions = &awsv1.CPUOptions{NestedVirtualization: aws.String("enabled")}
+	d := data(cfg)
+	if len(d.NetworkInterfaces) != 1 || len(d.SecurityGroupIds) != 0 {
+		t.Fatalf("interfaces %v, groups %v: want the groups on one primary interface", d.NetworkInterfaces, d.SecurityGroupIds)
+	}
+	ni := d.NetworkInterfaces[0]
+	if got := ni.Groups; len(got) != 2 || got[0] != "sg-1" {
+		t.Errorf("interface groups %v, want [sg-1 sg-2]", got)
+	}
+	ct := ni.ConnectionTrackingSpecification
+	if ct == nil || aws.ToInt32(ct.TcpEstablishedTimeout) != 3600 || aws.ToInt32(ct.UdpTimeout) != 30 || ct.UdpStreamTimeout != nil {
+		t.Errorf("connection tracking %+v, want tcp 3600, udp 30, stream unset", ct)
+	}
+	if d.EnclaveOptions == nil || !aws.ToBool(d.EnclaveOptions.Enabled) {
+		t.Errorf("enclave options %+v, want enabled", d.EnclaveOptions)
+	}
+	if d.CpuOptions == nil || d.CpuOptions.NestedVirtualization != ec2types.NestedVirtualizationSpecificationEnabled {
+		t.Errorf("cpu options %+v, want nested virtualization enabled", d.CpuOptions)
+	}
+
+	plain := data(config("default", "general", "ami-1"))
+	if plain.NetworkInterfaces != nil || plain.EnclaveOptions != nil || plain.CpuOptions != nil {
+		t.Errorf("a node class without the options got %+v", plain)
+	}
+}
