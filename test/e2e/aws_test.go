@@ -26,7 +26,7 @@ func instances(t *testing.T, pool string) map[string]ec2types.Instance {
 		filters = append(filters, ec2types.Filter{Name: aws.String("tag:karpenter.sh/nodepool"), Values: []string{pool}})
 	}
 	out := map[string]ec2types.Instance{}
-	pager := ec2.NewDescribeInstancesPaginator(ec2.NewFromConfig(w.sim.AWSConfig()), &ec2.DescribeInstancesInput{Filters: filters})
+	pager := ec2.NewDescribeInstancesPaginator(ec2.NewFromConfig(worldOf(t).sim.AWSConfig()), &ec2.DescribeInstancesInput{Filters: filters})
 	for pager.HasMorePages() {
 		page, err := pager.NextPage(context.Background())
 		if err != nil {

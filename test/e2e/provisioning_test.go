@@ -29,9 +29,9 @@ var (
 // class is the EC2NodeClass of the provisioning scenarios.
 const class = "provisioning"
 
-// TestProvisioning runs the independent scenarios in parallel on the shared
+// testProvisioning runs the independent scenarios in parallel on the shared
 // world, then the one that restarts the controller on its own.
-func TestProvisioning(t *testing.T) {
+func testProvisioning(t *testing.T) {
 	nodeClass(t, class)
 	t.Run("independent", func(t *testing.T) {
 		t.Run("deployment", testDeployment)
@@ -195,7 +195,7 @@ func scale(t *testing.T, d *appsv1.Deployment, replicas int32) {
 	t.Helper()
 	patch := client.MergeFrom(d.DeepCopy())
 	d.Spec.Replicas = &replicas
-	if err := w.kube.Patch(context.Background(), d, patch); err != nil {
+	if err := worldOf(t).kube.Patch(context.Background(), d, patch); err != nil {
 		t.Fatalf("scaling %s: %v", d.Name, err)
 	}
 }
@@ -373,42 +373,18 @@ func testControllerRestart(t *testing.T) {
 			t.Fatalf("nodeclaim %s learned its instance %s: the launch was not in flight", c.Name, c.Status.ProviderID)
 		}
 	}
-	w.controller.kill()
-	w.sim.Faults().Remove(held.ID)
-	t.Logf("controller killed with SIGKILL inside CreateFleet; instances launched by the abandoned call: %v", inFlight)
-	ctx := context.Background()
-	next, err := startController(ctx, w)
+	killed, err := w.controller.kill()
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.controller = next
+	w.sim.Faults().Remove(held.ID)
+	t.Logf("controller killed with SIGKILL inside CreateFleet; instances launched by the abandoned call: %v", inFlight)
+	ctx := context.Background()
+	if _, err := w.controller.waitLeader(ctx, killed.PID); err != nil {
+		t.Fatal(err)
+	}
 	restarted := time.Now()
 	waitRunning(t, ns, 8)
-	eventually(t, "every instance has a nodeclaim and every nodeclaim an instance", func() (bool, string) {
-		insts := instances(t, "")
-		list := &v1.NodeClaimList{}
-		if err := w.kube.List(ctx, list); err != nil {
-			return false, err.Error()
-		}
-		claimed := map[string]bool{}
-		for _, c := range list.Items {
-			if c.Status.ProviderID == "" {
-				return false, fmt.Sprintf("nodeclaim %s not launched", c.Name)
-			}
-			if c.DeletionTimestamp != nil {
-				return false, fmt.Sprintf("nodeclaim %s still terminating", c.Name)
-			}
-			if _, ok := insts[c.Status.ProviderID]; !ok {
-				return false, fmt.Sprintf("nodeclaim %s has no live instance %s", c.Name, c.Status.ProviderID)
-			}
-			claimed[c.Status.ProviderID] = true
-		}
-		for id := range insts {
-			if !claimed[id] {
-				return false, fmt.Sprintf("instance %s has no nodeclaim", id)
-			}
-		}
-		return true, ""
-	})
+	noLeakedCapacity(t, "")
 	t.Logf("after the restart: pods running and no orphans %s later", time.Since(restarted).Round(time.Second))
 }
