@@ -47,7 +47,7 @@ func r(p string) string { return "internal/runtime/" + p }
 var (
 	apis          = r("apis")
 	utilities     = []string{r("events"), r("metrics"), r("ratelimit"), r("ttlcache"), r("volumetopology")}
-	pureRules     = []string{r("policy"), r("disruption/drift"), r("cloud/aws/instancetype")}
+	pureRules     = []string{r("policy"), r("disruption/drift"), r("cloud/aws/instancetype"), r("operator/settings")}
 	coreControl   = []string{r("provisioning"), r("nodeclaim/lifecycle"), r("nodeclaim/garbagecollection"), r("termination"), r("nodepool")}
 	awsControl    = []string{r("cloud/aws/controllers/interruption"), r("cloud/aws/controllers/nodeclass")}
 	controllerMay = append([]string{r("state"), r("pods"), r("simulation"), r("scheduling"), "=" + r("cloud"), apis,
@@ -80,6 +80,9 @@ var table = []row{
 	{name: "cloud", roots: []string{r("cloud")}, may: []string{apis, r("scheduling")}},
 	{name: "cloud/aws", roots: []string{r("cloud/aws")}, may: []string{apis, "=" + r("cloud"), r("scheduling"), r("ttlcache"), "internal/sdkhttp"}},
 	{name: "policy", roots: []string{r("policy")}},
+	// the controller's settings and their rules: pure, so the provider
+	// checks a joist_controller with them
+	{name: "operator/settings", roots: []string{r("operator/settings")}},
 	{name: "utilities", roots: utilities, may: []string{apis, "=" + r("cloud"), r("scheduling"), r("ttlcache")}},
 	{name: "awssim", roots: []string{"internal/awssim"}, may: []string{"internal/sdkhttp"}},
 	{name: "sdkhttp", roots: []string{"internal/sdkhttp"}},
@@ -240,6 +243,9 @@ func TestArchitectureRules(t *testing.T) {
 		{"internal/provider", r("disruption/drift"), true},
 		{"internal/provider", r("cloud/aws/instancetype"), true},
 		{"internal/provider", r("cloud/aws"), false},
+		{"internal/provider", r("operator/settings"), true},
+		{"internal/provider", r("operator"), false},
+		{r("operator/settings"), r("cloud"), false},
 		{"internal/provider", r("termination"), false},
 		{r("disruption"), r("provisioning"), true},
 		{r("disruption"), r("termination"), false},

@@ -65,6 +65,10 @@ resource "joist_controller" "this" {
   service_account    = joist_controller_iam_role.this.service_account
   interruption_queue = joist_interruption_queue.this.name
 
+  # The node's resolver, as the EKS module's Karpenter example sets: the
+  # controller does not depend on CoreDNS, which itself may need nodes.
+  dns_policy = "Default"
+
   # The managed node group and the Pod Identity agent must run before the
   # controller's pods start.
   depends_on = [module.eks]

@@ -34,7 +34,11 @@ var resources = map[string]schema.GroupVersionResource{
 	"RoleBinding":              {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
 	"Deployment":               {Group: "apps", Version: "v1", Resource: "deployments"},
 	"PodDisruptionBudget":      {Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"},
+	"ServiceMonitor":           ServiceMonitorGVR,
 }
+
+// ServiceMonitorGVR is the Prometheus Operator's ServiceMonitor.
+var ServiceMonitorGVR = schema.GroupVersionResource{Group: "monitoring.coreos.com", Version: "v1", Resource: "servicemonitors"}
 
 // NodeClaims is the NodeClaim API resource.
 var NodeClaims = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodeclaims"}
@@ -89,6 +93,23 @@ func Delete(ctx context.Context, dyn dynamic.Interface, objs []*unstructured.Uns
 		}
 	}
 	return nil
+}
+
+// WaitGone waits until obj no longer exists, at most timeout.
+func WaitGone(ctx context.Context, dyn dynamic.Interface, obj *unstructured.Unstructured, timeout time.Duration) error {
+	c, err := client(dyn, obj)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return poll(ctx, func() (bool, string, error) {
+		_, err := c.Get(ctx, obj.GetName(), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, "", nil
+		}
+		return false, describe(obj) + " still exists", err
+	})
 }
 
 // Drift lists the objects whose live state lacks a field value the desired
@@ -194,9 +215,10 @@ func CRDs(manifests map[string][]byte) ([]*unstructured.Unstructured, string, er
 	return out, hex.EncodeToString(h.Sum(nil)), nil
 }
 
-func mergeLabels(a, b map[string]string) map[string]string {
+// mergeLabels merges maps, later ones winning.
+func mergeLabels(ms ...map[string]string) map[string]string {
 	out := map[string]string{}
-	for _, m := range []map[string]string{a, b} {
+	for _, m := range ms {
 		for k, v := range m {
 			out[k] = v
 		}
@@ -231,26 +253,6 @@ func condition(u *unstructured.Unstructured, typ string) string {
 		}
 	}
 	return ""
-}
-
-// WaitAvailable waits until the Deployment's rollout is complete: the
-// current generation observed, every replica updated and available.
-func WaitAvailable(ctx context.Context, dyn dynamic.Interface, namespace string) error {
-	return poll(ctx, func() (bool, string, error) {
-		d, err := dyn.Resource(resources["Deployment"]).Namespace(namespace).Get(ctx, Name, metav1.GetOptions{})
-		if err != nil {
-			return false, "", err
-		}
-		gen := d.GetGeneration()
-		observed, _, _ := unstructured.NestedInt64(d.Object, "status", "observedGeneration")
-		want, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas")
-		updated, _, _ := unstructured.NestedInt64(d.Object, "status", "updatedReplicas")
-		available, _, _ := unstructured.NestedInt64(d.Object, "status", "availableReplicas")
-		total, _, _ := unstructured.NestedInt64(d.Object, "status", "replicas")
-		done := observed >= gen && updated == want && available == want && total == want && condition(d, "Available") == "True"
-		return done, fmt.Sprintf("Deployment %s/%s: %d of %d replicas updated, %d available (are there nodes without the karpenter.sh/nodepool label for its pods, and can they pull the image?)",
-			namespace, Name, updated, want, available), nil
-	})
 }
 
 // poll checks every second until done or ctx ends; the error then carries

@@ -31,25 +31,30 @@ func Objects(s Spec) ([]*unstructured.Unstructured, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	cpu, err := resource.ParseQuantity(s.CPURequest)
+	res, err := s.resources()
 	if err != nil {
-		return nil, fmt.Errorf("cpu_request %q: %w", s.CPURequest, err)
+		return nil, err
 	}
-	mem, err := resource.ParseQuantity(s.MemoryRequest)
-	if err != nil {
-		return nil, fmt.Errorf("memory_request %q: %w", s.MemoryRequest, err)
+	meta := func(name, ns string, annotations ...map[string]string) metav1.ObjectMeta {
+		m := metav1.ObjectMeta{Name: name, Namespace: ns, Labels: mergeLabels(s.AdditionalLabels, labels())}
+		all := append([]map[string]string{s.AdditionalAnnotations}, annotations...)
+		if a := mergeLabels(all...); len(a) > 0 {
+			m.Annotations = a
+		}
+		return m
 	}
-	meta := func(name, ns string) metav1.ObjectMeta {
-		return metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels()}
-	}
-	sa := &corev1.ServiceAccount{TypeMeta: tm("v1", "ServiceAccount"), ObjectMeta: meta(s.ServiceAccount, s.Namespace)}
+	saAnnotations := map[string]string{}
 	if s.IRSARoleARN != "" {
-		sa.Annotations = map[string]string{"eks.amazonaws.com/role-arn": s.IRSARoleARN}
+		saAnnotations["eks.amazonaws.com/role-arn"] = s.IRSARoleARN
 	}
 	subject := []rbacv1.Subject{{Kind: "ServiceAccount", Name: s.ServiceAccount, Namespace: s.Namespace}}
-	objs := []runtime.Object{
-		sa,
-		&rbacv1.ClusterRole{TypeMeta: tm("rbac.authorization.k8s.io/v1", "ClusterRole"), ObjectMeta: meta(Name, ""), Rules: clusterRules},
+	var objs []runtime.Object
+	if !s.ExistingServiceAccount {
+		objs = append(objs, &corev1.ServiceAccount{TypeMeta: tm("v1", "ServiceAccount"), ObjectMeta: meta(s.ServiceAccount, s.Namespace, s.ServiceAccountAnnotations, saAnnotations)})
+	}
+	rules := append(append([]rbacv1.PolicyRule{}, clusterRules...), s.AdditionalClusterRoleRules...)
+	objs = append(objs,
+		&rbacv1.ClusterRole{TypeMeta: tm("rbac.authorization.k8s.io/v1", "ClusterRole"), ObjectMeta: meta(Name, ""), Rules: rules},
 		&rbacv1.ClusterRoleBinding{
 			TypeMeta: tm("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"), ObjectMeta: meta(Name, ""),
 			RoleRef: rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: Name}, Subjects: subject,
@@ -59,22 +64,22 @@ func Objects(s Spec) ([]*unstructured.Unstructured, error) {
 			TypeMeta: tm("rbac.authorization.k8s.io/v1", "RoleBinding"), ObjectMeta: meta(Name, s.Namespace),
 			RoleRef: rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: Name}, Subjects: subject,
 		},
-		deployment(s, cpu, mem),
+		deployment(s, res, meta(Name, s.Namespace)),
 		&policyv1.PodDisruptionBudget{
 			TypeMeta: tm("policy/v1", "PodDisruptionBudget"), ObjectMeta: meta(Name, s.Namespace),
 			Spec: policyv1.PodDisruptionBudgetSpec{
-				MaxUnavailable: ptr(intstr.FromInt32(1)), Selector: &metav1.LabelSelector{MatchLabels: selector()},
+				MaxUnavailable: s.PDBMaxUnavailable, Selector: &metav1.LabelSelector{MatchLabels: selector()},
 			},
 		},
 		&corev1.Service{
-			TypeMeta: tm("v1", "Service"), ObjectMeta: meta(Name, s.Namespace),
+			TypeMeta: tm("v1", "Service"), ObjectMeta: meta(Name, s.Namespace, s.ServiceAnnotations),
 			Spec: corev1.ServiceSpec{
 				Type: corev1.ServiceTypeClusterIP, Selector: selector(),
-				Ports: []corev1.ServicePort{{Name: "http-metrics", Port: MetricsPort, TargetPort: intstr.FromString("http-metrics"), Protocol: corev1.ProtocolTCP}},
+				Ports: []corev1.ServicePort{{Name: "http-metrics", Port: s.MetricsPort, TargetPort: intstr.FromString("http-metrics"), Protocol: corev1.ProtocolTCP}},
 			},
 		},
-	}
-	out := make([]*unstructured.Unstructured, 0, len(objs))
+	)
+	out := make([]*unstructured.Unstructured, 0, len(objs)+1)
 	for _, o := range objs {
 		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
 		if err != nil {
@@ -83,7 +88,91 @@ func Objects(s Spec) ([]*unstructured.Unstructured, error) {
 		clean(u)
 		out = append(out, &unstructured.Unstructured{Object: u})
 	}
+	if s.ServiceMonitor != nil {
+		out = append(out, serviceMonitor(s, meta(Name, s.Namespace)))
+	}
 	return out, nil
+}
+
+// containerResources are the controller container's parsed quantities.
+type containerResources struct {
+	cpu, mem, cpuLimit, memLimit resource.Quantity
+	hasCPULimit                  bool
+}
+
+func (s Spec) resources() (containerResources, error) {
+	var r containerResources
+	var err error
+	if r.cpu, err = resource.ParseQuantity(s.CPURequest); err != nil {
+		return r, fmt.Errorf("cpu_request %q: %w", s.CPURequest, err)
+	}
+	if r.mem, err = resource.ParseQuantity(s.MemoryRequest); err != nil {
+		return r, fmt.Errorf("memory_request %q: %w", s.MemoryRequest, err)
+	}
+	if r.memLimit, err = resource.ParseQuantity(s.MemoryLimit); err != nil {
+		return r, fmt.Errorf("memory_limit %q: %w", s.MemoryLimit, err)
+	}
+	if r.memLimit.Cmp(r.mem) < 0 {
+		return r, fmt.Errorf("memory_limit %s is below memory_request %s: raise the limit or lower the request", s.MemoryLimit, s.MemoryRequest)
+	}
+	if s.CPULimit != "" {
+		if r.cpuLimit, err = resource.ParseQuantity(s.CPULimit); err != nil {
+			return r, fmt.Errorf("cpu_limit %q: %w", s.CPULimit, err)
+		}
+		if r.cpuLimit.Cmp(r.cpu) < 0 {
+			return r, fmt.Errorf("cpu_limit %s is below cpu_request %s: raise the limit or lower the request", s.CPULimit, s.CPURequest)
+		}
+		r.hasCPULimit = true
+	}
+	return r, nil
+}
+
+// serviceMonitor renders the Prometheus Operator's ServiceMonitor, which
+// has no Go type here: it is a custom resource of another project.
+func serviceMonitor(s Spec, meta metav1.ObjectMeta) *unstructured.Unstructured {
+	sm := s.ServiceMonitor
+	endpoint := map[string]any{}
+	for k, v := range sm.EndpointConfig {
+		endpoint[k] = v
+	}
+	endpoint["port"], endpoint["path"] = "http-metrics", "/metrics"
+	if len(sm.Relabelings) > 0 {
+		endpoint["relabelings"] = toAnyList(sm.Relabelings)
+	}
+	if len(sm.MetricRelabelings) > 0 {
+		endpoint["metricRelabelings"] = toAnyList(sm.MetricRelabelings)
+	}
+	spec := map[string]any{
+		"namespaceSelector": map[string]any{"matchNames": []any{s.Namespace}},
+		"selector":          map[string]any{"matchLabels": toAnyMap(selector())},
+		"endpoints":         []any{endpoint},
+	}
+	if sm.SampleLimit != nil {
+		spec["sampleLimit"] = *sm.SampleLimit
+	}
+	metadata := map[string]any{"name": meta.Name, "namespace": meta.Namespace, "labels": toAnyMap(mergeLabels(meta.Labels, sm.AdditionalLabels))}
+	if len(meta.Annotations) > 0 {
+		metadata["annotations"] = toAnyMap(meta.Annotations)
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": ServiceMonitorGVR.GroupVersion().String(), "kind": "ServiceMonitor", "metadata": metadata, "spec": spec,
+	}}
+}
+
+func toAnyMap(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func toAnyList(l []map[string]any) []any {
+	out := make([]any, len(l))
+	for i, v := range l {
+		out[i] = v
+	}
+	return out
 }
 
 // clean drops the empty creationTimestamp and status typed objects carry,
@@ -108,23 +197,23 @@ func tm(apiVersion, kind string) metav1.TypeMeta {
 
 func ptr[T any](v T) *T { return &v }
 
-func deployment(s Spec, cpu, mem resource.Quantity) *appsv1.Deployment {
+func deployment(s Spec, res containerResources, meta metav1.ObjectMeta) *appsv1.Deployment {
 	env := []corev1.EnvVar{}
 	settings := map[string]string{}
 	for k, v := range s.Settings {
 		settings[k] = v
 	}
 	if _, ok := settings["CPU_REQUESTS"]; !ok {
-		settings["CPU_REQUESTS"] = strconv.FormatInt(cpu.MilliValue(), 10)
+		settings["CPU_REQUESTS"] = strconv.FormatInt(res.cpu.MilliValue(), 10)
 	}
 	if _, ok := settings["LEADER_ELECTION_NAMESPACE"]; !ok {
 		settings["LEADER_ELECTION_NAMESPACE"] = s.Namespace
 	}
 	if _, ok := settings["METRICS_PORT"]; !ok {
-		settings["METRICS_PORT"] = strconv.Itoa(MetricsPort)
+		settings["METRICS_PORT"] = strconv.Itoa(int(s.MetricsPort))
 	}
 	if _, ok := settings["HEALTH_PROBE_PORT"]; !ok {
-		settings["HEALTH_PROBE_PORT"] = strconv.Itoa(HealthProbePort)
+		settings["HEALTH_PROBE_PORT"] = strconv.Itoa(int(s.HealthProbePort))
 	}
 	for _, k := range sortedKeys(settings) {
 		env = append(env, corev1.EnvVar{Name: k, Value: settings[k]})
@@ -141,64 +230,116 @@ func deployment(s Spec, cpu, mem resource.Quantity) *appsv1.Deployment {
 			InitialDelaySeconds: 5, PeriodSeconds: 10, TimeoutSeconds: 30, SuccessThreshold: 1, FailureThreshold: 3,
 		}
 	}
-	podLabels := selector()
+	limits := corev1.ResourceList{corev1.ResourceMemory: canonical(res.memLimit)}
+	if res.hasCPULimit {
+		limits[corev1.ResourceCPU] = canonical(res.cpuLimit)
+	}
+	securityContext := &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr(false), ReadOnlyRootFilesystem: ptr(true),
+		Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	}
+	if c := s.ContainerSecurityContext; c != nil {
+		securityContext.AppArmorProfile, securityContext.SELinuxOptions, securityContext.SeccompProfile = c.AppArmorProfile, c.SELinuxOptions, c.SeccompProfile
+	}
+	var pullSecrets []corev1.LocalObjectReference
+	for _, name := range s.ImagePullSecrets {
+		pullSecrets = append(pullSecrets, corev1.LocalObjectReference{Name: name})
+	}
+	affinity := s.Affinity.DeepCopy()
+	for _, a := range []*[]corev1.PodAffinityTerm{podAffinityTerms(affinity, false), podAffinityTerms(affinity, true)} {
+		for i := range *a {
+			(*a)[i].LabelSelector = withSelector((*a)[i].LabelSelector)
+		}
+	}
+	for _, w := range []*[]corev1.WeightedPodAffinityTerm{weightedTerms(affinity, false), weightedTerms(affinity, true)} {
+		for i := range *w {
+			(*w)[i].PodAffinityTerm.LabelSelector = withSelector((*w)[i].PodAffinityTerm.LabelSelector)
+		}
+	}
+	spread := make([]corev1.TopologySpreadConstraint, len(s.TopologySpreadConstraints))
+	for i, c := range s.TopologySpreadConstraints {
+		c.LabelSelector = withSelector(c.LabelSelector)
+		spread[i] = c
+	}
+	podLabels := mergeLabels(s.PodLabels, selector())
+	annotations := mergeLabels(s.PodAnnotations)
+	if s.RolloutToken != "" {
+		annotations[RolloutAnnotation] = s.RolloutToken
+	}
+	if len(annotations) == 0 {
+		annotations = nil
+	}
 	tpl := corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
+		ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: annotations},
 		Spec: corev1.PodSpec{
-			ServiceAccountName: s.ServiceAccount,
-			PriorityClassName:  "system-cluster-critical",
-			DNSPolicy:          corev1.DNSClusterFirst,
-			SecurityContext:    &corev1.PodSecurityContext{RunAsNonRoot: ptr(true), RunAsUser: ptr(int64(65532)), FSGroup: ptr(int64(65532)), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
-			Tolerations:        []corev1.Toleration{{Key: "CriticalAddonsOnly", Operator: corev1.TolerationOpExists}},
-			Affinity: &corev1.Affinity{
-				// Never on a node the controller manages: it would be
-				// consolidating the node it runs on.
-				NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
-					NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
-						{Key: nodePoolLabel, Operator: corev1.NodeSelectorOpDoesNotExist},
-					}}},
-				}},
-				PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
-					TopologyKey: corev1.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: podLabels},
-				}}},
-			},
-			TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{
-				MaxSkew: 1, TopologyKey: corev1.LabelTopologyZone, WhenUnsatisfiable: corev1.DoNotSchedule,
-				LabelSelector: &metav1.LabelSelector{MatchLabels: podLabels},
-			}},
-			Containers: []corev1.Container{{
-				Name: Name, Image: s.Image, Args: []string{"controller"}, Env: env,
+			ServiceAccountName:            s.ServiceAccount,
+			PriorityClassName:             *s.PriorityClassName,
+			SchedulerName:                 s.SchedulerName,
+			DNSPolicy:                     s.DNSPolicy,
+			DNSConfig:                     s.DNSConfig,
+			HostNetwork:                   s.HostNetwork,
+			TerminationGracePeriodSeconds: s.TerminationGracePeriodSeconds,
+			SecurityContext:               s.PodSecurityContext,
+			ImagePullSecrets:              pullSecrets,
+			NodeSelector:                  s.NodeSelector,
+			Tolerations:                   s.Tolerations,
+			Affinity:                      affinity,
+			TopologySpreadConstraints:     spread,
+			InitContainers:                s.InitContainers,
+			Volumes:                       s.ExtraVolumes,
+			Containers: append([]corev1.Container{{
+				Name: Name, Image: s.Image, ImagePullPolicy: s.ImagePullPolicy, Args: []string{"controller"}, Env: env, EnvFrom: s.EnvFrom,
 				Ports: []corev1.ContainerPort{
-					{Name: "http-metrics", ContainerPort: MetricsPort, Protocol: corev1.ProtocolTCP},
-					{Name: "http", ContainerPort: HealthProbePort, Protocol: corev1.ProtocolTCP},
+					{Name: "http-metrics", ContainerPort: s.MetricsPort, Protocol: corev1.ProtocolTCP},
+					{Name: "http", ContainerPort: s.HealthProbePort, Protocol: corev1.ProtocolTCP},
 				},
 				LivenessProbe: probe("/healthz"), ReadinessProbe: probe("/readyz"),
 				Resources: corev1.ResourceRequirements{
-					Requests: corev1.ResourceList{corev1.ResourceCPU: canonical(cpu), corev1.ResourceMemory: canonical(mem)},
-					Limits:   corev1.ResourceList{corev1.ResourceMemory: canonical(mem)},
+					Requests: corev1.ResourceList{corev1.ResourceCPU: canonical(res.cpu), corev1.ResourceMemory: canonical(res.mem)},
+					Limits:   limits,
 				},
-				SecurityContext: &corev1.SecurityContext{
-					AllowPrivilegeEscalation: ptr(false), ReadOnlyRootFilesystem: ptr(true),
-					Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-				},
-			}},
+				VolumeMounts: s.ExtraVolumeMounts,
+				// A controller that exits writes no termination message:
+				// the kubelet keeps its last log lines instead, and an
+				// apply that waits for the rollout reports them.
+				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+				SecurityContext:          securityContext,
+			}}, s.SidecarContainers...),
 		},
-	}
-	if s.RolloutToken != "" {
-		tpl.Annotations = map[string]string{RolloutAnnotation: s.RolloutToken}
 	}
 	return &appsv1.Deployment{
 		TypeMeta:   tm("apps/v1", "Deployment"),
-		ObjectMeta: metav1.ObjectMeta{Name: Name, Namespace: s.Namespace, Labels: labels()},
+		ObjectMeta: meta,
 		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr(s.Replicas), RevisionHistoryLimit: ptr(int32(10)),
+			Replicas: ptr(s.Replicas), RevisionHistoryLimit: s.RevisionHistoryLimit,
 			Selector: &metav1.LabelSelector{MatchLabels: selector()},
-			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: &appsv1.RollingUpdateDeployment{
-				MaxUnavailable: ptr(intstr.FromInt32(1)), MaxSurge: ptr(intstr.FromInt32(0)),
-			}},
+			Strategy: *s.Strategy,
 			Template: tpl,
 		},
 	}
+}
+
+// podAffinityTerms are the required terms of the pod (anti-)affinity, an
+// empty slice when there is none.
+func podAffinityTerms(a *corev1.Affinity, anti bool) *[]corev1.PodAffinityTerm {
+	switch {
+	case !anti && a.PodAffinity != nil:
+		return &a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+	case anti && a.PodAntiAffinity != nil:
+		return &a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+	}
+	return &[]corev1.PodAffinityTerm{}
+}
+
+// weightedTerms are the preferred terms of the pod (anti-)affinity.
+func weightedTerms(a *corev1.Affinity, anti bool) *[]corev1.WeightedPodAffinityTerm {
+	switch {
+	case !anti && a.PodAffinity != nil:
+		return &a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution
+	case anti && a.PodAntiAffinity != nil:
+		return &a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution
+	}
+	return &[]corev1.WeightedPodAffinityTerm{}
 }
 
 // canonical re-parses a quantity so it renders as the apiserver stores it.

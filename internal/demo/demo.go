@@ -69,6 +69,11 @@ type Phase struct {
 	NoticeAt    time.Time
 	// Images are the AMIs the drift phase released.
 	Images []string
+	// PlanExitCode is what `terraform plan -detailed-exitcode` returned
+	// right after the apply phase (0: nothing to change), and PlanOutput
+	// its output.
+	PlanExitCode int
+	PlanOutput   string
 }
 
 // Report is the whole run, phase by phase.
@@ -235,7 +240,18 @@ func (d *demo) apply(ctx context.Context, p *Phase) error {
 	if err := d.tf.run(ctx, "apply"); err != nil {
 		return err
 	}
-	err := d.wait(ctx, "the NodePools Ready", func(Snapshot) (bool, string) {
+	// A clean apply leaves nothing for the next plan to change.
+	code, out, err := d.tf.planExitCode(ctx)
+	if err != nil {
+		return err
+	}
+	p.PlanExitCode, p.PlanOutput = code, out
+	if code == 0 {
+		d.say("   terraform plan -detailed-exitcode: exit 0, no changes")
+	} else {
+		d.say("   terraform plan -detailed-exitcode: exit %d, the plan after apply is not empty (%s)", code, filepath.Join(d.opts.Dir, "logs", "terraform-plan.log"))
+	}
+	err = d.wait(ctx, "the NodePools Ready", func(Snapshot) (bool, string) {
 		for _, name := range []string{GeneralPool, OnDemandPool} {
 			np := &v1.NodePool{}
 			if err := d.w.Kube.Get(ctx, client.ObjectKey{Name: name}, np); err != nil {
@@ -450,7 +466,7 @@ The sandbox keeps running. Look around:
   bin/kubectl --kubeconfig %[1]s/kubeconfig -n %[2]s get pods -o wide
   bin/kubectl --kubeconfig %[1]s/kubeconfig get events -A
   source %[1]s/env && TF_CLI_CONFIG_FILE=%[3]s/dev.tfrc TF_DATA_DIR=%[3]s/terraform \
-    terraform -chdir=examples/quickstart plan -state=%[3]s/terraform.tfstate %[4]s
+    terraform -chdir=%[1]s/quickstart plan %[4]s
 
 Logs are in %[1]s/logs. Remove everything with: make demo-down`, dir, Namespace, d.opts.Dir, strings.Join(d.tf.vars, " "))
 }

@@ -134,7 +134,7 @@ func (c *checker) phase(p demo.Phase) error {
 	failed := c.t.Failed()
 	switch {
 	case p.Name == "terraform apply":
-		c.applied()
+		c.applied(p)
 	case strings.HasPrefix(p.Name, "scale up"):
 		c.scaledUp()
 	case strings.HasPrefix(p.Name, "scale down"):
@@ -155,9 +155,13 @@ func (c *checker) phase(p demo.Phase) error {
 
 var ctx = context.Background()
 
-// applied: what examples/quickstart creates exists and is ready.
-func (c *checker) applied() {
+// applied: what examples/quickstart creates exists and is ready, and the
+// plan right after the apply has nothing to change.
+func (c *checker) applied(p demo.Phase) {
 	t, kube := c.t, c.w.Kube
+	if p.PlanExitCode != 0 {
+		t.Errorf("terraform plan -detailed-exitcode after apply exited %d, want 0 (no changes):\n%s", p.PlanExitCode, p.PlanOutput)
+	}
 	for _, name := range []string{demo.GeneralPool, demo.OnDemandPool} {
 		np := &v1.NodePool{}
 		if err := kube.Get(ctx, client.ObjectKey{Name: name}, np); err != nil {

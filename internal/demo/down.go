@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -52,7 +51,7 @@ func teardown(ctx context.Context, opts Options, w *World) error {
 	if err := deleteNamespace(ctx, w); err != nil {
 		return err
 	}
-	if _, err := os.Stat(filepath.Join(opts.Dir, "terraform.tfstate")); err == nil {
+	if fileExists(statePath(opts.Dir)) || fileExists(filepath.Join(opts.Dir, "terraform.tfstate")) {
 		fmt.Fprintln(opts.Out, "== terraform destroy")
 		tf, err := newTerraform(w, opts)
 		if err != nil {

@@ -3,6 +3,7 @@ package demo
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,10 +16,11 @@ import (
 // providerSource is the joist provider's registry address in the examples.
 const providerSource = "joistdev/joist"
 
-// terraform runs the terraform CLI on examples/quickstart with the locally
-// built provider. State and Terraform's data directory live in the sandbox
-// directory, so the demo leaves nothing in the example and `make demo-down`
-// removes it all.
+// terraform runs the terraform CLI on a copy of examples/quickstart in the
+// sandbox directory, with the locally built provider. The copy is the
+// working directory, so its state is the local backend's default
+// terraform.tfstate there (no deprecated -state flag); the demo leaves
+// nothing in the example and `make demo-down` removes it all.
 type terraform struct {
 	binDir, config, dir string
 	env                 []string
@@ -27,7 +29,17 @@ type terraform struct {
 }
 
 func newTerraform(w *World, opts Options) (*terraform, error) {
-	binDir, config, vars, out := filepath.Join(opts.Root, "bin"), filepath.Join(opts.Root, "examples", "quickstart"), opts.variables(), opts.Out
+	binDir, vars, out := filepath.Join(opts.Root, "bin"), opts.variables(), opts.Out
+	config, err := copyExample(filepath.Join(opts.Root, "examples", "quickstart"), filepath.Join(w.Dir, "quickstart"))
+	if err != nil {
+		return nil, err
+	}
+	// State from before the copy (the sandbox directory's top level) moves in.
+	if old := filepath.Join(w.Dir, "terraform.tfstate"); fileExists(old) && !fileExists(filepath.Join(config, "terraform.tfstate")) {
+		if err := os.Rename(old, filepath.Join(config, "terraform.tfstate")); err != nil {
+			return nil, err
+		}
+	}
 	if _, err := exec.LookPath("terraform"); err != nil {
 		return nil, fmt.Errorf("demo: the terraform CLI is not on PATH: install Terraform 1.8 or later")
 	}
@@ -49,7 +61,61 @@ func newTerraform(w *World, opts Options) (*terraform, error) {
 }
 
 // StatePath is where the demo keeps the quickstart's state.
-func (tf *terraform) StatePath() string { return filepath.Join(tf.dir, "terraform.tfstate") }
+func (tf *terraform) StatePath() string { return filepath.Join(tf.config, "terraform.tfstate") }
+
+// statePath is where a demo in the sandbox directory dir keeps its state.
+func statePath(dir string) string { return filepath.Join(dir, "quickstart", "terraform.tfstate") }
+
+// copyExample copies the example's Terraform files into dir (the demo's
+// working copy), replacing older copies of them; state stays.
+func copyExample(from, dir string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	files, err := filepath.Glob(filepath.Join(from, "*.tf"))
+	if err != nil {
+		return "", err
+	}
+	if len(files) == 0 {
+		return "", fmt.Errorf("demo: no Terraform files in %s", from)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// planExitCode runs `terraform plan -detailed-exitcode`: 0 when nothing
+// would change, 2 when something would; the plan's output comes back for
+// the report.
+func (tf *terraform) planExitCode(ctx context.Context) (int, string, error) {
+	args := append([]string{"-chdir=" + tf.config, "plan", "-detailed-exitcode", "-input=false", "-no-color"}, tf.vars...)
+	cmd := exec.CommandContext(ctx, "terraform", args...)
+	cmd.Env = tf.env
+	out, err := cmd.CombinedOutput()
+	if logErr := os.WriteFile(filepath.Join(tf.dir, "logs", "terraform-plan.log"), out, 0o644); logErr != nil {
+		return 0, "", logErr
+	}
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, string(out), nil
+	case errors.As(err, &exit) && exit.ExitCode() == 2:
+		return 2, string(out), nil
+	}
+	return 0, string(out), fmt.Errorf("terraform plan failed (%v):\n%s", err, out)
+}
 
 // progressLine picks the lines of terraform's output worth showing live:
 // each resource's start and end, and the closing summary.
@@ -67,7 +133,7 @@ func (tf *terraform) run(ctx context.Context, command string) error {
 		return err
 	}
 	defer log.Close()
-	args := append([]string{"-chdir=" + tf.config, command, "-auto-approve", "-input=false", "-no-color", "-state=" + tf.StatePath()}, tf.vars...)
+	args := append([]string{"-chdir=" + tf.config, command, "-auto-approve", "-input=false", "-no-color"}, tf.vars...)
 	cmd := exec.CommandContext(ctx, "terraform", args...)
 	cmd.Env = tf.env
 	pr, pw := io.Pipe()

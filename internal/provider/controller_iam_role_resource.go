@@ -10,7 +10,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -59,6 +61,12 @@ type controllerIAMRoleModel struct {
 	PolicyDocuments          types.List   `tfsdk:"policy_documents"`
 	ManagedPolicyARNs        types.List   `tfsdk:"managed_policy_arns"`
 	PodIdentityAssociationID types.String `tfsdk:"pod_identity_association_id"`
+	NamePrefix               types.String `tfsdk:"name_prefix"`
+	MaxSessionDuration       types.Int64  `tfsdk:"max_session_duration"`
+	TrustPolicyStatements    types.List   `tfsdk:"trust_policy_statements"`
+	PolicyStatements         types.List   `tfsdk:"policy_statements"`
+	AdditionalPolicyARNs     types.Set    `tfsdk:"additional_policy_arns"`
+	SSMParameterARNs         types.List   `tfsdk:"ssm_parameter_arns"`
 }
 
 func (r *ControllerIAMRoleResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -75,21 +83,30 @@ func (r *ControllerIAMRoleResource) Schema(_ context.Context, _ resource.SchemaR
 			"inline (default) or as customer managed policies split to IAM's size limit. Changes made outside " +
 			"Terraform to the trust policy, the policy documents or the association show in the next plan. " +
 			"Import with the role name.",
-		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{Computed: true, MarkdownDescription: "The role name.", PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
-			"name": schema.StringAttribute{
-				Optional: true, Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace(), stringplanmodifier.UseStateForUnknown()},
-				MarkdownDescription: "Role name. Defaults to `JoistController-<cluster_name>`.",
-				Validators:          []validator.String{stringvalidator.LengthBetween(1, 64)},
+		Attributes: withAttributes(roleAttributes(roleInputs{
+			Name:               "Defaults to `JoistController-<cluster_name>`, or a unique name beginning with `name_prefix`. `iam_role_name` in the EKS module's `karpenter` submodule.",
+			NamePrefix:         "`iam_role_use_name_prefix` (with `iam_role_name`) in the EKS module.",
+			MaxSessionDuration: "`iam_role_max_session_duration` in the EKS module.",
+			Path:               "IAM path of the role (and of managed policies). Defaults to `/`. `iam_role_path` and `iam_policy_path` in the EKS module.",
+			Description:        "`iam_role_description` in the EKS module.",
+			Boundary:           "`iam_role_permissions_boundary_arn` in the EKS module.",
+			Tags:               "Tags of the role and its managed policies. `tags` and `iam_role_tags` in the EKS module.",
+		}), map[string]schema.Attribute{
+			"trust_policy_statements": statementsAttribute("Statements added to the role's trust policy, after the one for Pod Identity or IRSA (who else may assume the role). " +
+				"`iam_role_source_assume_policy_documents` and `iam_role_override_assume_policy_documents` in the EKS module, as statements."),
+			"policy_statements": statementsAttribute("Statements added to the role's permissions, in a document of their own " +
+				"(inline policy `" + additionalPolicyName + "`, or the last managed policy). `iam_policy_statements` in the EKS module."),
+			"additional_policy_arns": schema.SetAttribute{
+				Optional: true, ElementType: types.StringType,
+				MarkdownDescription: "Managed policies attached to the role besides its own. `iam_role_policies` in the EKS module.",
 			},
-			"cluster_name": schema.StringAttribute{Optional: true, PlanModifiers: replace, MarkdownDescription: "EKS cluster; defaults to the provider's `cluster_name`."},
-			"path": schema.StringAttribute{
-				Optional: true, Computed: true, Default: stringdefault.StaticString("/"), PlanModifiers: replace,
-				MarkdownDescription: "IAM path of the role (and of managed policies). Defaults to `/`.",
+			"ssm_parameter_arns": schema.ListAttribute{
+				Optional: true, ElementType: types.StringType,
+				MarkdownDescription: "ARNs of SSM parameters the controller may read besides `/aws/service/*` (which AMI aliases need), for " +
+					"`ssmParameter` AMI selector terms. `ami_id_ssm_parameter_arns` in the EKS module (which replaces `/aws/service/*`; here it adds).",
+				Validators: []validator.List{listvalidator.ValueStringsAre(stringvalidator.RegexMatches(mustRegexp(`^arn:aws[a-z-]*:ssm:`), "must be an SSM parameter ARN (arn:aws:ssm:<region>:<account>:parameter/...)"))},
 			},
-			"description":             schema.StringAttribute{Optional: true, MarkdownDescription: "Role description."},
-			"permissions_boundary":    schema.StringAttribute{Optional: true, MarkdownDescription: "ARN of a managed policy used as the role's permissions boundary."},
-			"tags":                    schema.MapAttribute{Optional: true, ElementType: types.StringType, MarkdownDescription: "Tags of the role and its managed policies."},
+			"cluster_name":            schema.StringAttribute{Optional: true, PlanModifiers: replace, MarkdownDescription: "EKS cluster; defaults to the provider's `cluster_name`."},
 			"node_role_arn":           schema.StringAttribute{Required: true, MarkdownDescription: "ARN of the node role (`joist_node_iam_role.arn`), the only role the controller may pass to EC2."},
 			"interruption_queue_name": schema.StringAttribute{Optional: true, MarkdownDescription: "Interruption queue (`joist_interruption_queue.name`); without it the role has no SQS access."},
 			"namespace": schema.StringAttribute{
@@ -111,35 +128,45 @@ func (r *ControllerIAMRoleResource) Schema(_ context.Context, _ resource.SchemaR
 			},
 			"policy_type": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString("inline"),
-				MarkdownDescription: "`inline` (default) puts the policy on the role; `managed` creates customer managed policies `<name>-<n>`, each within 6,144 characters, and attaches them.",
-				Validators:          []validator.String{stringvalidator.OneOf("inline", "managed")},
+				MarkdownDescription: "`inline` (default) puts the policy on the role; `managed` creates customer managed policies `<name>-<n>`, each within 6,144 characters, and attaches them. " +
+					"`enable_inline_policy` in the EKS module (whose default is managed).",
+				Validators: []validator.String{stringvalidator.OneOf("inline", "managed")},
 			},
-			"arn":                         schema.StringAttribute{Computed: true, MarkdownDescription: "Role ARN.", PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
-			"assume_role_policy":          schema.StringAttribute{Computed: true, MarkdownDescription: "The role's trust policy."},
 			"policy_documents":            schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "The permission policy documents in effect, in order."},
 			"managed_policy_arns":         schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "ARNs of the managed policies (`policy_type = \"managed\"`)."},
 			"pod_identity_association_id": schema.StringAttribute{Computed: true, MarkdownDescription: "ID of the pod identity association; empty with IRSA."},
-		},
+		}),
 	}
 }
 
 var oidcARN = mustRegexp(`^arn:aws[a-z-]*:iam::\d{12}:oidc-provider/.+$`)
 
-// inlinePolicyName names the inline policy.
-const inlinePolicyName = "JoistControllerPolicy"
+// inlinePolicyName names the inline policy; additionalPolicyName the
+// inline policy of policy_statements (sorting after it).
+const (
+	inlinePolicyName     = "JoistControllerPolicy"
+	additionalPolicyName = "JoistControllerPolicyAdditional"
+)
+
+// additionalDocumentID marks the document of policy_statements, so import
+// finds it among managed policies.
+const additionalDocumentID = "JoistControllerAdditionalStatements"
+
+var iamName = mustRegexp(`^[\w+=,.@-]+$`)
 
 func (m *controllerIAMRoleModel) podIdentity() bool {
 	return m.OIDCProviderARN.IsNull() || m.OIDCProviderARN.ValueString() == ""
 }
 
-// controllerTrustPolicy is Pod Identity's or IRSA's trust of the controller.
-func controllerTrustPolicy(m *controllerIAMRoleModel, account string) string {
+// controllerTrustPolicy is Pod Identity's or IRSA's trust of the
+// controller, and the statements users add.
+func controllerTrustPolicy(m *controllerIAMRoleModel, account string, extra []map[string]any) string {
 	if m.podIdentity() {
 		return trustPolicy(map[string]any{
 			"Principal": map[string]any{"Service": "pods.eks.amazonaws.com"},
 			"Action":    []string{"sts:AssumeRole", "sts:TagSession"},
 			"Condition": map[string]any{"StringEquals": map[string]any{"aws:SourceAccount": account}},
-		})
+		}, extra...)
 	}
 	provider := m.OIDCProviderARN.ValueString()
 	_, issuer, _ := strings.Cut(provider, ":oidc-provider/")
@@ -150,13 +177,19 @@ func controllerTrustPolicy(m *controllerIAMRoleModel, account string) string {
 			issuer + ":sub": "system:serviceaccount:" + m.Namespace.ValueString() + ":" + m.ServiceAccount.ValueString(),
 			issuer + ":aud": "sts.amazonaws.com",
 		}},
-	})
+	}, extra...)
 }
 
 // desired renders the trust policy and permission documents for m.
 func (r *ControllerIAMRoleResource) desired(ctx context.Context, m *controllerIAMRoleModel, diags *diag.Diagnostics) (trust string, docs []string, ok bool) {
 	p, ok := r.policyParams(ctx, r.clusterName(m.ClusterName), m.NodeRoleARN.ValueString(), m.InterruptionQueueName.ValueString(), "", "", "", diags)
 	if !ok {
+		return "", nil, false
+	}
+	p.SSMParameterARNs = listStrings(ctx, m.SSMParameterARNs, diags)
+	trustExtra, ok1 := renderStatements(ctx, m.TrustPolicyStatements, "trust_policy_statements", trustStatements, diags)
+	permExtra, ok2 := renderStatements(ctx, m.PolicyStatements, "policy_statements", permissionStatements, diags)
+	if !ok1 || !ok2 || diags.HasError() {
 		return "", nil, false
 	}
 	doc, err := policy.Render(p)
@@ -176,10 +209,22 @@ func (r *ControllerIAMRoleResource) desired(ctx context.Context, m *controllerIA
 		diags.AddAttributeError(path.Root("policy_type"), "Controller policy too large", err.Error())
 		return "", nil, false
 	}
+	total := 0
 	for _, part := range parts {
 		docs = append(docs, part.JSON())
+		total += len(part.JSON())
 	}
-	return controllerTrustPolicy(m, p.AccountID), docs, true
+	if len(permExtra) > 0 {
+		extra := mustJSON(map[string]any{"Version": "2012-10-17", "Id": additionalDocumentID, "Statement": permExtra})
+		if total+len(extra) > limit && m.PolicyType.ValueString() == "inline" || len(extra) > limit {
+			diags.AddAttributeError(path.Root("policy_statements"), "Controller policy too large",
+				fmt.Sprintf("policy_statements take %d characters; with the controller's %d that is over IAM's %d for %s policies: shorten them, or set policy_type = \"managed\"",
+					len(extra), total, limit, m.PolicyType.ValueString()))
+			return "", nil, false
+		}
+		docs = append(docs, extra)
+	}
+	return controllerTrustPolicy(m, p.AccountID, trustExtra), docs, true
 }
 
 func (r *ControllerIAMRoleResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
@@ -192,8 +237,14 @@ func (r *ControllerIAMRoleResource) ModifyPlan(ctx context.Context, req resource
 		return
 	}
 	cluster := r.clusterName(plan.ClusterName)
-	if plan.Name.IsUnknown() && cluster != "" {
+	if plan.Name.IsUnknown() && cluster != "" && plan.NamePrefix.IsNull() {
 		plan.Name = types.StringValue("JoistController-" + cluster)
+	}
+	for _, v := range []attr.Value{plan.TrustPolicyStatements, plan.PolicyStatements, plan.SSMParameterARNs} {
+		if v.IsUnknown() {
+			resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+			return
+		}
 	}
 	for _, v := range []types.String{plan.NodeRoleARN, plan.InterruptionQueueName, plan.OIDCProviderARN, plan.ClusterName, plan.Namespace, plan.ServiceAccount, plan.PolicyType} {
 		if v.IsUnknown() {
@@ -242,6 +293,7 @@ func (m *controllerIAMRoleModel) spec(ctx context.Context, trust string, diags *
 	return roleSpec{
 		Name: m.Name.ValueString(), Path: m.Path.ValueString(), Description: m.Description.ValueString(),
 		Boundary: m.PermissionsBoundary.ValueString(), Trust: trust, Tags: stringMap(ctx, m.Tags, diags),
+		MaxSessionDuration: m.MaxSessionDuration.ValueInt64(),
 	}
 }
 
@@ -255,6 +307,9 @@ func (r *ControllerIAMRoleResource) Create(ctx context.Context, req resource.Cre
 	}
 	if plan.Name.IsUnknown() || plan.Name.ValueString() == "" {
 		plan.Name = types.StringValue("JoistController-" + r.clusterName(plan.ClusterName))
+		if !plan.NamePrefix.IsNull() {
+			plan.Name = types.StringValue(uniqueName(plan.NamePrefix.ValueString()))
+		}
 	}
 	trust, docs, ok := r.desired(ctx, &plan, &resp.Diagnostics)
 	if !ok {
@@ -290,7 +345,11 @@ func (r *ControllerIAMRoleResource) apply(ctx context.Context, cfg aws.Config, m
 	}
 	var managed []string
 	if m.PolicyType.ValueString() == "inline" {
-		if err := syncInline(ctx, c, name, live.Inline, map[string]string{inlinePolicyName: docs[0]}); err != nil {
+		want := map[string]string{inlinePolicyName: docs[0]}
+		if len(docs) > 1 {
+			want[additionalPolicyName] = docs[1]
+		}
+		if err := syncInline(ctx, c, name, live.Inline, want); err != nil {
 			diags.AddError("Writing the controller policy", err.Error())
 			return
 		}
@@ -307,13 +366,22 @@ func (r *ControllerIAMRoleResource) apply(ctx context.Context, cfg aws.Config, m
 		}
 	}
 	ours := ownedPolicyPrefix(m, live.ARN)
+	additional := setStrings(ctx, m.AdditionalPolicyARNs, diags)
+	var dropped []string
+	if prior != nil {
+		for _, a := range setStrings(ctx, prior.AdditionalPolicyARNs, diags) {
+			if !contains(additional, a) {
+				dropped = append(dropped, a)
+			}
+		}
+	}
 	var keep []string
 	for _, a := range live.Attached {
-		if !strings.HasPrefix(a, ours) {
+		if !strings.HasPrefix(a, ours) && !contains(dropped, a) && !contains(additional, a) {
 			keep = append(keep, a) // attached by someone else on purpose: leave it
 		}
 	}
-	if err := syncAttachments(ctx, c, name, live.Attached, append(keep, managed...)); err != nil {
+	if err := syncAttachments(ctx, c, name, live.Attached, append(append(keep, managed...), additional...)); err != nil {
 		diags.AddError("Attaching the controller policies", err.Error())
 		return
 	}
@@ -345,6 +413,7 @@ func (r *ControllerIAMRoleResource) readInto(ctx context.Context, cfg aws.Config
 	m.Description = optionalString(m.Description, live.Description)
 	m.PermissionsBoundary = optionalString(m.PermissionsBoundary, live.Boundary)
 	m.Tags = tagsValue(m.Tags, live.Tags)
+	m.MaxSessionDuration = types.Int64Value(live.MaxSessionDuration)
 	if m.PolicyType.IsNull() {
 		m.PolicyType = types.StringValue("inline")
 		if len(live.Inline) == 0 {
@@ -388,8 +457,31 @@ func (r *ControllerIAMRoleResource) readInto(ctx context.Context, cfg aws.Config
 			docs[i] = canonical(docs[i], docsWant[i])
 		}
 	}
+	ours := ownedPolicyPrefix(m, live.ARN)
+	var others []string
+	for _, a := range live.Attached {
+		if !strings.HasPrefix(a, ours) {
+			others = append(others, a)
+		}
+	}
 	if m.NodeRoleARN.IsNull() {
 		m.importInputs(live.Trust, docs)
+		m.AdditionalPolicyARNs = types.SetNull(types.StringType)
+		if len(others) > 0 {
+			m.AdditionalPolicyARNs = stringSet(others)
+		}
+		if prefix := namePrefixOf(live.Name); prefix != "" {
+			m.NamePrefix = types.StringValue(prefix)
+		}
+	} else if !m.AdditionalPolicyARNs.IsNull() {
+		// Configured policies detached outside Terraform show as a change.
+		var still []string
+		for _, a := range setStrings(ctx, m.AdditionalPolicyARNs, diags) {
+			if contains(others, a) {
+				still = append(still, a)
+			}
+		}
+		m.AdditionalPolicyARNs = stringSet(still)
 	}
 	m.PolicyDocuments, m.ManagedPolicyARNs = stringList(docs), stringList(managed)
 	m.PodIdentityAssociationID = types.StringValue("")
@@ -507,21 +599,33 @@ func (m *controllerIAMRoleModel) importInputs(trust string, docs []string) {
 			Principal struct{ Federated string }
 		}
 	}
-	if json.Unmarshal([]byte(trust), &t) == nil && len(t.Statement) == 1 && t.Statement[0].Principal.Federated != "" {
+	if json.Unmarshal([]byte(trust), &t) == nil && len(t.Statement) >= 1 && t.Statement[0].Principal.Federated != "" {
 		m.OIDCProviderARN = types.StringValue(t.Statement[0].Principal.Federated)
 	}
+	if st := documentStatements(trust); len(st) > 1 {
+		m.TrustPolicyStatements = statementsValue(st[1:])
+	}
 	for _, text := range docs {
+		var marked struct{ Id string }
+		if json.Unmarshal([]byte(text), &marked) == nil && marked.Id == additionalDocumentID {
+			m.PolicyStatements = statementsValue(documentStatements(text))
+			continue
+		}
 		var d policy.Document
 		if json.Unmarshal([]byte(text), &d) != nil {
 			continue
 		}
 		for _, st := range d.Statement {
-			if len(st.Resource) != 1 {
+			if len(st.Resource) == 0 {
 				continue
 			}
 			switch st.Sid {
 			case "AllowPassingInstanceRole":
 				m.NodeRoleARN = types.StringValue(st.Resource[0])
+			case "AllowSSMReadActions":
+				if len(st.Resource) > 1 {
+					m.SSMParameterARNs = stringList(st.Resource[1:])
+				}
 			case "AllowInterruptionQueueActions":
 				m.InterruptionQueueName = types.StringValue(st.Resource[0][strings.LastIndex(st.Resource[0], ":")+1:])
 			}

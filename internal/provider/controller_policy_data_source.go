@@ -25,6 +25,7 @@ type controllerPolicyModel struct {
 	ClusterName           types.String `tfsdk:"cluster_name"`
 	NodeRoleARN           types.String `tfsdk:"node_role_arn"`
 	InterruptionQueueName types.String `tfsdk:"interruption_queue_name"`
+	SSMParameterARNs      types.List   `tfsdk:"ssm_parameter_arns"`
 	Region                types.String `tfsdk:"region"`
 	AccountID             types.String `tfsdk:"account_id"`
 	Partition             types.String `tfsdk:"partition"`
@@ -53,10 +54,12 @@ func (d *ControllerPolicyDataSource) Schema(_ context.Context, _ datasource.Sche
 			"cluster_name":            schema.StringAttribute{Optional: true, MarkdownDescription: "EKS cluster; defaults to the provider's `cluster_name`."},
 			"node_role_arn":           schema.StringAttribute{Required: true, MarkdownDescription: "ARN of the node role (`joist_node_iam_role.arn`); the only role the controller may pass."},
 			"interruption_queue_name": schema.StringAttribute{Optional: true, MarkdownDescription: "Interruption queue name; without it the policy grants no SQS access."},
-			"region":                  schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: "Region; defaults to the provider's."},
-			"account_id":              schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: "Account ID; defaults to the credentials' account (sts:GetCallerIdentity)."},
-			"partition":               schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: "ARN partition; defaults to the region's (`aws`, `aws-cn`, `aws-us-gov`)."},
-			"json":                    schema.StringAttribute{Computed: true, MarkdownDescription: "The policy document (JSON), for an inline policy (within IAM's 10,240-character limit)."},
+			"ssm_parameter_arns": schema.ListAttribute{Optional: true, ElementType: types.StringType,
+				MarkdownDescription: "SSM parameters the controller may read besides `/aws/service/*`, as `joist_controller_iam_role.ssm_parameter_arns`."},
+			"region":     schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: "Region; defaults to the provider's."},
+			"account_id": schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: "Account ID; defaults to the credentials' account (sts:GetCallerIdentity)."},
+			"partition":  schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: "ARN partition; defaults to the region's (`aws`, `aws-cn`, `aws-us-gov`)."},
+			"json":       schema.StringAttribute{Computed: true, MarkdownDescription: "The policy document (JSON), for an inline policy (within IAM's 10,240-character limit)."},
 			"managed_policy_documents": schema.ListAttribute{
 				Computed: true, ElementType: types.StringType,
 				MarkdownDescription: "The policy split into documents that each fit a customer managed policy (6,144 characters).",
@@ -77,6 +80,7 @@ func (d *ControllerPolicyDataSource) Read(ctx context.Context, req datasource.Re
 	if !ok {
 		return
 	}
+	p.SSMParameterARNs = listStrings(ctx, m.SSMParameterARNs, &resp.Diagnostics)
 	doc, err := policy.Render(p)
 	if err != nil {
 		resp.Diagnostics.AddError("Rendering the controller policy", err.Error())

@@ -30,7 +30,7 @@ const controllerAddr = "joist_controller.test"
 
 var crdGVR = k8sschema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
-func controllerConfig(extra string) string {
+func controllerTestConfig(extra string) string {
 	return awsProviderBlock() + fmt.Sprintf(`
 resource "joist_controller" "test" {
   interruption_queue  = "acc"
@@ -160,7 +160,7 @@ func TestAccControllerLifecycle(t *testing.T) {
 		},
 		Steps: []resource.TestStep{
 			{
-				Config: controllerConfig(`log_level = "debug"`),
+				Config: controllerTestConfig(`log_level = "debug"`),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(controllerAddr, tfjsonpath.New("image"), knownvalue.StringExact(ControllerImageRepository+":latest")),
 					statecheck.ExpectKnownValue(controllerAddr, tfjsonpath.New("in_sync"), knownvalue.Bool(true)),
@@ -171,7 +171,7 @@ func TestAccControllerLifecycle(t *testing.T) {
 				}),
 			},
 			{
-				Config: controllerConfig(`log_level = "info"`),
+				Config: controllerTestConfig(`log_level = "info"`),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(controllerAddr, plancheck.ResourceActionUpdate),
 				}},
@@ -185,7 +185,7 @@ func TestAccControllerLifecycle(t *testing.T) {
 						t.Fatal(err)
 					}
 				},
-				Config: controllerConfig(`log_level = "info"`),
+				Config: controllerTestConfig(`log_level = "info"`),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(controllerAddr, plancheck.ResourceActionUpdate),
 				}},
@@ -201,7 +201,7 @@ func TestAccControllerLifecycle(t *testing.T) {
 					generation = deploymentOf(t).GetGeneration()
 					controllerCRDManifests = bumpedCRDs
 				},
-				Config: controllerConfig(`log_level = "info"`),
+				Config: controllerTestConfig(`log_level = "info"`),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(controllerAddr, plancheck.ResourceActionUpdate),
 				}},
@@ -231,7 +231,7 @@ func TestAccControllerLifecycle(t *testing.T) {
 						t.Fatal(err)
 					}
 				},
-				Config:      controllerConfig(`log_level = "info"`),
+				Config:      controllerTestConfig(`log_level = "info"`),
 				Destroy:     true,
 				ExpectError: regexp.MustCompile(`NodeClaims \(acc-controller-claim\) still exist`),
 			},
@@ -241,7 +241,7 @@ func TestAccControllerLifecycle(t *testing.T) {
 						t.Fatal(err)
 					}
 				},
-				Config: controllerConfig(`log_level = "info"`),
+				Config: controllerTestConfig(`log_level = "info"`),
 			},
 		},
 	})

@@ -2,15 +2,18 @@ package provider
 
 import (
 	"context"
-
 	"fmt"
-	"github.com/hashicorp/terraform-plugin-framework/attr"
-	"github.com/hashicorp/terraform-plugin-framework/types"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,7 +39,7 @@ type EC2NodeClassResource struct {
 // NewEC2NodeClassResource returns the joist_ec2_node_class resource.
 func NewEC2NodeClassResource() resource.Resource {
 	return &EC2NodeClassResource{manifestResource{kind: ec2NodeClassKind(), typeName: "joist_ec2_node_class", extras: map[string]attr.Value{
-		"force_destroy": types.BoolValue(false),
+		"force_destroy": types.BoolValue(false), "wait_for_ready": types.BoolValue(true), "wait_timeout": types.StringValue(defaultResolveTimeout),
 	}}}
 }
 
@@ -50,6 +53,25 @@ func (r *EC2NodeClassResource) Metadata(_ context.Context, req resource.Metadata
 
 func (r *EC2NodeClassResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	attrs := r.baseAttributes("EC2NodeClass")
+	// What the selectors resolve to changes with the world (every AMI
+	// release): it is read with the data source, not kept in state.
+	delete(attrs, "status")
+	attrs["ready"] = schema.BoolAttribute{
+		Computed: true,
+		MarkdownDescription: "Whether the controller reports the EC2NodeClass Ready: its subnets, security groups, AMIs and instance profile " +
+			"resolved. Known after apply (create and update wait for the controller's answer, see `wait_for_ready`).",
+	}
+	attrs["wait_for_ready"] = schema.BoolAttribute{
+		Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+		MarkdownDescription: "After create and update, wait until the controller has resolved this version of the EC2NodeClass " +
+			"(its `Ready` condition observed the new generation), so `ready` is the controller's answer and the next plan is empty. " +
+			"A class the controller finds not Ready is reported as a warning naming the failing conditions. With no Joist controller " +
+			"in the cluster (no leader-election Lease held and no `joist` Deployment) the wait is skipped with a warning. Defaults to true.",
+	}
+	attrs["wait_timeout"] = schema.StringAttribute{
+		Optional: true, Computed: true, Default: stringdefault.StaticString(defaultResolveTimeout), Validators: []validator.String{durationValidator{}},
+		MarkdownDescription: "How long create and update wait for the controller to resolve the EC2NodeClass (Go duration). Defaults to `" + defaultResolveTimeout + "`.",
+	}
 	attrs["force_destroy"] = schema.BoolAttribute{
 		Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 		MarkdownDescription: "On destroy, when no controller is running to release the node class (it removes " +
@@ -60,7 +82,10 @@ func (r *EC2NodeClassResource) Schema(_ context.Context, _ resource.SchemaReques
 		MarkdownDescription: "A Karpenter-compatible `karpenter.k8s.aws/v1` EC2NodeClass: how the controller " +
 			"launches EC2 instances for the NodePools that reference it (subnets, security groups, AMIs, IAM " +
 			"role or instance profile, user data, kubelet, volumes, instance metadata). Every field of the API is " +
-			"an attribute; the CRD's validation rules run at plan time; `status` shows what the selectors resolved to.",
+			"an attribute; the CRD's validation rules run at plan time. Create and update wait until the controller has " +
+			"resolved the class (`wait_for_ready`), and `ready` holds its answer. What the selectors resolved to (AMIs, subnets, " +
+			"security groups, instance profile, conditions) changes with every AMI release, so it is not kept here: read it with " +
+			"the `joist_ec2_node_class` data source.",
 		Attributes: attrs,
 	}
 }
@@ -68,9 +93,41 @@ func (r *EC2NodeClassResource) Schema(_ context.Context, _ resource.SchemaReques
 // ModifyPlan refuses at plan time the changes the CRD's transition rules
 // refuse (instanceProfile back to role).
 func (r *EC2NodeClassResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if plan, state, ok := planAndState(ctx, req, &resp.Diagnostics); ok {
-		resp.Diagnostics.Append(r.validationDiagnostics(plan, state)...)
+	plan, state, ok := planAndState(ctx, req, &resp.Diagnostics)
+	if !ok {
+		return
 	}
+	resp.Diagnostics.Append(r.validationDiagnostics(plan, state)...)
+	// An update waits for the controller's answer about the new class,
+	// which may differ from the one in state.
+	for k, v := range plan {
+		if k != "ready" && k != "id" && !v.Equal(state[k]) {
+			plan["ready"] = types.BoolUnknown()
+			raw, d := rawOf(ctx, req.Plan.Schema.Type(), plan)
+			resp.Diagnostics.Append(d...)
+			resp.Plan.Raw = raw
+			return
+		}
+	}
+}
+
+// Create writes the EC2NodeClass and waits for the controller to resolve it.
+func (r *EC2NodeClassResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	r.writeResolved(ctx, req.Plan, &resp.State, &resp.Diagnostics)
+}
+
+// Update writes the EC2NodeClass and waits for the controller to resolve it.
+func (r *EC2NodeClassResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	r.writeResolved(ctx, req.Plan, &resp.State, &resp.Diagnostics)
+}
+
+func (r *EC2NodeClassResource) writeResolved(ctx context.Context, plan tfsdk.Plan, state *tfsdk.State, diags *diag.Diagnostics) {
+	raw, d := r.write(ctx, plan.Schema.Type(), plan.Raw)
+	diags.Append(d...)
+	if d.HasError() {
+		return
+	}
+	state.Raw = r.waitResolved(ctx, plan.Schema.Type(), raw, diags)
 }
 
 // Delete deletes the node class and waits for the controller to release

@@ -15,6 +15,8 @@ import (
 	k8stypes "k8s.io/apimachinery/pkg/types"
 )
 
+const nodeClassData = "data.joist_ec2_node_class.read"
+
 const nodeClassAddr = "joist_ec2_node_class.test"
 
 var ec2NodeClassGVR = ec2NodeClassGVK.GroupVersion().WithResource("ec2nodeclasses")
@@ -89,12 +91,19 @@ func TestAccEC2NodeClassLifecycle(t *testing.T) {
 						t.Fatal(err)
 					}
 				},
-				Config: nodeClassConfig(name, "b", 58, 1),
+				// The resource keeps ready; the data source reads the rest.
+				Config: nodeClassConfig(name, "b", 58, 1) + fmt.Sprintf(`
+data "joist_ec2_node_class" "read" {
+  name = %q
+}
+`, name),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(nodeClassAddr, tfjsonpath.New("ready"), knownvalue.Bool(true)),
-					statecheck.ExpectKnownValue(nodeClassAddr, tfjsonpath.New("status").AtMapKey("subnets").AtSliceIndex(0).AtMapKey("zone_id"), knownvalue.StringExact("usw2-az1")),
-					statecheck.ExpectKnownValue(nodeClassAddr, tfjsonpath.New("status").AtMapKey("instance_profile"), knownvalue.StringExact("demo_123")),
-					statecheck.ExpectKnownValue(nodeClassAddr, tfjsonpath.New("status").AtMapKey("amis").AtSliceIndex(0).AtMapKey("requirements").AtSliceIndex(0).AtMapKey("values"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("amd64")})),
+					statecheck.ExpectKnownValue(nodeClassData, tfjsonpath.New("ready"), knownvalue.Bool(true)),
+					statecheck.ExpectKnownValue(nodeClassData, tfjsonpath.New("status").AtMapKey("subnets").AtSliceIndex(0).AtMapKey("zone_id"), knownvalue.StringExact("usw2-az1")),
+					statecheck.ExpectKnownValue(nodeClassData, tfjsonpath.New("status").AtMapKey("instance_profile"), knownvalue.StringExact("demo_123")),
+					statecheck.ExpectKnownValue(nodeClassData, tfjsonpath.New("status").AtMapKey("amis").AtSliceIndex(0).AtMapKey("requirements").AtSliceIndex(0).AtMapKey("values"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("amd64")})),
+					statecheck.ExpectKnownValue(nodeClassData, tfjsonpath.New("kubelet").AtMapKey("max_pods"), knownvalue.Int64Exact(58)),
 				},
 			},
 			{

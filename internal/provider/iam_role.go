@@ -2,9 +2,12 @@ package provider
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"net/url"
 	"sort"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
@@ -18,12 +21,15 @@ import (
 type roleSpec struct {
 	Name, Path, Description, Boundary, Trust string
 	Tags                                     map[string]string
+	// MaxSessionDuration in seconds; 0 is IAM's default (3600).
+	MaxSessionDuration int64
 }
 
 // liveRole is a role as read from IAM.
 type liveRole struct {
 	ARN, Name, Path, Description, Boundary, Trust string
 	Tags                                          map[string]string
+	MaxSessionDuration                            int64
 	Attached                                      []string          // managed policy ARNs, sorted
 	Inline                                        map[string]string // name -> document
 }
@@ -51,6 +57,9 @@ func createRole(ctx context.Context, c *iam.Client, s roleSpec) (string, error) 
 	if s.Boundary != "" {
 		in.PermissionsBoundary = aws.String(s.Boundary)
 	}
+	if s.MaxSessionDuration > 0 {
+		in.MaxSessionDuration = aws.Int32(int32(s.MaxSessionDuration))
+	}
 	out, err := c.CreateRole(ctx, in)
 	if err != nil {
 		return "", fmt.Errorf("iam:CreateRole %s: %w", s.Name, err)
@@ -75,6 +84,7 @@ func readRole(ctx context.Context, c *iam.Client, name string) (*liveRole, error
 	live := &liveRole{
 		ARN: aws.ToString(r.Arn), Name: aws.ToString(r.RoleName), Path: aws.ToString(r.Path),
 		Description: aws.ToString(r.Description), Trust: trust, Tags: map[string]string{}, Inline: map[string]string{},
+		MaxSessionDuration: int64(aws.ToInt32(r.MaxSessionDuration)),
 	}
 	if b := r.PermissionsBoundary; b != nil {
 		live.Boundary = aws.ToString(b.PermissionsBoundaryArn)
@@ -125,8 +135,13 @@ func updateRole(ctx context.Context, c *iam.Client, live *liveRole, s roleSpec) 
 			return fmt.Errorf("iam:UpdateAssumeRolePolicy %s: %w", s.Name, err)
 		}
 	}
-	if live.Description != s.Description {
-		if _, err := c.UpdateRole(ctx, &iam.UpdateRoleInput{RoleName: aws.String(s.Name), Description: aws.String(s.Description)}); err != nil {
+	maxSession := s.MaxSessionDuration
+	if maxSession == 0 {
+		maxSession = defaultMaxSessionDuration
+	}
+	if live.Description != s.Description || live.MaxSessionDuration != maxSession {
+		in := &iam.UpdateRoleInput{RoleName: aws.String(s.Name), Description: aws.String(s.Description), MaxSessionDuration: aws.Int32(int32(maxSession))}
+		if _, err := c.UpdateRole(ctx, in); err != nil {
 			return fmt.Errorf("iam:UpdateRole %s: %w", s.Name, err)
 		}
 	}
@@ -236,9 +251,42 @@ func deleteRole(ctx context.Context, c *iam.Client, name string) error {
 	return nil
 }
 
-// trustPolicy is a trust policy for one statement.
-func trustPolicy(statement map[string]any) string {
+// trustPolicy is a trust policy of the role's own statement and the
+// statements users add.
+func trustPolicy(statement map[string]any, extra ...map[string]any) string {
 	statement["Effect"] = "Allow"
-	doc := map[string]any{"Version": "2012-10-17", "Statement": []map[string]any{statement}}
+	doc := map[string]any{"Version": "2012-10-17", "Statement": append([]map[string]any{statement}, extra...)}
 	return mustJSON(doc)
+}
+
+// defaultMaxSessionDuration is IAM's default session length, in seconds.
+const defaultMaxSessionDuration = 3600
+
+// uniqueSuffixLength is the length of the suffix uniqueName adds, as the
+// AWS provider's name_prefix does: a role name is at most 64 characters,
+// so a prefix is at most 38.
+const uniqueSuffixLength = 26
+
+// uniqueName is prefix followed by a timestamp and random digits: unique
+// per create, ordered by creation.
+func uniqueName(prefix string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return prefix + time.Now().UTC().Format("20060102150405") + hex.EncodeToString(b[:])
+}
+
+// namePrefixOf is the prefix uniqueName was given for name, or "" when
+// name is not one of its names.
+func namePrefixOf(name string) string {
+	if len(name) < uniqueSuffixLength {
+		return ""
+	}
+	suffix := name[len(name)-uniqueSuffixLength:]
+	if _, err := time.Parse("20060102150405", suffix[:14]); err != nil {
+		return ""
+	}
+	if _, err := hex.DecodeString(suffix[14:]); err != nil {
+		return ""
+	}
+	return name[:len(name)-uniqueSuffixLength]
 }

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -14,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -55,6 +57,18 @@ type interruptionQueueModel struct {
 	Policy                  types.String `tfsdk:"policy"`
 	Rules                   types.Map    `tfsdk:"rules"`
 	RuleARNs                types.Map    `tfsdk:"rule_arns"`
+	KMSDataKeyReusePeriod   types.Int64  `tfsdk:"kms_data_key_reuse_period_seconds"`
+	PolicyStatements        types.List   `tfsdk:"policy_statements"`
+	RuleNamePrefix          types.String `tfsdk:"rule_name_prefix"`
+}
+
+// ruleBase is what rule names begin with: rule_name_prefix, else the
+// queue's name.
+func (m *interruptionQueueModel) ruleBase() string {
+	if p := m.RuleNamePrefix.ValueString(); p != "" {
+		return p
+	}
+	return m.Name.ValueString()
 }
 
 // queueRule is one EventBridge rule as read back.
@@ -101,25 +115,38 @@ func (r *InterruptionQueueResource) Schema(_ context.Context, _ resource.SchemaR
 				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
 			"name": schema.StringAttribute{
-				Required: true, MarkdownDescription: "Queue name; usually the cluster name. Changing it replaces the queue and rules.",
+				Required: true, MarkdownDescription: "Queue name; usually the cluster name. Changing it replaces the queue and rules. `queue_name` in the EKS module's `karpenter` submodule.",
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 				Validators:    []validator.String{queueNameValidator{}},
 			},
 			"kms_master_key_id": schema.StringAttribute{
 				Optional: true,
 				MarkdownDescription: "KMS key (ID, ARN or alias) to encrypt messages with. Without it the queue uses " +
-					"SQS-managed encryption (SSE-SQS). The key policy must let `events.amazonaws.com` use it.",
+					"SQS-managed encryption (SSE-SQS). The key policy must let `events.amazonaws.com` use it. `queue_kms_master_key_id` in the EKS module.",
+			},
+			"kms_data_key_reuse_period_seconds": schema.Int64Attribute{
+				Optional: true, Computed: true, Validators: []validator.Int64{int64validator.Between(60, 86400)},
+				MarkdownDescription: "With `kms_master_key_id`: how long SQS reuses a data key before asking KMS again, 60 to 86400 seconds. " +
+					"Defaults to 300, as SQS. `queue_kms_data_key_reuse_period_seconds` in the EKS module.",
+			},
+			"policy_statements": statementsAttribute("Statements added to the queue policy, after the two it always has (EventBridge may send; no request without TLS). " +
+				"`queue_policy_statements` in the EKS module (there a map by statement ID)."),
+			"rule_name_prefix": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "What the EventBridge rules' names begin with: `<rule_name_prefix>-<key>`. Defaults to the queue's name. " +
+					"Changing it renames the rules (the old ones are deleted). `rule_name_prefix` in the EKS module.",
+				Validators: []validator.String{stringvalidator.LengthBetween(1, ruleNamePrefixMax), stringvalidator.RegexMatches(mustRegexp(`^[\.\-_A-Za-z0-9]+$`), "may hold letters, digits, dots, hyphens and underscores")},
 			},
 			"message_retention_seconds": schema.Int64Attribute{
 				Optional: true, Computed: true, Default: int64default.StaticInt64(queue.MessageRetentionSeconds),
-				MarkdownDescription: "How long an event waits to be read, 60 to 1209600 seconds. Defaults to 300: older events are about instances already gone.",
+				MarkdownDescription: "How long an event waits to be read, 60 to 1209600 seconds. Defaults to 300, as the EKS module: older events are about instances already gone.",
 				Validators:          []validator.Int64{int64validator.Between(60, 1209600)},
 			},
-			"tags": schema.MapAttribute{Optional: true, ElementType: types.StringType, MarkdownDescription: "Tags of the queue and the rules."},
+			"tags": schema.MapAttribute{Optional: true, ElementType: types.StringType, MarkdownDescription: "Tags of the queue and the rules. `tags` in the EKS module."},
 			"url":  schema.StringAttribute{Computed: true, MarkdownDescription: "Queue URL.", PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
 			"arn":  schema.StringAttribute{Computed: true, MarkdownDescription: "Queue ARN.", PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
 			"sqs_managed_sse_enabled": schema.BoolAttribute{
-				Computed: true, MarkdownDescription: "Whether SQS-managed encryption is on (true unless `kms_master_key_id` is set).",
+				Computed: true, MarkdownDescription: "Whether SQS-managed encryption is on (true unless `kms_master_key_id` is set; the queue is always encrypted). `queue_managed_sse_enabled` in the EKS module.",
 			},
 			"policy": schema.StringAttribute{Computed: true, MarkdownDescription: "The queue policy (JSON)."},
 			"rules": schema.MapAttribute{
@@ -157,11 +184,12 @@ func (queueNameValidator) ValidateString(_ context.Context, req validator.String
 	}
 }
 
-// desiredRules are the rules of a queue whose ARN is known.
-func desiredRules(name, queueARN string) map[string]queueRule {
+// desiredRules are the rules of a queue whose ARN is known, named from
+// base (the queue's rule_name_prefix or name).
+func desiredRules(base, queueARN string) map[string]queueRule {
 	out := map[string]queueRule{}
 	for _, rule := range queue.Rules {
-		rn := rule.RuleName(name)
+		rn := rule.RuleName(base)
 		out[rule.Key] = queueRule{
 			Name: rn, ARN: ruleARN(queueARN, rn), EventPattern: rule.Pattern(), State: "ENABLED", Targets: []string{queueARN},
 		}
@@ -201,10 +229,29 @@ func (r *InterruptionQueueResource) ModifyPlan(ctx context.Context, req resource
 	}
 	if !plan.KMSMasterKeyID.IsUnknown() {
 		plan.SQSManagedSSEEnabled = types.BoolValue(plan.KMSMasterKeyID.IsNull())
+		var configured types.Int64
+		resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("kms_data_key_reuse_period_seconds"), &configured)...)
+		switch {
+		case plan.KMSMasterKeyID.IsNull() && !configured.IsNull():
+			resp.Diagnostics.AddAttributeError(path.Root("kms_data_key_reuse_period_seconds"), "Data key reuse without a KMS key",
+				"kms_data_key_reuse_period_seconds applies to KMS encryption only: set kms_master_key_id, or remove it (SQS-managed encryption has no data keys to reuse)")
+			return
+		case plan.KMSMasterKeyID.IsNull():
+			plan.KMSDataKeyReusePeriod = types.Int64Null()
+		case configured.IsNull():
+			plan.KMSDataKeyReusePeriod = types.Int64Value(defaultDataKeyReuseSeconds)
+		}
 	}
-	if !req.State.Raw.IsNull() && !plan.ARN.IsUnknown() && !plan.Name.IsUnknown() {
-		plan.Policy = types.StringValue(queue.QueuePolicy(plan.ARN.ValueString()))
-		plan.Rules, plan.RuleARNs = rulesValues(desiredRules(plan.Name.ValueString(), plan.ARN.ValueString()))
+	extra, ok := renderStatements(ctx, plan.PolicyStatements, "policy_statements", resourceStatements, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !req.State.Raw.IsNull() && !plan.ARN.IsUnknown() && !plan.Name.IsUnknown() && !plan.RuleNamePrefix.IsUnknown() {
+		plan.Policy = types.StringUnknown()
+		if ok {
+			plan.Policy = types.StringValue(queuePolicy(plan.ARN.ValueString(), extra))
+		}
+		plan.Rules, plan.RuleARNs = rulesValues(desiredRules(plan.ruleBase(), plan.ARN.ValueString()))
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 }
@@ -267,12 +314,22 @@ func (r *InterruptionQueueResource) Create(ctx context.Context, req resource.Cre
 // apply brings the queue's attributes and tags, and the rules, to the plan.
 func (r *InterruptionQueueResource) apply(ctx context.Context, q *sqs.Client, eb *eventbridge.Client, plan *interruptionQueueModel, oldTags, tags map[string]string) error {
 	name, url, arn := plan.Name.ValueString(), plan.URL.ValueString(), plan.ARN.ValueString()
+	var diags diag.Diagnostics
+	extra, _ := renderStatements(ctx, plan.PolicyStatements, "policy_statements", resourceStatements, &diags)
+	if diags.HasError() {
+		return fmt.Errorf("policy_statements: %v", diags)
+	}
 	attrs := map[string]string{
 		"MessageRetentionPeriod": strconv.FormatInt(plan.MessageRetentionSeconds.ValueInt64(), 10),
-		"Policy":                 queue.QueuePolicy(arn),
+		"Policy":                 queuePolicy(arn, extra),
 	}
 	if k := plan.KMSMasterKeyID.ValueString(); k != "" {
 		attrs["SqsManagedSseEnabled"], attrs["KmsMasterKeyId"] = "false", k
+		reuse := int64(defaultDataKeyReuseSeconds)
+		if !plan.KMSDataKeyReusePeriod.IsNull() && !plan.KMSDataKeyReusePeriod.IsUnknown() {
+			reuse = plan.KMSDataKeyReusePeriod.ValueInt64()
+		}
+		attrs["KmsDataKeyReusePeriodSeconds"] = strconv.FormatInt(reuse, 10)
 	} else {
 		attrs["KmsMasterKeyId"], attrs["SqsManagedSseEnabled"] = "", "true"
 	}
@@ -302,7 +359,7 @@ func (r *InterruptionQueueResource) apply(ctx context.Context, q *sqs.Client, eb
 		}
 	}
 	for _, rule := range queue.Rules {
-		rn := rule.RuleName(name)
+		rn := rule.RuleName(plan.ruleBase())
 		if _, err := ownRule(ctx, eb, rn, name, arn); err != nil {
 			return err // another's rule is never overwritten
 		}
@@ -474,9 +531,28 @@ func (r *InterruptionQueueResource) read(ctx context.Context, q *sqs.Client, eb 
 		m.KMSMasterKeyID = types.StringValue(k)
 	}
 	m.SQSManagedSSEEnabled = types.BoolValue(a["SqsManagedSseEnabled"] == "true")
+	m.KMSDataKeyReusePeriod = types.Int64Null()
+	if a["KmsMasterKeyId"] != "" {
+		reuse, err := strconv.ParseInt(a["KmsDataKeyReusePeriodSeconds"], 10, 64)
+		if err != nil {
+			reuse = defaultDataKeyReuseSeconds
+		}
+		m.KMSDataKeyReusePeriod = types.Int64Value(reuse)
+	}
 	// Keep the canonical text when the stored policy means the same.
 	m.Policy = types.StringValue(a["Policy"])
-	if want := queue.QueuePolicy(a["QueueArn"]); sameJSON(a["Policy"], want) {
+	if m.PolicyStatements.IsNull() {
+		// Imported: the statements beyond the queue's own are the added ones.
+		var added []map[string]any
+		for _, st := range documentStatements(a["Policy"]) {
+			if sid := st["Sid"]; sid != "AllowEventDelivery" && sid != "DenyHTTP" {
+				added = append(added, st)
+			}
+		}
+		m.PolicyStatements = statementsValue(added)
+	}
+	extra, _ := renderStatements(ctx, m.PolicyStatements, "policy_statements", resourceStatements, &diag.Diagnostics{})
+	if want := queuePolicy(a["QueueArn"], extra); sameJSON(a["Policy"], want) {
 		m.Policy = types.StringValue(want)
 	}
 	tags, err := q.ListQueueTags(ctx, &sqs.ListQueueTagsInput{QueueUrl: aws.String(url)})
@@ -487,7 +563,7 @@ func (r *InterruptionQueueResource) read(ctx context.Context, q *sqs.Client, eb 
 	m.Tags = tagsValue(m.Tags, tags.Tags)
 	rules := map[string]queueRule{}
 	for _, rule := range queue.Rules {
-		rn := rule.RuleName(name)
+		rn := rule.RuleName(m.ruleBase())
 		d, err := eb.DescribeRule(ctx, &eventbridge.DescribeRuleInput{Name: aws.String(rn)})
 		if isAWSCode(err, "ResourceNotFoundException") {
 			continue
@@ -522,11 +598,60 @@ func (r *InterruptionQueueResource) Read(ctx context.Context, req resource.ReadR
 	if resp.Diagnostics.HasError() || !ok {
 		return
 	}
+	if state.URL.IsNull() {
+		// Imported: the rules tell the prefix their names begin with.
+		prefix, err := importedRulePrefix(ctx, eb, state.Name.ValueString())
+		if err != nil {
+			resp.Diagnostics.AddError("Importing the interruption queue", err.Error())
+			return
+		}
+		state.RuleNamePrefix = prefix
+	}
 	if !r.read(ctx, q, eb, &state, &resp.Diagnostics) {
 		resp.State.RemoveResource(ctx)
 		return
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// ruleNamePrefixMax keeps "<prefix>-<key>" within EventBridge's 64
+// characters for the longest key, so a rule's name shows its prefix whole.
+const ruleNamePrefixMax = 30
+
+// importedRulePrefix finds the prefix of the queue's rules: the name
+// before "-<key>" of a rule tagged as the queue's. Null when they carry
+// the queue's own name.
+func importedRulePrefix(ctx context.Context, eb *eventbridge.Client, queueName string) (types.String, error) {
+	suffix := "-" + queue.Rules[0].Key
+	var token *string
+	for {
+		page, err := eb.ListRules(ctx, &eventbridge.ListRulesInput{NextToken: token})
+		if err != nil {
+			return types.StringNull(), fmt.Errorf("events:ListRules: %w", err)
+		}
+		for _, rule := range page.Rules {
+			name := aws.ToString(rule.Name)
+			if !strings.HasSuffix(name, suffix) {
+				continue
+			}
+			tags, err := eb.ListTagsForResource(ctx, &eventbridge.ListTagsForResourceInput{ResourceARN: rule.Arn})
+			if err != nil {
+				return types.StringNull(), fmt.Errorf("events:ListTagsForResource %s: %w", name, err)
+			}
+			for _, t := range tags.Tags {
+				if aws.ToString(t.Key) == queueOwnerTag && aws.ToString(t.Value) == queueName {
+					if base := strings.TrimSuffix(name, suffix); base != queueName && queue.Rules[0].RuleName(base) == name {
+						return types.StringValue(base), nil
+					}
+					return types.StringNull(), nil
+				}
+			}
+		}
+		if page.NextToken == nil {
+			return types.StringNull(), nil
+		}
+		token = page.NextToken
+	}
 }
 
 func (r *InterruptionQueueResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -543,6 +668,15 @@ func (r *InterruptionQueueResource) Update(ctx context.Context, req resource.Upd
 	if err := r.apply(ctx, q, eb, &plan, oldTags, stringMap(ctx, plan.Tags, &resp.Diagnostics)); err != nil {
 		resp.Diagnostics.AddError("Updating the interruption queue", err.Error())
 		return
+	}
+	if old, base := state.ruleBase(), plan.ruleBase(); old != base {
+		// Renamed rules: the old ones go once the new ones route events.
+		for _, rule := range queue.Rules {
+			if err := deleteOwnRule(ctx, eb, rule.RuleName(old), plan.Name.ValueString(), plan.ARN.ValueString()); err != nil {
+				resp.Diagnostics.AddError("Removing the renamed rules", err.Error())
+				return
+			}
+		}
 	}
 	r.read(ctx, q, eb, &plan, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
@@ -564,7 +698,7 @@ func (r *InterruptionQueueResource) Delete(ctx context.Context, req resource.Del
 		}
 	}
 	for _, rule := range queue.Rules {
-		names := []string{rule.RuleName(name)}
+		names := []string{rule.RuleName(state.ruleBase())}
 		if legacy := legacyRuleName(rule, name); legacy != names[0] {
 			names = append(names, legacy)
 		}
@@ -579,6 +713,27 @@ func (r *InterruptionQueueResource) Delete(ctx context.Context, req resource.Del
 		!isAWSCode(err, "AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist") {
 		resp.Diagnostics.AddError("Deleting the interruption queue", fmt.Sprintf("sqs:DeleteQueue %s: %v", name, err))
 	}
+}
+
+// defaultDataKeyReuseSeconds is SQS's default data key reuse period.
+const defaultDataKeyReuseSeconds = 300
+
+// queuePolicy is the queue's own policy with the statements users add.
+func queuePolicy(queueARN string, extra []map[string]any) string {
+	base := queue.QueuePolicy(queueARN)
+	if len(extra) == 0 {
+		return base
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(base), &doc); err != nil {
+		panic(err)
+	}
+	statements, _ := doc["Statement"].([]any)
+	for _, st := range extra {
+		statements = append(statements, st)
+	}
+	doc["Statement"] = statements
+	return mustJSON(doc)
 }
 
 func (r *InterruptionQueueResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {

@@ -29,10 +29,12 @@ var testCluster struct {
 func TestMain(m *testing.M) { os.Exit(runTests(m)) }
 
 func runTests(m *testing.M) int {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	// The context bounds the sandbox's whole life (awssim serves until it
+	// ends), so it has no deadline; ReadyTimeout bounds the start.
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var progress strings.Builder
-	sb, err := sandbox.Start(ctx, sandbox.Options{Progress: &progress, AWS: &awssim.Options{}})
+	sb, err := sandbox.Start(ctx, sandbox.Options{Progress: &progress, AWS: &awssim.Options{}, ReadyTimeout: 5 * time.Minute})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "starting the sandbox (run `make tools` if bin/ is missing): %v\n%s", err, progress.String())
 		return 1

@@ -257,7 +257,9 @@ func (r *manifestResource) withLive(attrs map[string]attr.Value, live *unstructu
 		}
 	}
 	status, _ := live.Object["status"].(map[string]any)
-	out["status"] = types.ObjectValueMust(crdschema.ObjectType(r.kind.status).AttrTypes, crdschema.DecodeObject(r.kind.status, status, nil))
+	if _, ok := attrs["status"]; ok {
+		out["status"] = types.ObjectValueMust(crdschema.ObjectType(r.kind.status).AttrTypes, crdschema.DecodeObject(r.kind.status, status, nil))
+	}
 	out["ready"] = types.BoolValue(conditionTrue(status, "Ready"))
 	return out
 }

@@ -65,7 +65,9 @@ func (r *manifestResource) stateMovers(extra map[string]attr.Value) []resource.S
 		}
 		attrs["name"], attrs["id"] = types.StringValue(name), types.StringValue(name)
 		status, _ := obj["status"].(map[string]any)
-		attrs["status"] = types.ObjectValueMust(crdschema.ObjectType(r.kind.status).AttrTypes, crdschema.DecodeObject(r.kind.status, status, nil))
+		if _, ok := resp.TargetState.Schema.GetAttributes()["status"]; ok {
+			attrs["status"] = types.ObjectValueMust(crdschema.ObjectType(r.kind.status).AttrTypes, crdschema.DecodeObject(r.kind.status, status, nil))
+		}
 		attrs["ready"] = types.BoolValue(conditionTrue(status, "Ready"))
 		rawState, diags := rawOf(ctx, resp.TargetState.Schema.Type(), attrs)
 		resp.Diagnostics.Append(diags...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
@@ -52,6 +53,9 @@ type nodeIAMRoleModel struct {
 	AssumeRolePolicy     types.String `tfsdk:"assume_role_policy"`
 	PolicyARNs           types.Set    `tfsdk:"policy_arns"`
 	AccessEntryARN       types.String `tfsdk:"access_entry_arn"`
+	NamePrefix           types.String `tfsdk:"name_prefix"`
+	MaxSessionDuration   types.Int64  `tfsdk:"max_session_duration"`
+	ClusterIPFamily      types.String `tfsdk:"cluster_ip_family"`
 }
 
 func (r *NodeIAMRoleResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -68,12 +72,21 @@ func (r *NodeIAMRoleResource) Schema(_ context.Context, _ resource.SchemaRequest
 			"`name` is used as is: only the access entry is managed. The role's attached policies are exactly " +
 			"the ones configured: policies attached outside Terraform show in the plan and are detached on " +
 			"apply. Import with the role name.",
-		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{Computed: true, MarkdownDescription: "The role name.", PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
-			"name": schema.StringAttribute{
-				Optional: true, Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace(), stringplanmodifier.UseStateForUnknown()},
-				MarkdownDescription: "Role name. Defaults to `JoistNodeRole-<cluster_name>`; required with `create_role = false`.",
-				Validators:          []validator.String{stringvalidator.LengthBetween(1, 64)},
+		Attributes: withAttributes(roleAttributes(roleInputs{
+			Name: "Defaults to `JoistNodeRole-<cluster_name>`, or a unique name beginning with `name_prefix`; required with `create_role = false`. " +
+				"`node_iam_role_name` in the EKS module's `karpenter` submodule (and, with `create_node_iam_role = false`, `node_iam_role_arn`).",
+			NamePrefix:         "`node_iam_role_use_name_prefix` in the EKS module.",
+			MaxSessionDuration: "`node_iam_role_max_session_duration` in the EKS module.",
+			Path:               "IAM path of the role. Defaults to `/`. `node_iam_role_path` in the EKS module.",
+			Description:        "`node_iam_role_description` in the EKS module.",
+			Boundary:           "`node_iam_role_permissions_boundary` in the EKS module.",
+			Tags:               "Tags of the role. `tags` and `node_iam_role_tags` in the EKS module.",
+		}), map[string]schema.Attribute{
+			"cluster_ip_family": schema.StringAttribute{
+				Optional: true, Computed: true, Default: stringdefault.StaticString("ipv4"),
+				Validators: []validator.String{stringvalidator.OneOf("ipv4", "ipv6")},
+				MarkdownDescription: "IP family of the cluster's pods: with `ipv6`, `attach_cni_policy` attaches the account's `AmazonEKS_CNI_IPv6_Policy` " +
+					"(which must exist; the EKS module creates it with `create_cni_ipv6_iam_policy`) instead of `AmazonEKS_CNI_Policy`. Defaults to `ipv4`. `cluster_ip_family` in the EKS module.",
 			},
 			"cluster_name": schema.StringAttribute{
 				Optional: true, MarkdownDescription: "EKS cluster the nodes join; defaults to the provider's `cluster_name`.",
@@ -81,35 +94,27 @@ func (r *NodeIAMRoleResource) Schema(_ context.Context, _ resource.SchemaRequest
 			},
 			"create_role": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(true),
-				MarkdownDescription: "Create the role (default). `false` uses the existing role `name` (bring your own role) and manages only the access entry.",
+				MarkdownDescription: "Create the role (default). `false` uses the existing role `name` (bring your own role) and manages only the access entry. `create_node_iam_role` in the EKS module.",
 				PlanModifiers:       []planmodifier.Bool{boolplanmodifier.RequiresReplace()},
 			},
-			"path": schema.StringAttribute{
-				Optional: true, Computed: true, Default: stringdefault.StaticString("/"), PlanModifiers: replace,
-				MarkdownDescription: "IAM path of the role. Defaults to `/`.",
-			},
-			"description":          schema.StringAttribute{Optional: true, MarkdownDescription: "Role description."},
-			"permissions_boundary": schema.StringAttribute{Optional: true, MarkdownDescription: "ARN of a managed policy used as the role's permissions boundary."},
-			"tags":                 schema.MapAttribute{Optional: true, ElementType: types.StringType, MarkdownDescription: "Tags of the role."},
 			"attach_cni_policy": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(true),
-				MarkdownDescription: "Attach `AmazonEKS_CNI_Policy` (leave on unless the VPC CNI uses its own role through IRSA or Pod Identity).",
+				MarkdownDescription: "Attach `AmazonEKS_CNI_Policy` (leave on unless the VPC CNI uses its own role through IRSA or Pod Identity). `node_iam_role_attach_cni_policy` in the EKS module.",
 			},
 			"attach_ssm_policy": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(true),
 				MarkdownDescription: "Attach `AmazonSSMManagedInstanceCore`, for Session Manager access to nodes.",
 			},
-			"additional_policy_arns": schema.SetAttribute{Optional: true, ElementType: types.StringType, MarkdownDescription: "More managed policies to attach."},
+			"additional_policy_arns": schema.SetAttribute{Optional: true, ElementType: types.StringType, MarkdownDescription: "More managed policies to attach. `node_iam_role_additional_policies` in the EKS module (there a map)."},
 			"access_entry_type": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString("EC2_LINUX"),
-				MarkdownDescription: "Type of the EKS access entry that lets nodes join: `EC2_LINUX` (default), `EC2_WINDOWS`, or `NONE` when nodes are mapped another way (the `aws-auth` ConfigMap).",
-				Validators:          []validator.String{stringvalidator.OneOf("EC2_LINUX", "EC2_WINDOWS", "NONE")},
+				MarkdownDescription: "Type of the EKS access entry that lets nodes join: `EC2_LINUX` (default), `EC2_WINDOWS`, or `NONE` when nodes are mapped another way (the `aws-auth` ConfigMap). " +
+					"`access_entry_type` and `create_access_entry` in the EKS module.",
+				Validators: []validator.String{stringvalidator.OneOf("EC2_LINUX", "EC2_WINDOWS", "NONE")},
 			},
-			"arn":                schema.StringAttribute{Computed: true, MarkdownDescription: "Role ARN.", PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
-			"assume_role_policy": schema.StringAttribute{Computed: true, MarkdownDescription: "The role's trust policy."},
-			"policy_arns":        schema.SetAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "Managed policies attached to the role."},
-			"access_entry_arn":   schema.StringAttribute{Computed: true, MarkdownDescription: "ARN of the access entry; empty when `access_entry_type` is `NONE`."},
-		},
+			"policy_arns":      schema.SetAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "Managed policies attached to the role."},
+			"access_entry_arn": schema.StringAttribute{Computed: true, MarkdownDescription: "ARN of the access entry; empty when `access_entry_type` is `NONE`."},
+		}),
 	}
 }
 
@@ -130,10 +135,16 @@ func nodeTrustPolicy(partition string) string {
 }
 
 // wantPolicies are the managed policies the configuration attaches.
-func (m *nodeIAMRoleModel) wantPolicies(ctx context.Context, partition string, diags *diag.Diagnostics) []string {
+func (m *nodeIAMRoleModel) wantPolicies(ctx context.Context, partition, account string, diags *diag.Diagnostics) []string {
 	aws := func(name string) string { return "arn:" + partition + ":iam::aws:policy/" + name }
 	want := []string{aws("AmazonEKSWorkerNodePolicy"), aws("AmazonEC2ContainerRegistryPullOnly")}
-	if m.AttachCNIPolicy.ValueBool() {
+	switch {
+	case !m.AttachCNIPolicy.ValueBool():
+	case m.ClusterIPFamily.ValueString() == "ipv6":
+		// No AWS managed policy exists for IPv6: the account's own, by its
+		// documented name.
+		want = append(want, ipv6CNIPolicyARN(partition, account))
+	default:
 		want = append(want, aws("AmazonEKS_CNI_Policy"))
 	}
 	if m.AttachSSMPolicy.ValueBool() {
@@ -158,7 +169,11 @@ func (r *NodeIAMRoleResource) ModifyPlan(ctx context.Context, req resource.Modif
 		return
 	}
 	cluster := r.clusterName(plan.ClusterName)
-	if plan.Name.IsUnknown() {
+	if plan.Name.IsUnknown() && !plan.NamePrefix.IsNull() {
+		if !plan.CreateRole.ValueBool() {
+			resp.Diagnostics.AddAttributeError(path.Root("name_prefix"), "Name prefix without a role to create", "create_role = false uses an existing role: set name to it instead of name_prefix")
+		}
+	} else if plan.Name.IsUnknown() {
 		if !plan.CreateRole.ValueBool() {
 			resp.Diagnostics.AddAttributeError(path.Root("name"), "Missing role name", "create_role = false uses an existing role: set name to it")
 			return
@@ -183,7 +198,11 @@ func (r *NodeIAMRoleResource) ModifyPlan(ctx context.Context, req resource.Modif
 	if plan.CreateRole.ValueBool() && !plan.AdditionalPolicyARNs.IsUnknown() && r.clients != nil && r.clients.awsKnown {
 		partition := r.partition(ctx, &resp.Diagnostics)
 		plan.AssumeRolePolicy = types.StringValue(nodeTrustPolicy(partition))
-		plan.PolicyARNs = stringSet(plan.wantPolicies(ctx, partition, &resp.Diagnostics))
+		account := ""
+		if plan.ClusterIPFamily.ValueString() == "ipv6" && plan.AttachCNIPolicy.ValueBool() {
+			account = r.account(ctx, &resp.Diagnostics)
+		}
+		plan.PolicyARNs = stringSet(plan.wantPolicies(ctx, partition, account, &resp.Diagnostics))
 	}
 	if plan.AccessEntryType.ValueString() == "NONE" {
 		plan.AccessEntryARN = types.StringValue("")
@@ -201,6 +220,7 @@ func (m *nodeIAMRoleModel) spec(ctx context.Context, partition string, diags *di
 	return roleSpec{
 		Name: m.Name.ValueString(), Path: m.Path.ValueString(), Description: m.Description.ValueString(),
 		Boundary: m.PermissionsBoundary.ValueString(), Trust: nodeTrustPolicy(partition), Tags: stringMap(ctx, m.Tags, diags),
+		MaxSessionDuration: m.MaxSessionDuration.ValueInt64(),
 	}
 }
 
@@ -214,6 +234,9 @@ func (r *NodeIAMRoleResource) Create(ctx context.Context, req resource.CreateReq
 	}
 	c := iam.NewFromConfig(cfg)
 	partition := partitionOf(cfg.Region)
+	if plan.Name.IsUnknown() {
+		plan.Name = types.StringValue(uniqueName(plan.NamePrefix.ValueString()))
+	}
 	name := plan.Name.ValueString()
 	if plan.CreateRole.ValueBool() {
 		if _, err := createRole(ctx, c, plan.spec(ctx, partition, &resp.Diagnostics)); err != nil {
@@ -222,7 +245,7 @@ func (r *NodeIAMRoleResource) Create(ctx context.Context, req resource.CreateReq
 		}
 		plan.ID = types.StringValue(name)
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-		if err := syncAttachments(ctx, c, name, nil, plan.wantPolicies(ctx, partition, &resp.Diagnostics)); err != nil {
+		if err := syncAttachments(ctx, c, name, nil, plan.wantPolicies(ctx, partition, r.accountIf(ctx, &plan, cfg, &resp.Diagnostics), &resp.Diagnostics)); err != nil {
 			resp.Diagnostics.AddError("Attaching the node role's policies", err.Error())
 			return
 		}
@@ -262,6 +285,7 @@ func (r *NodeIAMRoleResource) fill(ctx context.Context, cfg aws.Config, m *nodeI
 		m.AssumeRolePolicy = types.StringValue(want)
 	}
 	if m.CreateRole.ValueBool() {
+		m.MaxSessionDuration = types.Int64Value(live.MaxSessionDuration)
 		m.Path = types.StringValue(live.Path)
 		m.Description = optionalString(m.Description, live.Description)
 		m.PermissionsBoundary = optionalString(m.PermissionsBoundary, live.Boundary)
@@ -303,6 +327,9 @@ func (r *NodeIAMRoleResource) Read(ctx context.Context, req resource.ReadRequest
 	}
 	if state.AttachCNIPolicy.IsNull() {
 		state.importPolicies(partitionOf(cfg.Region), live.Attached)
+		if prefix := namePrefixOf(live.Name); prefix != "" {
+			state.NamePrefix = types.StringValue(prefix)
+		}
 	}
 	r.fill(ctx, cfg, &state, live, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
@@ -315,11 +342,14 @@ func (m *nodeIAMRoleModel) importPolicies(partition string, attached []string) {
 	known := map[string]bool{prefix + "AmazonEKSWorkerNodePolicy": true, prefix + "AmazonEC2ContainerRegistryPullOnly": true}
 	cni, ssm := prefix+"AmazonEKS_CNI_Policy", prefix+"AmazonSSMManagedInstanceCore"
 	m.AttachCNIPolicy, m.AttachSSMPolicy = types.BoolValue(false), types.BoolValue(false)
+	m.ClusterIPFamily = types.StringValue("ipv4")
 	var extra []string
 	for _, a := range attached {
 		switch {
 		case a == cni:
 			m.AttachCNIPolicy = types.BoolValue(true)
+		case strings.HasSuffix(a, ":policy/"+ipv6CNIPolicyName):
+			m.AttachCNIPolicy, m.ClusterIPFamily = types.BoolValue(true), types.StringValue("ipv6")
 		case a == ssm:
 			m.AttachSSMPolicy = types.BoolValue(true)
 		case !known[a]:
@@ -357,7 +387,7 @@ func (r *NodeIAMRoleResource) Update(ctx context.Context, req resource.UpdateReq
 			resp.Diagnostics.AddError("Updating the node role", err.Error())
 			return
 		}
-		if err := syncAttachments(ctx, c, name, live.Attached, plan.wantPolicies(ctx, partition, &resp.Diagnostics)); err != nil {
+		if err := syncAttachments(ctx, c, name, live.Attached, plan.wantPolicies(ctx, partition, r.accountIf(ctx, &plan, cfg, &resp.Diagnostics), &resp.Diagnostics)); err != nil {
 			resp.Diagnostics.AddError("Updating the node role's policies", err.Error())
 			return
 		}
@@ -409,6 +439,39 @@ func (r *NodeIAMRoleResource) Delete(ctx context.Context, req resource.DeleteReq
 	if err := deleteRole(ctx, iam.NewFromConfig(cfg), state.Name.ValueString()); err != nil {
 		resp.Diagnostics.AddError("Deleting the node role", err.Error())
 	}
+}
+
+// ipv6CNIPolicyName is the customer managed policy the EKS documentation
+// has accounts create for the VPC CNI with IPv6.
+const ipv6CNIPolicyName = "AmazonEKS_CNI_IPv6_Policy"
+
+func ipv6CNIPolicyARN(partition, account string) string {
+	return "arn:" + partition + ":iam::" + account + ":policy/" + ipv6CNIPolicyName
+}
+
+// account is the credentials' account, for the IPv6 CNI policy's ARN.
+func (r *NodeIAMRoleResource) account(ctx context.Context, diags *diag.Diagnostics) string {
+	cfg, ok := r.awsConfig(ctx, diags)
+	if !ok {
+		return ""
+	}
+	id, err := accountID(ctx, cfg)
+	if err != nil {
+		diags.AddAttributeError(path.Root("cluster_ip_family"), "Finding the AWS account", err.Error())
+	}
+	return id
+}
+
+// accountIf is the account when m's policies need it.
+func (r *NodeIAMRoleResource) accountIf(ctx context.Context, m *nodeIAMRoleModel, cfg aws.Config, diags *diag.Diagnostics) string {
+	if m.ClusterIPFamily.ValueString() != "ipv6" || !m.AttachCNIPolicy.ValueBool() {
+		return ""
+	}
+	id, err := accountID(ctx, cfg)
+	if err != nil {
+		diags.AddAttributeError(path.Root("cluster_ip_family"), "Finding the AWS account", err.Error())
+	}
+	return id
 }
 
 func (r *NodeIAMRoleResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {

@@ -84,5 +84,5 @@ func (p *JoistProvider) Resources(_ context.Context) []func() resource.Resource 
 }
 
 func (p *JoistProvider) DataSources(_ context.Context) []func() datasource.DataSource {
-	return []func() datasource.DataSource{NewNodePoolDataSource, NewInstanceTypesDataSource, NewControllerPolicyDataSource}
+	return []func() datasource.DataSource{NewNodePoolDataSource, NewEC2NodeClassDataSource, NewInstanceTypesDataSource, NewControllerPolicyDataSource}
 }

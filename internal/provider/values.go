@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"regexp"
+	"sort"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -107,4 +108,15 @@ func sameJSON(a, b string) bool {
 		return false
 	}
 	return reflect.DeepEqual(x, y)
+}
+
+// setStrings converts a Terraform set of strings, sorted.
+func setStrings(ctx context.Context, s types.Set, diags *diag.Diagnostics) []string {
+	if s.IsNull() || s.IsUnknown() {
+		return nil
+	}
+	var out []string
+	diags.Append(s.ElementsAs(ctx, &out, false)...)
+	sort.Strings(out)
+	return out
 }

@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -24,6 +26,9 @@ type Params struct {
 	NodeRoleARN string
 	// QueueName is the interruption queue; empty leaves the SQS statement out.
 	QueueName string
+	// SSMParameterARNs are parameters the controller may read besides
+	// /aws/service/* (AMI aliases), for ssmParameter AMI selector terms.
+	SSMParameterARNs []string
 }
 
 func (p Params) withDefaults() Params {
@@ -179,12 +184,7 @@ func (d Document) Actions() []string {
 			seen[a] = true
 		}
 	}
-	out := make([]string, 0, len(seen))
-	for a := range seen {
-		out = append(out, a)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // Calls lists the runtime calls ("service:Operation") the table says need
@@ -198,12 +198,7 @@ func Calls() []string {
 			}
 		}
 	}
-	out := make([]string, 0, len(seen))
-	for c := range seen {
-		out = append(out, c)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // ActionsFor returns the actions the table grants for a runtime call.

@@ -137,7 +137,7 @@ var Rules = []Rule{
 		Sid: "AllowSSMReadActions", Group: ResourceDiscovery,
 		Actions: []Action{{Name: "ssm:GetParameter", NeededBy: []string{"ssm:GetParameter"}}},
 		Resources: func(p Params) []string {
-			return []string{"arn:" + p.Partition + ":ssm:" + p.Region + "::parameter/aws/service/*"}
+			return append([]string{"arn:" + p.Partition + ":ssm:" + p.Region + "::parameter/aws/service/*"}, p.SSMParameterARNs...)
 		},
 		Condition: func(Params) Condition { return nil },
 	},

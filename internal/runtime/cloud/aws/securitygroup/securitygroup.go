@@ -35,29 +35,33 @@ func (p *Provider) List(ctx context.Context, nc *awsv1.EC2NodeClass) ([]ec2types
 	if out, ok := p.cache.Get(key); ok {
 		return out, nil
 	}
-	seen := map[string]ec2types.SecurityGroup{}
+	terms := make([]selector.Term, len(nc.Spec.SecurityGroupSelectorTerms))
 	for i, term := range nc.Spec.SecurityGroupSelectorTerms {
-		in := &ec2.DescribeSecurityGroupsInput{}
+		var filters []ec2types.Filter
 		if term.ID != "" {
-			in.Filters = append(in.Filters, selector.Filter("group-id", term.ID))
+			filters = append(filters, selector.Filter("group-id", term.ID))
 		}
 		if term.Name != "" {
-			in.Filters = append(in.Filters, selector.Filter("group-name", term.Name))
+			filters = append(filters, selector.Filter("group-name", term.Name))
 		}
-		in.Filters = append(in.Filters, selector.TagFilters(term.Tags)...)
-		if len(in.Filters) == 0 {
-			return nil, fmt.Errorf("spec.securityGroupSelectorTerms[%d] is empty: set id, name or tags", i)
-		}
-		pager := ec2.NewDescribeSecurityGroupsPaginator(p.ec2, in)
+		terms[i] = selector.Term{Path: fmt.Sprintf("spec.securityGroupSelectorTerms[%d]", i), Fields: "id, name or tags",
+			Filters: append(filters, selector.TagFilters(term.Tags)...)}
+	}
+	seen, err := selector.Union(ctx, "security groups", terms, func(ctx context.Context, filters []ec2types.Filter, add func(string, ec2types.SecurityGroup)) error {
+		pager := ec2.NewDescribeSecurityGroupsPaginator(p.ec2, &ec2.DescribeSecurityGroupsInput{Filters: filters})
 		for pager.HasMorePages() {
 			page, err := pager.NextPage(ctx)
 			if err != nil {
-				return nil, fmt.Errorf("describing security groups for spec.securityGroupSelectorTerms[%d]: %w", i, err)
+				return err
 			}
 			for _, g := range page.SecurityGroups {
-				seen[aws.ToString(g.GroupId)] = g
+				add(aws.ToString(g.GroupId), g)
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	out := make([]ec2types.SecurityGroup, 0, len(seen))
 	for _, g := range seen {

@@ -4,6 +4,8 @@
 package selector
 
 import (
+	"context"
+	"fmt"
 	"sort"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -56,4 +58,28 @@ func Tags(m map[string]string) []ec2types.Tag {
 		out = append(out, ec2types.Tag{Key: aws.String(k), Value: aws.String(m[k])})
 	}
 	return out
+}
+
+// Term is one selector term's filters, with the term's path for errors
+// (spec.subnetSelectorTerms[2]) and the fields it may set.
+type Term struct {
+	Path    string
+	Fields  string
+	Filters []ec2types.Filter
+}
+
+// Union lists what each term selects, one listing a term (terms are ORed),
+// and returns the union keyed by ID. list pages through one Describe call
+// and hands each resource found to add.
+func Union[T any](ctx context.Context, what string, terms []Term, list func(ctx context.Context, filters []ec2types.Filter, add func(id string, v T)) error) (map[string]T, error) {
+	seen := map[string]T{}
+	for _, t := range terms {
+		if len(t.Filters) == 0 {
+			return nil, fmt.Errorf("%s is empty: set %s", t.Path, t.Fields)
+		}
+		if err := list(ctx, t.Filters, func(id string, v T) { seen[id] = v }); err != nil {
+			return nil, fmt.Errorf("describing %s for %s: %w", what, t.Path, err)
+		}
+	}
+	return seen, nil
 }

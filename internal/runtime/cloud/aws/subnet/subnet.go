@@ -53,28 +53,32 @@ func (p *Provider) List(ctx context.Context, nc *awsv1.EC2NodeClass) ([]ec2types
 	if out, ok := p.cache.Get(key); ok {
 		return out, nil
 	}
-	seen := map[string]ec2types.Subnet{}
+	terms := make([]selector.Term, len(nc.Spec.SubnetSelectorTerms))
 	for i, term := range nc.Spec.SubnetSelectorTerms {
-		in := &ec2.DescribeSubnetsInput{}
+		var filters []ec2types.Filter
 		if term.ID != "" {
-			in.Filters = append(in.Filters, selector.Filter("subnet-id", term.ID))
+			filters = append(filters, selector.Filter("subnet-id", term.ID))
 		}
-		in.Filters = append(in.Filters, selector.TagFilters(term.Tags)...)
-		if len(in.Filters) == 0 {
-			return nil, fmt.Errorf("spec.subnetSelectorTerms[%d] is empty: set id or tags", i)
-		}
-		pager := ec2.NewDescribeSubnetsPaginator(p.ec2, in)
+		terms[i] = selector.Term{Path: fmt.Sprintf("spec.subnetSelectorTerms[%d]", i), Fields: "id or tags",
+			Filters: append(filters, selector.TagFilters(term.Tags)...)}
+	}
+	seen, err := selector.Union(ctx, "subnets", terms, func(ctx context.Context, filters []ec2types.Filter, add func(string, ec2types.Subnet)) error {
+		pager := ec2.NewDescribeSubnetsPaginator(p.ec2, &ec2.DescribeSubnetsInput{Filters: filters})
 		for pager.HasMorePages() {
 			page, err := pager.NextPage(ctx)
 			if err != nil {
-				return nil, fmt.Errorf("describing subnets for spec.subnetSelectorTerms[%d]: %w", i, err)
+				return err
 			}
 			for _, s := range page.Subnets {
 				if s.State == ec2types.SubnetStateAvailable || s.State == "" {
-					seen[aws.ToString(s.SubnetId)] = s
+					add(aws.ToString(s.SubnetId), s)
 				}
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	out := make([]ec2types.Subnet, 0, len(seen))
 	for _, s := range seen {

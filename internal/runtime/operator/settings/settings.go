@@ -1,11 +1,10 @@
-package operator
+package settings
 
 import (
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -134,9 +133,6 @@ func ParseSettings(args []string, getenv func(string) string) (*Settings, error)
 		p.errs = append(p.errs, fmt.Errorf("FEATURE_GATES (--feature-gates): %w", err))
 	}
 	st.FeatureGates = gates
-	if st.LeaderElectionNamespace == "" {
-		st.LeaderElectionNamespace = podNamespace()
-	}
 	return st, errors.Join(append(p.errs, st.validate(p.failed)...)...)
 }
 
@@ -150,16 +146,6 @@ type settingValue struct {
 func (v *settingValue) String() string     { return v.s }
 func (v *settingValue) Set(s string) error { v.s = s; return nil }
 func (v *settingValue) IsBoolFlag() bool   { return v.isBool }
-
-// podNamespace is the namespace of the service account the pod runs as.
-func podNamespace() string {
-	if b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil {
-		if ns := strings.TrimSpace(string(b)); ns != "" {
-			return ns
-		}
-	}
-	return "kube-system"
-}
 
 // validate checks ranges and combinations; settings that did not parse
 // (failed) were reported already.
