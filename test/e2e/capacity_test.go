@@ -109,7 +109,7 @@ func testInsufficientCapacity(t *testing.T) {
 	}
 	dry := 0
 	for _, it := range familyTypes("c6a") {
-		for _, z := range region().Zones {
+		for _, z := range region(t).Zones {
 			for _, ct := range []string{"spot", "on-demand"} {
 				if err := wd.sim.EC2.SetCapacity(it, z.Name, ct, 0); err == nil {
 					dry++

@@ -60,9 +60,9 @@ func poolCost(t *testing.T, pool string) (float64, int) {
 	var cost float64
 	insts := instances(t, pool)
 	for _, inst := range insts {
-		price, ok := catalogLoad().OnDemandPrice(region().Name, string(inst.InstanceType))
+		price, ok := catalogLoad().OnDemandPrice(region(t).Name, string(inst.InstanceType))
 		if inst.InstanceLifecycle == "spot" {
-			price, ok = catalogSpotPrice(string(inst.InstanceType), aws.ToString(inst.Placement.AvailabilityZone))
+			price, ok = catalogSpotPrice(t, string(inst.InstanceType), aws.ToString(inst.Placement.AvailabilityZone))
 		}
 		if !ok {
 			t.Fatalf("no price for %s", inst.InstanceType)

@@ -107,7 +107,7 @@ func testDeployment(t *testing.T) {
 				t.Errorf("instance %s tag %s=%q, want %q", aws.ToString(inst.InstanceId), k, tags[k], want)
 			}
 		}
-		price, _ := catalogSpotPrice(string(inst.InstanceType), aws.ToString(inst.Placement.AvailabilityZone))
+		price, _ := catalogSpotPrice(t, string(inst.InstanceType), aws.ToString(inst.Placement.AvailabilityZone))
 		cost += price
 		t.Logf("node %s: %s %s in %s, %d pods, $%.4f/h", node.Name, inst.InstanceType, c.Labels[v1.CapacityTypeLabelKey],
 			aws.ToString(inst.Placement.AvailabilityZone), podsOn[node.Name], price)
@@ -134,8 +134,8 @@ func testDeployment(t *testing.T) {
 	}
 }
 
-func catalogSpotPrice(instanceType, zone string) (float64, bool) {
-	return catalogLoad().SpotPrice(region().Name, zone, instanceType)
+func catalogSpotPrice(t testing.TB, instanceType, zone string) (float64, bool) {
+	return catalogLoad().SpotPrice(region(t).Name, zone, instanceType)
 }
 
 func hasOwner(n *corev1.Node, claim string) bool {
@@ -166,7 +166,7 @@ func testSpotCapacityRemoved(t *testing.T) {
 	}
 	removed := 0
 	for _, it := range familyTypes("t3", "t3a") {
-		for _, z := range region().Zones {
+		for _, z := range region(t).Zones {
 			if err := w.sim.EC2.SetCapacity(it, z.Name, "spot", 0); err == nil {
 				removed++
 			}
@@ -236,9 +236,9 @@ func testGPU(t *testing.T) {
 func testZonalSpread(t *testing.T) {
 	t.Parallel()
 	ns := namespace(t, "e2e-spread")
-	zones := region().Zones
+	zones := region(t).Zones
 	if len(zones) < 3 {
-		t.Fatalf("region %s has %d zones, the scenario needs 3", region().Name, len(zones))
+		t.Fatalf("region %s has %d zones, the scenario needs 3", region(t).Name, len(zones))
 	}
 	three := req(corev1.LabelTopologyZone, corev1.NodeSelectorOpIn, zones[0].Name, zones[1].Name, zones[2].Name)
 	nodePool(t, "spread", class, nil, spotAndOnDemand, amd64, categoriesCMR, three)
