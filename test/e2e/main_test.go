@@ -86,6 +86,7 @@ func TestShared(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("provisioning", testProvisioning)
+	t.Run("reserved-capacity", testReservedCapacity)
 	t.Run("disruption", testDisruption)
 	t.Run("safety", testSafety)
 	t.Run("faults", testSharedFaults)

@@ -57,6 +57,12 @@ func namespace(t *testing.T, name string) string {
 // cluster's discovery tags, and waits until it is Ready.
 func nodeClass(t *testing.T, name string) *awsv1.EC2NodeClass {
 	t.Helper()
+	return nodeClassWith(t, name, func(*awsv1.EC2NodeClassSpec) {})
+}
+
+// nodeClassWith is nodeClass with the spec changed by edit before creation.
+func nodeClassWith(t *testing.T, name string, edit func(*awsv1.EC2NodeClassSpec)) *awsv1.EC2NodeClass {
+	t.Helper()
 	tags := map[string]string{"karpenter.sh/discovery": clusterName}
 	nc := &awsv1.EC2NodeClass{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -67,6 +73,7 @@ func nodeClass(t *testing.T, name string) *awsv1.EC2NodeClass {
 			SecurityGroupSelectorTerms: []awsv1.SecurityGroupSelectorTerm{{Tags: tags}},
 		},
 	}
+	edit(&nc.Spec)
 	create(t, nc)
 	eventually(t, "EC2NodeClass "+name+" Ready", func() (bool, string) {
 		got := &awsv1.EC2NodeClass{}

@@ -586,6 +586,7 @@ upstream Karpenter's AWS controller (built from the release by hack/compare, run
 against the sandbox with its own CRDs, node role, interruption queue and rules as its
 getting-started guide creates them), then on Joist, each in a fresh sandbox with awssim. RSS and
 CPU are the controller process's own; AWS calls are the controller's alone, counted by awssim.
+$/h is the nodes' catalog instance prices plus their EBS volumes, on both sides.
 
 %s%s
 `, compareBegin, time.Now().UTC().Format("2006-01-02"), table, compareEnd)

@@ -20,7 +20,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/catalog"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instancetype"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/pricing"
 )
 
 // row is one line of the results table.
@@ -170,13 +173,18 @@ func formatCalls(calls map[string]int) string { return formatCounts(calls, 6, " 
 var prices = catalog.MustLoad()
 
 // poolCost is the $/h of the pool's nodes, at the catalog's price for each
-// node's type, zone and capacity type.
+// node's type, zone and capacity type, plus the EBS volumes of its
+// EC2NodeClass at the catalog's EBS prices: the bill, as the controller
+// prices offerings (so the ratios to its plans compare like with like), on
+// both sides of the comparison with upstream Karpenter.
 func (w *world) poolCost(ctx context.Context, pool string) (float64, int, error) {
 	var nodes corev1.NodeList
 	if err := w.kube.List(ctx, &nodes, client.MatchingLabels{v1.NodePoolLabelKey: pool}); err != nil {
 		return 0, 0, err
 	}
 	region := w.sb.AWS.Options().Region
+	ebs := pricing.New(nil, nil, region) // the catalog's EBS prices
+	volumes := map[string]float64{}      // by node class
 	var sum float64
 	for _, n := range nodes.Items {
 		it, zone := n.Labels[corev1.LabelInstanceTypeStable], n.Labels[corev1.LabelTopologyZone]
@@ -190,7 +198,15 @@ func (w *world) poolCost(ctx context.Context, pool string) (float64, int, error)
 		if !ok {
 			return 0, 0, fmt.Errorf("no catalog price for node %s (%s in %s)", n.Name, it, zone)
 		}
-		sum += p
+		class := n.Labels[v1.LabelNodeClass]
+		if _, ok := volumes[class]; !ok {
+			var nc awsv1.EC2NodeClass
+			if err := w.kube.Get(ctx, client.ObjectKey{Name: class}, &nc); err != nil {
+				return 0, 0, fmt.Errorf("EC2NodeClass %q of node %s, for its volumes' cost: %w", class, n.Name, err)
+			}
+			volumes[class] = instancetype.VolumeCost(&nc, ebs)
+		}
+		sum += p + volumes[class]
 	}
 	return sum, len(nodes.Items), nil
 }

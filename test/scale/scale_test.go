@@ -301,10 +301,12 @@ node registered and a batch window; "passes" counts the
 controller's scheduling passes, the first one's duration and their total: the time Joist itself
 spent snapshotting, solving and creating NodeClaims. The LP bound is the cost of the fractional
 2-resource relaxation over the instance types the controller discovers for the pool, and the fresh
-plan is what the solver would pay to provision the same Running pods from nothing. Every scenario
-ends on the no-leaked-capacity check (the e2e fault scenarios' first invariant): once the cluster
-settles, every instance tagged for it has a NodeClaim and every NodeClaim an instance; "capacity
-leaked" says what broke it, "none" when it held.
+plan is what the solver would pay to provision the same Running pods from nothing. $/h is the
+nodes' catalog instance prices plus their EBS volumes (the EC2NodeClass's block devices at catalog
+EBS prices), as the controller prices offerings. Every scenario ends on the no-leaked-capacity check
+(the e2e fault scenarios' first invariant): once the cluster settles, every instance tagged for it
+has a NodeClaim and every NodeClaim an instance; "capacity leaked" says what broke it, "none" when
+it held.
 
 %s
 

@@ -26,6 +26,8 @@ resource "joist_ec2_node_class" "default" {
   metadata_options = { http_tokens = "required", http_put_response_hop_limit = 1 }
 }
 
-output "resolved_subnets" {
-  value = joist_ec2_node_class.default.status.subnets
+# What the selectors resolved to (AMIs, subnets, security groups) changes with
+# every AMI release: read it with the joist_ec2_node_class data source.
+output "ready" {
+  value = joist_ec2_node_class.default.ready
 }

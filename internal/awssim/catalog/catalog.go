@@ -1,6 +1,7 @@
 // Package catalog is the simulated EC2 world's fixed data: the instance types
 // (real DescribeInstanceTypes records), which zones offer them, their Linux
-// on-demand prices and spot price estimates, and the regions' zones. The data
+// on-demand prices and spot price estimates, EBS volume prices, and the
+// regions' zones. The data
 // is embedded (see data/README.md for its origin) and parsed once on first use.
 package catalog
 
@@ -28,6 +29,18 @@ type Catalog struct {
 	onDemand  map[string]map[string]float64         // region -> type -> USD/hour
 	offerings map[string]map[string]map[string]bool // region -> zone -> type -> offered
 	spot      map[string]map[string]SpotEstimate    // region -> type -> estimate
+	ebs       map[string]map[string]VolumePrice     // region -> volume type -> price
+}
+
+// VolumePrice is the list price of an EBS volume type: per GB-month of
+// size, per provisioned IOPS-month and per provisioned MiB/s-month beyond
+// what the type includes.
+type VolumePrice struct {
+	GBMonth       float64 `json:"gbMonth"`
+	IOPSMonth     float64 `json:"iopsMonth,omitempty"`
+	IncludedIOPS  int64   `json:"includedIOPS,omitempty"`
+	MiBpsMonth    float64 `json:"mibpsMonth,omitempty"`
+	IncludedMiBps int64   `json:"includedMiBps,omitempty"`
 }
 
 // SpotEstimate is the Spot Instance Advisor view of a type in a region.
@@ -69,6 +82,7 @@ func parse() (*Catalog, error) {
 		{"data/prices_on_demand.json", &c.onDemand},
 		{"data/offerings.json", &offerings},
 		{"data/spot_price_estimates.json.gz", &c.spot},
+		{"data/ebs_prices.json", &c.ebs},
 	} {
 		if err := readJSON(f.name, f.into); err != nil {
 			return nil, err
@@ -131,6 +145,10 @@ func (c *Catalog) OfferedTypes(region, zone string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// VolumePrices returns the EBS volume prices of a region by volume type
+// (gp3, gp2, io1, io2, st1, sc1, standard).
+func (c *Catalog) VolumePrices(region string) map[string]VolumePrice { return c.ebs[region] }
 
 // OnDemandPrice is the Linux on-demand USD/hour of a type in a region.
 func (c *Catalog) OnDemandPrice(region, instanceType string) (float64, bool) {

@@ -93,6 +93,22 @@ func (s *Service) AddCapacityReservation(instanceType, zone string, count int, t
 	return id, nil
 }
 
+// AddCapacityBlock creates an active capacity block of count instances of
+// a type in a zone that ends at end, and returns its ID.
+func (s *Service) AddCapacityBlock(instanceType, zone string, count int, end time.Time, tagKV ...string) (string, error) {
+	id, err := s.AddCapacityReservation(instanceType, zone, count, tagKV...)
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.reservationByID(id)
+	r.ReservationType = ec2types.CapacityReservationTypeCapacityBlock
+	r.EndDateType = ec2types.EndDateTypeLimited
+	r.EndDate = ptr(end.UTC().Truncate(time.Second))
+	return id, nil
+}
+
 func (s *Service) reservationByID(id string) *capacityReservation {
 	for _, r := range s.reservations {
 		if *r.CapacityReservationId == id {

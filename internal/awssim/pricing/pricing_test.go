@@ -26,6 +26,7 @@ type priceDoc struct {
 	Terms struct {
 		OnDemand map[string]struct {
 			PriceDimensions map[string]struct {
+				Unit         string            `json:"unit"`
 				PricePerUnit map[string]string `json:"pricePerUnit"`
 			} `json:"priceDimensions"`
 		} `json:"OnDemand"`
@@ -33,16 +34,7 @@ type priceDoc struct {
 }
 
 func TestGetProductsListsLinuxOnDemandPricesOfARegion(t *testing.T) {
-	svc, err := pricing.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(svc)
-	defer srv.Close()
-	client := awspricing.NewFromConfig(aws.Config{
-		Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), HTTPClient: loopback.HTTPClient(),
-		Credentials: credentials.NewStaticCredentialsProvider("AKIDPRICING", "secret", ""),
-	})
+	client := serve(t)
 	term := func(field, value string) pricingtypes.Filter {
 		return pricingtypes.Filter{Type: pricingtypes.FilterTypeTermMatch, Field: aws.String(field), Value: aws.String(value)}
 	}
@@ -87,6 +79,12 @@ func TestGetProductsListsLinuxOnDemandPricesOfARegion(t *testing.T) {
 
 func getPrices(t *testing.T, client *awspricing.Client, filters ...pricingtypes.Filter) map[string]float64 {
 	t.Helper()
+	return getPricesBy(t, client, func(a map[string]string, _ string) string { return a["instanceType"] }, filters...)
+}
+
+// getPricesBy reads every matching product's USD price under key(attributes, unit).
+func getPricesBy(t *testing.T, client *awspricing.Client, key func(attrs map[string]string, unit string) string, filters ...pricingtypes.Filter) map[string]float64 {
+	t.Helper()
 	p := awspricing.NewGetProductsPaginator(client, &awspricing.GetProductsInput{
 		ServiceCode: aws.String("AmazonEC2"), FormatVersion: aws.String("aws_v1"), Filters: filters,
 	})
@@ -107,10 +105,58 @@ func getPrices(t *testing.T, client *awspricing.Client, filters ...pricingtypes.
 					if err != nil {
 						t.Fatal(err)
 					}
-					prices[doc.Product.Attributes["instanceType"]] = f
+					prices[key(doc.Product.Attributes, dim.Unit)] = f
 				}
 			}
 		}
 	}
 	return prices
+}
+
+func TestGetProductsListsEBSVolumePrices(t *testing.T) {
+	client := serve(t)
+	filter := func(typ pricingtypes.FilterType, field, value string) pricingtypes.Filter {
+		return pricingtypes.Filter{Type: typ, Field: aws.String(field), Value: aws.String(value)}
+	}
+	// One query for sizes, IOPS and throughput of every volume type.
+	got := getPricesBy(t, client, func(a map[string]string, unit string) string {
+		return a["volumeApiName"] + " " + unit
+	}, filter(pricingtypes.FilterTypeTermMatch, "regionCode", "us-west-2"),
+		filter(pricingtypes.FilterTypeAnyOf, "productFamily", "Storage,System Operation,Provisioned Throughput"))
+	want := map[string]float64{}
+	for api, vp := range catalog.MustLoad().VolumePrices("us-west-2") {
+		want[api+" GB-Mo"] = vp.GBMonth
+		if vp.IOPSMonth > 0 {
+			want[api+" IOPS-Mo"] = vp.IOPSMonth
+		}
+		if vp.MiBpsMonth > 0 {
+			want[api+" GiBps-mo"] = vp.MiBpsMonth * 1024
+		}
+	}
+	if len(want) < 7 || want["gp3 GB-Mo"] != 0.08 {
+		t.Fatalf("catalog volume prices %v: want at least gp3, gp2, io1 sizes", want)
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: %v, want %v", k, got[k], w)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d volume prices, want %d: %v", len(got), len(want), got)
+	}
+}
+
+// serve starts the simulated Pricing API and returns a client of it.
+func serve(t *testing.T) *awspricing.Client {
+	t.Helper()
+	svc, err := pricing.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(svc)
+	t.Cleanup(srv.Close)
+	return awspricing.NewFromConfig(aws.Config{
+		Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), HTTPClient: loopback.HTTPClient(),
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDPRICING", "secret", ""),
+	})
 }

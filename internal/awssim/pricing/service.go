@@ -1,6 +1,7 @@
 // Package pricing is the simulated AWS Price List Query API: GetProducts
 // (awsJson1_1, X-Amz-Target AWSPriceListService.GetProducts) over Linux
-// on-demand EC2 products built from the catalog, in the price-list document
+// on-demand EC2 instance and EBS volume products built from the catalog, in
+// the price-list document
 // shape the real API returns (each PriceList entry a JSON document string).
 package pricing
 

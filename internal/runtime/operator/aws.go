@@ -26,6 +26,7 @@ func (o *Operator) WithAWS() (*awsprovider.Provider, error) {
 		KubernetesVersionFunc:   awsprovider.DiscoverKubernetesVersion(o.Manager.GetConfig()),
 		VMMemoryOverheadPercent: s.VMMemoryOverheadPercent,
 		ReservedENIs:            s.ReservedENIs,
+		DisableReservedCapacity: !s.FeatureGates.Enabled("ReservedCapacity"),
 	})
 	if err != nil {
 		return nil, err

@@ -27,36 +27,35 @@ func randomSized(r *rand.Rand, name string, opts ...podOpt) *corev1.Pod {
 	return mkPod(name, benchCPU[r.Intn(len(benchCPU))], benchMem[r.Intn(len(benchMem))], opts...)
 }
 
-// diversePods: one fifth each generic, zonal spread (maxSkew 1,
-// DoNotSchedule), hostname spread, zonal self affinity, hostname self
-// anti-affinity.
+// diversePods follows Karpenter's benchmark generator (makeDiversePods)
+// kind for kind, with one RNG drawn in the same order: a fifth each of
+// generic pods, zonal spread and hostname spread (maxSkew 1, DoNotSchedule,
+// the pod's label and the spread's selector drawn independently from seven
+// values, so a spread need not select its own pod), zonal self affinity over
+// seven label values, and hostname anti-affinity among all "app: nginx"
+// pods; the remainder is generic.
 func diversePods(n int, r *rand.Rand) []*corev1.Pod {
-	kinds := []func(i int) *corev1.Pod{
-		func(i int) *corev1.Pod {
-			return randomSized(r, fmt.Sprintf("generic-%d", i), withLabels("app", "generic"))
-		},
-		func(i int) *corev1.Pod {
-			return randomSized(r, fmt.Sprintf("spread-zone-%d", i), withLabels("app", "spread-zone"), withSpread(labelZone, 1, corev1.DoNotSchedule, "app", "spread-zone"))
-		},
-		func(i int) *corev1.Pod {
-			return randomSized(r, fmt.Sprintf("spread-host-%d", i), withLabels("app", "spread-host"), withSpread(labelHostname, 1, corev1.DoNotSchedule, "app", "spread-host"))
-		},
-		func(i int) *corev1.Pod {
-			return randomSized(r, fmt.Sprintf("affinity-zone-%d", i), withLabels("app", "affinity-zone"), withPodAffinity(term(labelZone, "app", "affinity-zone")))
-		},
-		func(i int) *corev1.Pod {
-			return randomSized(r, fmt.Sprintf("anti-host-%d", i), withLabels("app", "anti-host"), withAntiAffinity(term(labelHostname, "app", "anti-host")))
-		},
+	value := func() string { return string(rune('a' + r.Intn(7))) }
+	per := n / 5
+	var out []*corev1.Pod
+	for i := 0; i < per; i++ {
+		out = append(out, randomSized(r, fmt.Sprintf("generic-%d", i), withLabels("my-label", value())))
 	}
-	out := make([]*corev1.Pod, 0, n)
-	for k, make := range kinds {
-		count := n / len(kinds)
-		if k < n%len(kinds) {
-			count++
+	for _, key := range []string{labelZone, labelHostname} {
+		for i := 0; i < per; i++ {
+			own, sel := value(), value()
+			out = append(out, randomSized(r, fmt.Sprintf("spread-%s-%d", key, i), withLabels("my-label", own), withSpread(key, 1, corev1.DoNotSchedule, "my-label", sel)))
 		}
-		for i := 0; i < count; i++ {
-			out = append(out, make(i))
-		}
+	}
+	for i := 0; i < per; i++ {
+		v := value()
+		out = append(out, randomSized(r, fmt.Sprintf("affinity-%d", i), withLabels("my-affininity", v), withPodAffinity(term(labelZone, "my-affininity", v))))
+	}
+	for i := 0; i < per; i++ {
+		out = append(out, randomSized(r, fmt.Sprintf("anti-%d", i), withLabels("app", "nginx"), withAntiAffinity(term(labelHostname, "app", "nginx"))))
+	}
+	for i := len(out); i < n; i++ {
+		out = append(out, randomSized(r, fmt.Sprintf("generic-%d", i), withLabels("my-label", value())))
 	}
 	return out
 }
@@ -154,7 +153,7 @@ func runBench(b *testing.B, build func() Input, lpBound bool) {
 
 func BenchmarkDiverse(b *testing.B) {
 	its := catalogFixture(b)
-	for _, n := range []int{100, 1000, 5000, 20000} {
+	for _, n := range []int{100, 1000, 5000, 20000, 50000} {
 		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
 			runBench(b, func() Input {
 				return Input{NodePools: []*NodePool{benchPool(its)}, Pods: diversePods(n, rand.New(rand.NewSource(42)))}
@@ -170,6 +169,41 @@ func BenchmarkGeneric(b *testing.B) {
 			runBench(b, func() Input {
 				return Input{NodePools: []*NodePool{benchPool(its)}, Pods: genericPods(n, rand.New(rand.NewSource(42)))}
 			}, true)
+		})
+	}
+}
+
+// rootVolumeHourly is what the default 20 GiB gp3 root volume of an AL2023
+// node costs per hour at us-east-1's list price ($0.08 per GB-month, 730
+// hours a month): the cloud provider adds it to every offering's price.
+const rootVolumeHourly = 20 * 0.08 / 730
+
+// withPerNodeCost returns copies of its whose offerings cost perNode more.
+func withPerNodeCost(its []*InstanceType, perNode float64) []*InstanceType {
+	out := make([]*InstanceType, 0, len(its))
+	for _, it := range its {
+		cp := *it
+		cp.Offerings = make([]Offering, len(it.Offerings))
+		for i, o := range it.Offerings {
+			o.Price += perNode
+			cp.Offerings[i] = o
+		}
+		out = append(out, &cp)
+	}
+	return out
+}
+
+// BenchmarkGenericRootVolume is Generic with each node's root volume in its
+// price, as the AWS cloud provider prices offerings: $/h is the bill
+// (instances and volumes), to compare with Generic's $/h plus its nodes ×
+// rootVolumeHourly.
+func BenchmarkGenericRootVolume(b *testing.B) {
+	its := withPerNodeCost(catalogFixture(b), rootVolumeHourly)
+	for _, n := range []int{1000, 5000} {
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+			runBench(b, func() Input {
+				return Input{NodePools: []*NodePool{benchPool(its)}, Pods: genericPods(n, rand.New(rand.NewSource(42)))}
+			}, false)
 		})
 	}
 }

@@ -27,6 +27,13 @@ type bin struct {
 	target    int
 	used      []int64
 	relaxedMV bool
+	ceil      []int64 // see claimCeiling
+	// zoneBlocked: zones whose room index leaves this claim out.
+	zoneBlocked []bool
+	// reservation is the capacity reservation the claim launches into
+	// (one instance of it taken this pass), in reservedSlot; "" for none.
+	reservation  string
+	reservedSlot int
 }
 
 type classCount struct {
@@ -35,6 +42,8 @@ type classCount struct {
 }
 
 func (s *solver) buildBins() {
+	s.room = newRoomIndex(len(s.res.names))
+	s.buildZoneRooms()
 	nodes := append([]*Node(nil), s.in.Nodes...)
 	sort.SliceStable(nodes, func(i, j int) bool {
 		if nodes[i].Initialized != nodes[j].Initialized {
@@ -53,6 +62,7 @@ func (s *solver) buildBins() {
 			b.ports = append(b.ports, podHostPorts(p)...)
 		}
 		s.bins = append(s.bins, b)
+		s.indexRoom(b)
 	}
 	for _, n := range nodes {
 		add(n, TargetNode)

@@ -308,5 +308,43 @@ func TestSpreadCases(t *testing.T) {
 			r.claims(t, 0)
 			expectCounts(t, r.zoneCounts(t, names("web", 3)...), map[string]int{"z1": 1, "z2": 1, "z3": 1})
 		}},
+		{"pods a placed hostname spread selects stay off its node beyond maxSkew", func() Input {
+			// The guard is placed first (larger); had the web pods joined
+			// its node, kube-scheduler binding the guard last would refuse it.
+			guard := mkPod("guard", "2", "2Gi", withSpread(labelHostname, 1, corev1.DoNotSchedule, "app", "web"))
+			in := stdInput(append([]*corev1.Pod{guard}, web(4)...)...)
+			in.Nodes = []*Node{mkNode("node-1", 8, 16, map[string]string{labelZone: "z1"})}
+			return in
+		}, func(t *testing.T, r *result) {
+			on := 0
+			for _, p := range names("web", 4) {
+				if r.target(p) == r.target("guard") {
+					on++
+				}
+			}
+			if on > 1 {
+				t.Errorf("%d web pods share the guard's node, want at most 1 (maxSkew)", on)
+			}
+		}},
+		{"pods a placed zonal spread selects keep its zone within maxSkew", func() Input {
+			// Existing nodes with room in every zone; first-fit alone would
+			// put all web pods in z1, next to the guard spreading over them.
+			guard := mkPod("guard", "2", "2Gi", withSpread(labelZone, 1, corev1.DoNotSchedule, "app", "web"))
+			in := stdInput(append([]*corev1.Pod{guard}, web(6)...)...)
+			for _, z := range []string{"z1", "z2", "z3"} {
+				in.Nodes = append(in.Nodes, mkNode("node-"+z, 16, 32, map[string]string{labelZone: z}))
+			}
+			return in
+		}, func(t *testing.T, r *result) {
+			c := r.zoneCounts(t, names("web", 6)...)
+			g := r.zoneOf(t, "guard")
+			lo := 6
+			for _, z := range []string{"z1", "z2", "z3"} {
+				lo = min(lo, c[z])
+			}
+			if c[g]-lo > 1 {
+				t.Errorf("web pods per zone %v with the guard in %s: skew %d exceeds 1", c, g, c[g]-lo)
+			}
+		}},
 	})
 }

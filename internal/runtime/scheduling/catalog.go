@@ -41,7 +41,7 @@ type compiledReqs struct {
 	slots uint64
 }
 
-func newCatalog(pools []*NodePool, res *resources) (*catalog, error) {
+func newCatalog(pools []*NodePool, res *resources, rsv *reservations) (*catalog, error) {
 	c := &catalog{index: map[*InstanceType]int{}, labels: map[string]*labelIndex{}, zoneIdx: map[string]int{}, ctIdx: map[string]int{}, compiled: map[int]compiledReqs{}}
 	zones, cts := map[string]bool{}, map[string]bool{}
 	for _, p := range pools {
@@ -82,6 +82,12 @@ func newCatalog(pools []*NodePool, res *resources) (*catalog, error) {
 				continue
 			}
 			s := c.slot(o.Zone, o.CapacityType)
+			if o.Reserved() && o.ReservationID != "" {
+				rsv.add(i, s, o)
+				if o.ReservationCapacity <= 0 {
+					continue // full: nothing to buy this pass
+				}
+			}
 			c.offer[i] |= 1 << s
 			c.price[i][s] = min(c.price[i][s], o.Price)
 		}

@@ -37,7 +37,8 @@ func (s *solver) openClaim(c *class, reqID, n, sizeFor int) (int, []string) {
 		}
 		s.addClaim(b)
 		s.commit(c, b, k, st)
-		s.promiseFill(c, ps, target, perClaim)
+		s.reserve(b)
+		s.promiseFill(c, ps, b.target, perClaim)
 		return k, nil
 	}
 	return 0, reasons
@@ -78,6 +79,8 @@ func (s *solver) addClaim(b *bin) {
 	ps.nodesLeft--
 	s.bins = append(s.bins, b)
 	s.claims = append(s.claims, b)
+	s.claimCeiling(b)
+	s.indexRoom(b)
 }
 
 // canOpen checks whether ps can launch a node for c and returns the
@@ -107,12 +110,12 @@ func (s *solver) canOpen(c *class, ps *poolState, reqID int) (int, bitset, bool,
 		return 0, nil, false, fmt.Errorf("no instance type satisfies requirements %s with an available offering", s.table.sets[nr])
 	}
 	types := newBitset(len(s.cat.types))
-	fitsOne, withinLimits := false, false
+	anyFits, withinLimits := false, false
 	compat.each(func(t int) {
-		if fitCount(ps.allocD[t], c.req) < 1 {
+		if !fitsOne(ps.allocD[t], c.req) {
 			return
 		}
-		fitsOne = true
+		anyFits = true
 		if !ps.withinLimits(s.cat.capv[t]) {
 			return
 		}
@@ -120,7 +123,7 @@ func (s *solver) canOpen(c *class, ps *poolState, reqID int) (int, bitset, bool,
 		types.set(t)
 	})
 	switch {
-	case !fitsOne:
+	case !anyFits:
 		return 0, nil, false, fmt.Errorf("no instance type has room for requests %s plus daemonset overhead", resourceSummary(s, c.req))
 	case !withinLimits:
 		return 0, nil, false, fmt.Errorf("limits exceeded: every fitting instance type would exceed the remaining limits")
@@ -185,8 +188,20 @@ func (s *solver) typeValues(t int, key string) []string {
 // finalizeClaim lists the claim's options cheapest first, truncated to
 // MaxInstanceTypes while keeping minValues.
 func (s *solver) finalizeClaim(b *bin) *NewClaim {
+	if b.reservation != "" {
+		if claim, ok := s.finalizeReserved(b); ok {
+			return claim
+		}
+	}
 	reqs := s.table.sets[b.reqID]
 	slots := s.cat.compile(b.reqID, reqs).slots
+	if s.countsReservations(slots) {
+		// Only claims that took an instance of a reservation may launch
+		// into one: the rest would overrun what the pass counted.
+		if r, sl := s.withoutReserved(reqs, slots); !math.IsInf(s.cat.cheapest(b.target, sl), 1) {
+			reqs, slots = r, sl
+		}
+	}
 	zero := make([]int64, len(b.used))
 	// Without minValues the cheapest MaxInstanceTypes fitting types are the
 	// answer, so the scan can stop there.
@@ -262,7 +277,7 @@ func (s *solver) offeringsIn(t int, slots uint64) []Offering {
 	}
 	var out []Offering
 	for _, o := range s.cat.types[t].Offerings {
-		if o.Available && slots&(1<<s.cat.slot(o.Zone, o.CapacityType)) != 0 {
+		if s.usable(o) && slots&(1<<s.cat.slot(o.Zone, o.CapacityType)) != 0 {
 			out = append(out, o)
 		}
 	}

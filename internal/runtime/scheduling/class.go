@@ -16,10 +16,17 @@ import (
 // requests, scheduling constraints, volume topology and owner. Relaxing a
 // preference changes the class's constraint state for all its pods at once.
 type class struct {
-	pods   []*corev1.Pod // still to place, in queue order
+	// Fields the fill simulation reads for every class it visits come
+	// first, so that a visit touches one cache line.
+	pods      []*corev1.Pod // still to place, in queue order
+	req       []int64
+	promised  int      // pods expected to fill claims sized with them in mind
+	freshCap  int      // pods per fresh node
+	poolTypes []bitset // compatible types by pool index
+	poolKnown []bool
+
 	ns     string
 	labels map[string]string
-	req    []int64
 	ports  []hostPort
 
 	tolerations   []corev1.Toleration
@@ -35,18 +42,14 @@ type class struct {
 	softSpreads   []*topoGroup // ScheduleAnyway
 	selectedBy    []*topoGroup // groups whose selector matches these pods
 	requiredAntis []*topoGroup // anti groups recording where these pods are (inverse anti-affinity)
+	heldBy        []*topoGroup // DoNotSchedule spread groups that select these pods (inverse spread)
+	looseHeld     bool         // relaxed: heldBy no longer bounds where these pods go
 	relaxed       []string
 
 	// strictID: pod requirements (for spread node filters); reqID adds the
 	// volume topology and is what nodes and claims must satisfy.
 	strictID, reqID int
 	lastErr         error
-
-	// Sizing caches: pods per fresh node and compatible types per pool.
-	freshCap  int
-	poolTypes []bitset // by pool index
-	poolKnown []bool
-	promised  int // pods expected to fill claims sized with them in mind
 
 	actAff, actAnti, actSpread []*topoGroup
 	hostTopo                   bool // some active group is keyed by hostname

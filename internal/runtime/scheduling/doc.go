@@ -14,6 +14,9 @@
 // in-flight claims, then claims opened in this pass — with a cursor, since a
 // bin that cannot take more pods of a class never can later. What is left
 // opens new claims in the first NodePool (weight order) that can host it.
+// The scan skips bins without room through a segment tree of per-resource
+// room maxima (room.go; one more per zone for zone-pinned classes), so its
+// cost follows the bins that can take a pod, not all bins.
 // Classes whose zone-like topology decides a domain per pod (spread on a
 // non-hostname key, zonal self anti-affinity) are placed pod by pod against
 // per-domain cursors. A class that cannot be fully placed is relaxed one
@@ -35,6 +38,8 @@
 //
 // A new claim is sized for one instance type (see chooseTarget): the type
 // whose simulated fill with the pending pods is worth the most per dollar.
+// The simulation walks the queue in runs of classes with equal requests and
+// skips a run that no longer fits with one check.
 // Pods are admitted while they fit that type; a claim outgrows it only when
 // its NodePool cannot open another node or pods must share the node
 // (hostname affinity). The final claim lists every compatible type that
@@ -47,6 +52,11 @@
 //     or a claim whose requirements allow exactly one value); a claim whose
 //     zone narrows later is counted then. Anti-affinity counts undecided pods
 //     in every possible domain.
+//   - Plans hold in any binding order: a pod placed into a domain where a
+//     DoNotSchedule spread selecting it is already placed may not push that
+//     spread past maxSkew (inversespread.go), as kube-scheduler would refuse
+//     the spread's pod were it bound last. A class that no domain admits
+//     under this rule is finally placed without it.
 //   - Hostname spread assumes a fresh node can always be added, so the
 //     global minimum is 0 and each node takes at most maxSkew matching pods.
 //   - NodePool limits reserve the sized type's capacity per claim; options

@@ -42,7 +42,7 @@ func (s *solver) buildTopology(classes []*class) {
 	keys := map[string]bool{}
 	for _, g := range s.topo.list {
 		if g.kind == kindSpread && !g.hostname {
-			g.eligible = s.eligibleDomains(g)
+			g.eligible, g.minKnown = s.eligibleDomains(g), false
 		}
 		if !g.hostname && g.kind != kindAnti {
 			keys[g.key] = true
@@ -65,6 +65,9 @@ func (s *solver) buildTopology(classes []*class) {
 				continue
 			}
 			c.selectedBy = append(c.selectedBy, g)
+			if g.kind == kindSpread && g.hard {
+				c.heldBy = append(c.heldBy, g)
+			}
 			if g.kind == kindAnti {
 				s.inverse[c] = append(s.inverse[c], g)
 				c.hostInverse = c.hostInverse || g.hostname

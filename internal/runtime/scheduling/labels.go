@@ -15,6 +15,8 @@ const (
 	labelArch         = "kubernetes.io/arch"
 	labelOS           = "kubernetes.io/os"
 	labelWindowsBuild = "node.kubernetes.io/windows-build"
+	// labelReservationID names the capacity reservation of a reserved node.
+	labelReservationID = "karpenter.k8s.aws/capacity-reservation-id"
 )
 
 // defaultWellKnown are the labels a pod may require without a NodePool

@@ -98,6 +98,9 @@ func (s *solver) packGroup(ps *poolState, reqID int, cls []*class) {
 		}
 	}
 	slots := s.cat.compile(nr, s.table.sets[nr]).slots
+	if s.countsReservations(slots) {
+		return // claims take reservations one by one in the queue
+	}
 	cands := s.patternTypes(ps, types, slots)
 	if len(cands) == 0 {
 		return

@@ -104,7 +104,7 @@ func (s *solver) perDomainGroups(c *class) []*topoGroup {
 	for _, g := range anti {
 		if !g.hostname && g.self(c) {
 			if g.eligible == nil {
-				g.eligible = s.eligibleDomains(g)
+				g.eligible, g.minKnown = s.eligibleDomains(g), false
 			}
 			out = append(out, g)
 		}
@@ -122,7 +122,7 @@ func (s *solver) domainChoice(c *class, groups []*topoGroup, failed map[*topoGro
 		best, bestCount := "", math.MaxInt
 		if g.kind == kindAnti {
 			for _, d := range g.eligible {
-				if g.counts[d] == 0 && g.everywhere == 0 && strict.Get(g.key).Has(d) && !failed[g][d] {
+				if g.counts[d] == 0 && g.everywhere == 0 && strict.Get(g.key).Has(d) && !failed[g][d] && s.heldOpen(c, g.key, d) {
 					best = d
 					break
 				}
@@ -140,7 +140,7 @@ func (s *solver) domainChoice(c *class, groups []*topoGroup, failed map[*topoGro
 		lo := g.spreadMin()
 		for _, d := range g.eligible {
 			n := g.counts[d]
-			if n+inc-lo > g.maxSkew || failed[g][d] || !strict.Get(g.key).Has(d) {
+			if n+inc-lo > g.maxSkew || failed[g][d] || !strict.Get(g.key).Has(d) || !s.heldOpen(c, g.key, d) {
 				continue
 			}
 			if n < bestCount {
@@ -225,7 +225,7 @@ func occupied(m map[string]int) []string {
 
 func (s *solver) bootstrapDomain(c *class, g *topoGroup) string {
 	if g.eligible == nil {
-		g.eligible = s.eligibleDomains(g)
+		g.eligible, g.minKnown = s.eligibleDomains(g), false
 	}
 	strict := s.table.sets[c.reqID]
 	for _, d := range g.eligible {
@@ -248,6 +248,7 @@ type placer struct {
 	// sizeFor is how many pods of the class a new claim is sized for when
 	// more will follow than place is asked for at once.
 	sizeFor int
+	rooms   *roomIndex
 }
 
 func (s *solver) newPlacer(c *class, extra requirements.Requirements) *placer {
@@ -255,7 +256,7 @@ func (s *solver) newPlacer(c *class, extra requirements.Requirements) *placer {
 	if len(extra) > 0 {
 		id = s.table.intern(s.table.sets[c.reqID].Intersect(extra))
 	}
-	return &placer{s: s, c: c, reqID: id}
+	return &placer{s: s, c: c, reqID: id, rooms: s.roomsFor(c, id)}
 }
 
 func (p *placer) err() error {
@@ -268,8 +269,16 @@ func (p *placer) err() error {
 func (p *placer) place(n int) int {
 	s := p.s
 	placed := 0
+	// Classes that may make a claim outgrow its type do not trust the
+	// room index's ceilings.
+	indexed := !p.c.sharesHost()
 	for placed < n {
 		for p.cursor < len(s.bins) {
+			if indexed {
+				if p.cursor = p.rooms.next(p.cursor, p.c.req); p.cursor >= len(s.bins) {
+					break
+				}
+			}
 			b := s.bins[p.cursor]
 			k, st := s.admit(p.c, b, p.reqID, n-placed)
 			if k > 0 {
@@ -320,24 +329,36 @@ func (s *solver) admit(c *class, b *bin, reqID, n int) (int, admitState) {
 		if !ok || c.tolerates(b.taints) != nil {
 			return 0, st
 		}
-		return min(n, fitCount(b.free, c.req)), st
+		return min(n, fitCount(b.free, c.req), s.spreadCap(c, b, -1)), st
 	}
 	if c.tolerates(b.pool.pool.Taints) != nil {
 		return 0, st
 	}
 	nr := s.table.combine(b.reqID, reqID)
-	if nr < 0 {
+	if nr < 0 || (b.reservation != "" && nr != b.reqID) {
+		// A reserved claim keeps the type, zone and requirements its
+		// reservation was taken for.
 		return 0, st
+	}
+	if n = min(n, s.spreadCap(c, b, nr)); n <= 0 {
+		return 0, st
+	}
+	narrow := s.cat.compile(nr, s.table.sets[nr]).types
+	free := s.scratch()
+	k := 0
+	keepsTarget := b.types.has(b.target) && narrow.has(b.target)
+	if keepsTarget {
+		// Most refusals end here: the sized type is full and the claim
+		// may not grow; no need to build the narrowed type set.
+		if k = s.claimFit(b, b.target, c, free); k == 0 && !s.mustGrow(c, b) {
+			return 0, st
+		}
 	}
 	st.reqID, st.types, st.target = nr, b.types, b.target
 	if nr != b.reqID {
-		st.types = b.types.and(s.cat.compile(nr, s.table.sets[nr]).types)
+		st.types = b.types.and(narrow)
 	}
-	free := s.scratch()
-	k := 0
-	if st.types.has(b.target) {
-		k = s.claimFit(b, b.target, c, free)
-	} else {
+	if !keepsTarget {
 		// The narrowed requirements exclude the sized type; allow another
 		// type no pricier than it.
 		slots := s.cat.compile(nr, s.table.sets[nr]).slots
@@ -352,7 +373,7 @@ func (s *solver) admit(c *class, b *bin, reqID, n int) (int, admitState) {
 			}
 		})
 	}
-	if k < n && st.target >= 0 && s.mustGrow(c, b) {
+	if k < n && st.target >= 0 && b.reservation == "" && s.mustGrow(c, b) {
 		k, st.target = s.grow(b, st, c, n, k)
 	}
 	k = min(k, n)
@@ -375,8 +396,13 @@ func (s *solver) mustGrow(c *class, b *bin) bool {
 			return true
 		}
 	}
-	aff, _, _ := c.active()
-	for _, g := range aff {
+	return c.sharesHost()
+}
+
+// sharesHost reports whether c has hostname-keyed pod affinity: its pods
+// must share a node with matching pods.
+func (c *class) sharesHost() bool {
+	for _, g := range c.actAff {
 		if g.hostname {
 			return true
 		}
@@ -504,6 +530,7 @@ func (s *solver) commit(c *class, b *bin, k int, st admitState) {
 	for i, q := range c.req {
 		s.remaining[i] -= int64(k) * q
 	}
+	oldTarget, oldReq := b.target, b.reqID
 	if b.kind == TargetNewClaim {
 		if st.target != b.target {
 			// The reservation only ever grows: options larger than the new
@@ -549,6 +576,11 @@ func (s *solver) commit(c *class, b *bin, k int, st admitState) {
 	for _, g := range c.requiredAntis {
 		s.countOwner(g, b, k)
 	}
+	s.anchor(c, b, k)
+	if b.kind == TargetNewClaim && (st.target != oldTarget || st.reqID != oldReq) {
+		s.claimCeiling(b)
+	}
+	s.indexRoom(b)
 	if n := len(b.placed); n > 0 && b.placed[n-1].c == c {
 		b.placed[n-1].n += k
 	} else {
@@ -599,11 +631,11 @@ func (s *solver) countSelected(g *topoGroup, b *bin, k int) {
 	v, decided, possible, all := s.domainOf(b, g.key)
 	switch {
 	case decided:
-		g.counts[v] += k
+		s.addCount(g, v, k)
 		g.total += k
 	case g.kind == kindAnti:
 		for _, d := range possible {
-			g.counts[d] += k
+			s.addCount(g, d, k)
 		}
 		if all {
 			g.everywhere += k
@@ -637,7 +669,7 @@ func (s *solver) narrowed(b *bin, oldReq int) {
 		for _, pc := range b.placed {
 			for _, g := range pc.c.selectedBy {
 				if g.key == key && g.kind != kindAnti {
-					g.counts[v] += pc.n
+					s.addCount(g, v, pc.n)
 					g.total += pc.n
 				}
 			}

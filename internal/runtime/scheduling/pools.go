@@ -24,6 +24,7 @@ type poolState struct {
 	limited     []int
 	remaining   []int64
 	nodesLeft   int
+	nodeLimited bool // limits.nodes is set
 	minValues   []*requirements.Requirement
 }
 
@@ -99,6 +100,7 @@ func (s *solver) buildPools() {
 			used := p.Usage[name]
 			if name == "nodes" {
 				ps.nodesLeft = int(lim.Value() - used.Value())
+				ps.nodeLimited = true
 				continue
 			}
 			i, ok := s.res.index[name]

@@ -29,3 +29,18 @@ func (s *solver) relax(c *class) string {
 	}
 	return ""
 }
+
+// loosenHeld is the relaxation of last resort, once a whole queue cycle made
+// no progress: classes that other pods' spreads hold out of every domain
+// they could use are placed regardless (see inversespread.go).
+func (s *solver) loosenHeld(queue []*class) bool {
+	loosened := false
+	for _, c := range queue {
+		if len(c.heldBy) > 0 && !c.looseHeld {
+			c.looseHeld = true
+			c.relaxed = append(c.relaxed, "binding-order independence of other pods' topology spread")
+			loosened = true
+		}
+	}
+	return loosened
+}

@@ -14,6 +14,17 @@ import (
 // replace the container sum for the resources they set; in-place resizes
 // count at max(spec, allocated); pod overhead is added. Limits are ignored.
 func PodRequests(pod *corev1.Pod) corev1.ResourceList {
+	if len(pod.Spec.Containers) == 1 && len(pod.Spec.InitContainers) == 0 && len(pod.Status.ContainerStatuses) == 0 &&
+		pod.Spec.Resources == nil && len(pod.Spec.Overhead) == 0 {
+		// The common case, without the arithmetic: a copy of the one
+		// container's requests.
+		req := pod.Spec.Containers[0].Resources.Requests
+		out := make(corev1.ResourceList, len(req))
+		for name, q := range req {
+			out[name] = q.DeepCopy()
+		}
+		return out
+	}
 	out := corev1.ResourceList{}
 	var allocated map[string]corev1.ResourceList
 	for _, st := range pod.Status.ContainerStatuses {
@@ -182,6 +193,31 @@ func fitCount(free, req []int64) int {
 		}
 	}
 	return n
+}
+
+// fitUpTo is min(fitCount(free, req), k), skipping the divisions when all k
+// fit, as they mostly do when k is small.
+func fitUpTo(free, req []int64, k int) int {
+	if k <= 0 {
+		return 0
+	}
+	for i, q := range req {
+		if q > 0 && free[i] < int64(k)*q {
+			return min(fitCount(free, req), k)
+		}
+	}
+	return k
+}
+
+// fitsOne reports whether one pod of req fits in free: fitCount(free, req)
+// >= 1 without the divisions.
+func fitsOne(free, req []int64) bool {
+	for i, q := range req {
+		if q > 0 && free[i] < q {
+			return false
+		}
+	}
+	return true
 }
 
 // fitsIn reports used+add <= capacity in every dimension.

@@ -1,6 +1,9 @@
 package scheduling
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // Sizing new claims. A pod is worth its share of the demand still to place
 // (CPU share plus memory share). For each candidate instance type the solver
@@ -97,52 +100,100 @@ func (s *solver) promiseFill(c *class, ps *poolState, t, perClaim int) {
 // chosen claim's promise.
 func (s *solver) simulateFill(c *class, ps *poolState, t, perClaim int, free []int64, value func([]int64) float64) float64 {
 	copy(free, ps.allocD[t])
-	take := func(o *class, limit int) float64 {
-		avail := len(o.pods)
-		if o != c {
-			avail -= o.promised
-		}
-		k := min(fitCount(free, o.req), avail, limit)
-		if k <= 0 {
-			return 0
-		}
-		for i, q := range o.req {
-			free[i] -= int64(k) * q
-		}
-		if s.promise && o != c {
-			o.promised += k
-		}
-		// A small per-pod credit breaks ties towards holding more pods.
-		return float64(k) * (value(o.req) + 1e-12)
-	}
-	total := take(c, perClaim)
-	for _, o := range s.order {
+	total := s.take(c, c, free, perClaim, value)
+	for ri := range s.runs {
 		// Once no class's smallest request fits, nothing more will.
 		if free[resPods] < 1 || free[resCPU] < s.minReq[resCPU] || free[resMemory] < s.minReq[resMemory] {
 			break
 		}
-		if o == c || len(o.pods) == 0 || !s.classFits(o, ps, t) {
+		r := &s.runs[ri]
+		if !fitsOne(free, r.req) {
 			continue
 		}
-		total += take(o, o.freshCap)
+		live := r.classes[:0]
+		for i, o := range r.classes {
+			if len(o.pods) == 0 {
+				continue
+			}
+			live = append(live, o)
+			if o == c || len(o.pods) <= o.promised || !s.classFits(o, ps, t) {
+				continue
+			}
+			total += s.take(c, o, free, o.freshCap, value)
+			if !fitsOne(free, r.req) {
+				live = append(live, r.classes[i+1:]...)
+				break
+			}
+		}
+		// Placed classes drop out of their run for good: pods are never
+		// returned to a class.
+		r.classes = live
 	}
 	return total
 }
 
+// take fills free with up to limit pods of o in a fill simulation for c and
+// returns their value.
+func (s *solver) take(c, o *class, free []int64, limit int, value func([]int64) float64) float64 {
+	avail := len(o.pods)
+	if o != c {
+		avail -= o.promised
+	}
+	k := fitUpTo(free, o.req, min(avail, limit))
+	if k <= 0 {
+		return 0
+	}
+	for i, q := range o.req {
+		free[i] -= int64(k) * q
+	}
+	if s.promise && o != c {
+		o.promised += k
+	}
+	// A small per-pod credit breaks ties towards holding more pods.
+	return float64(k) * (value(o.req) + 1e-12)
+}
+
+// classRun is a maximal stretch of the queue order whose classes request the
+// same resources: once a node cannot fit one of them, it fits none.
+type classRun struct {
+	req     []int64
+	classes []*class
+}
+
+// buildRuns splits the queue order into runs of equal requests, so a fill
+// simulation skips a whole run with one check instead of visiting every
+// class: with many small classes that is what keeps sizing linear.
+func buildRuns(order []*class) []classRun {
+	var runs []classRun
+	for _, c := range order {
+		if n := len(runs); n > 0 && slices.Equal(runs[n-1].req, c.req) {
+			runs[n-1].classes = append(runs[n-1].classes, c)
+			continue
+		}
+		runs = append(runs, classRun{req: c.req, classes: []*class{c}})
+	}
+	return runs
+}
+
 // classFits reports whether pods of o could go on a node of type t from ps.
 func (s *solver) classFits(o *class, ps *poolState, t int) bool {
+	if o.poolKnown == nil || !o.poolKnown[ps.index] {
+		s.learnPoolTypes(o, ps)
+	}
+	bs := o.poolTypes[ps.index]
+	return bs != nil && bs.has(t)
+}
+
+// learnPoolTypes caches which of ps's types can run pods of o.
+func (s *solver) learnPoolTypes(o *class, ps *poolState) {
 	if o.poolTypes == nil {
 		o.poolTypes = make([]bitset, len(s.pools))
 		o.poolKnown = make([]bool, len(s.pools))
 	}
-	if !o.poolKnown[ps.index] {
-		o.poolKnown[ps.index] = true
-		if o.tolerates(ps.pool.Taints) == nil {
-			if nr := s.table.combine(ps.reqID, o.reqID); nr >= 0 {
-				o.poolTypes[ps.index] = s.cat.compile(nr, s.table.sets[nr]).types
-			}
+	o.poolKnown[ps.index] = true
+	if o.tolerates(ps.pool.Taints) == nil {
+		if nr := s.table.combine(ps.reqID, o.reqID); nr >= 0 {
+			o.poolTypes[ps.index] = s.cat.compile(nr, s.table.sets[nr]).types
 		}
 	}
-	bs := o.poolTypes[ps.index]
-	return bs != nil && bs.has(t)
 }

@@ -27,12 +27,21 @@ type solver struct {
 	plan      *Plan
 	hasPNS    bool
 	order     []*class // classes in queue order, for sizing lookahead
+	runs      []classRun
+	room      *roomIndex
+	zoneRooms []*roomIndex // by catalog zone index; see buildZoneRooms
+	zoneMasks map[int]uint64
+	noRoom    []int64
+	singles   map[singleKey]singleVal
+	pendBuf   []groupCount
 	cands     []sizingCand
 	buf       []int64
 	promise   bool
 	byPrice   map[string][]int
 	offerings map[offerKey][]Offering
 	minReq    []int64 // smallest request per resource over all classes
+	// reservations counts the capacity reservations' instances this pass.
+	reservations *reservations
 }
 
 // scratch is a reusable resource vector; callers must not keep it.
@@ -48,7 +57,7 @@ func (s *solver) scratch() []int64 {
 // be placed are reported in Plan.Errors.
 func Solve(in Input) (*Plan, error) {
 	s := &solver{in: in, opts: in.Options, res: newResources(), matches: map[[2]int]bool{}, inverse: map[*class][]*topoGroup{}, plan: &Plan{},
-		byPrice: map[string][]int{}, offerings: map[offerKey][]Offering{}}
+		byPrice: map[string][]int{}, offerings: map[offerKey][]Offering{}, singles: map[singleKey]singleVal{}, reservations: newReservations()}
 	if s.opts.MaxInstanceTypes <= 0 {
 		s.opts.MaxInstanceTypes = DefaultMaxInstanceTypes
 	}
@@ -57,7 +66,7 @@ func Solve(in Input) (*Plan, error) {
 	}
 	s.table = newReqTable(s.opts.WellKnownLabels)
 	s.topo = newTopology(in.NamespaceLabels)
-	cat, err := newCatalog(in.NodePools, s.res)
+	cat, err := newCatalog(in.NodePools, s.res, s.reservations)
 	if err != nil {
 		return nil, err
 	}
@@ -181,6 +190,7 @@ func (s *solver) run(classes []*class) {
 		return a.req[resMemory] > b.req[resMemory]
 	})
 	s.order = classes
+	s.runs = buildRuns(classes)
 	s.minReq = make([]int64, len(s.res.names))
 	for i := range s.minReq {
 		s.minReq[i] = math.MaxInt64
@@ -191,7 +201,13 @@ func (s *solver) run(classes []*class) {
 	s.packPatterns(classes)
 	queue := classes
 	stalled := 0
-	for len(queue) > 0 && stalled < len(queue) {
+	for len(queue) > 0 {
+		if stalled >= len(queue) {
+			if !s.loosenHeld(queue) {
+				break
+			}
+			stalled = 0
+		}
 		c := queue[0]
 		queue = queue[1:]
 		placed := s.placeClass(c)

@@ -47,6 +47,16 @@ type topoGroup struct {
 	// treats them as present in every domain.
 	everywhere int
 	owners     map[string]int // anti-affinity: pods carrying the term, per domain
+	// hard: some class carries this spread as DoNotSchedule; anchored
+	// counts the pods placed in this pass that carry it, per domain.
+	hard     bool
+	anchored map[string]int
+	keyID    int // small id of key, for caches
+	// waiting: claims kept out of a zone's room index until min rises.
+	waiting []zoneWait
+	// min caches spreadMin until counts change.
+	min      int
+	minKnown bool
 }
 
 func (g *topoGroup) selects(ns string, lbls map[string]string) bool {
@@ -58,21 +68,26 @@ func (g *topoGroup) selects(ns string, lbls map[string]string) bool {
 
 // topology builds and indexes the groups of every class.
 type topology struct {
+	keyIDs map[string]int
 	groups map[string]*topoGroup
 	list   []*topoGroup
 	nsLbls map[string]map[string]string
 }
 
 func newTopology(nsLabels map[string]map[string]string) *topology {
-	return &topology{groups: map[string]*topoGroup{}, nsLbls: nsLabels}
+	return &topology{keyIDs: map[string]int{}, groups: map[string]*topoGroup{}, nsLbls: nsLabels}
 }
 
 func (t *topology) intern(g *topoGroup, sig string) *topoGroup {
 	if cur, ok := t.groups[sig]; ok {
 		return cur
 	}
-	g.counts, g.owners, g.desc = map[string]int{}, map[string]int{}, sig
+	g.counts, g.owners, g.anchored, g.desc = map[string]int{}, map[string]int{}, map[string]int{}, sig
 	g.hostname = g.key == labelHostname
+	if _, ok := t.keyIDs[g.key]; !ok {
+		t.keyIDs[g.key] = len(t.keyIDs)
+	}
+	g.keyID = t.keyIDs[g.key]
 	t.groups[sig] = g
 	t.list = append(t.list, g)
 	return g
@@ -236,6 +251,7 @@ func (t *topology) attach(c *class, pod *corev1.Pod, ignorePreferences bool) err
 		if tsc.WhenUnsatisfiable == corev1.ScheduleAnyway {
 			c.softSpreads = append(c.softSpreads, g)
 		} else {
+			g.hard = true
 			c.spreads = append(c.spreads, g)
 		}
 	}
@@ -268,6 +284,20 @@ func (g *topoGroup) self(c *class) bool { return g.selects(c.ns, c.labels) }
 // spreadMin is the global minimum used for skew: 0 while fewer domains than
 // minDomains are eligible.
 func (g *topoGroup) spreadMin() int {
+	if g.minKnown {
+		return g.min
+	}
+	g.min, g.minKnown = g.computeMin(), true
+	return g.min
+}
+
+// add counts k more selected pods in domain d.
+func (g *topoGroup) add(d string, k int) {
+	g.counts[d] += k
+	g.minKnown = false
+}
+
+func (g *topoGroup) computeMin() int {
 	if len(g.eligible) < g.minDomains {
 		return 0
 	}

@@ -20,7 +20,16 @@ type Offering struct {
 	CapacityType string
 	Price        float64
 	Available    bool
+	// ReservationID names the capacity reservation a reserved offering
+	// launches into; ReservationCapacity is how many more instances it
+	// holds (0: full, though healthy). Both are empty for other offerings.
+	ReservationID       string
+	ReservationCapacity int
 }
+
+// Reserved reports whether the offering launches into a capacity
+// reservation.
+func (o Offering) Reserved() bool { return o.CapacityType == CapacityTypeReserved }
 
 // InstanceType is one entry of the catalog.
 type InstanceType struct {

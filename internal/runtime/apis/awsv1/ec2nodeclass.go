@@ -23,8 +23,11 @@ type EC2NodeClassSpec struct {
 	// +kubebuilder:validation:MaxItems:=30
 	// +required
 	SecurityGroupSelectorTerms []SecurityGroupSelectorTerm `json:"securityGroupSelectorTerms" hash:"ignore"`
-	// CapacityReservationSelectorTerms select the capacity reservations
-	// offered as reserved capacity; open reservations are used only when selected.
+	// CapacityReservationSelectorTerms select the on-demand capacity
+	// reservations offered as reserved capacity (karpenter.sh/capacity-type
+	// reserved); open reservations are used only when selected. Selecting a
+	// capacity block or an interruptible reservation sets
+	// CapacityReservationsReady to False: launches do not target those yet.
 	// +kubebuilder:validation:XValidation:message="expected at least one, got none, ['tags', 'id', 'instanceMatchCriteria'] in each capacityReservationSelectorTerms entry",rule="self.all(x, has(x.tags) || has(x.id) || has(x.instanceMatchCriteria))"
 	// +kubebuilder:validation:XValidation:message="'id' is mutually exclusive, cannot be set along with other fields in a capacity reservation selector term",rule="!self.exists(x, has(x.id) && (has(x.tags) || has(x.ownerID) || has(x.instanceMatchCriteria)))"
 	// +kubebuilder:validation:MaxItems:=30

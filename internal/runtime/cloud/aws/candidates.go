@@ -37,7 +37,8 @@ func (c candidate) has(capacityType string) bool { return !math.IsInf(c.price(ca
 
 // compatible keeps the types whose labels meet the requirements and whose
 // allocatable fits the requests, each with its available offerings that
-// meet the zone and capacity-type requirements and have a subnet.
+// meet the zone, capacity-type and reservation requirements and have a
+// subnet; a reservation with no instance left offers nothing.
 func compatible(its []*scheduling.InstanceType, reqs requirements.Requirements, requests corev1.ResourceList, zoneIDs map[string]string) []candidate {
 	admit := instancetype.Admit(reqs)
 	var out []candidate
@@ -48,7 +49,8 @@ func compatible(its []*scheduling.InstanceType, reqs requirements.Requirements, 
 		c := candidate{it: it}
 		for _, o := range it.Offerings {
 			zoneID, ok := zoneIDs[o.Zone]
-			if o.Available && ok && admit.Offering(o, zoneID) {
+			full := o.CapacityType == v1.CapacityTypeReserved && o.ReservationCapacity <= 0
+			if o.Available && !full && ok && admit.Offering(o, zoneID) {
 				c.offerings = append(c.offerings, o)
 			}
 		}
@@ -200,4 +202,27 @@ func meetsMinValues(cands []candidate, reqs requirements.Requirements) bool {
 		}
 	}
 	return true
+}
+
+// oneReservation narrows reserved candidates to a single reservation, the
+// cheapest offering (most room on a tie): a launch targets one
+// reservation, so the launched instance's reservation is known.
+func oneReservation(cands []candidate) (candidate, scheduling.Offering, bool) {
+	var best candidate
+	var off scheduling.Offering
+	found := false
+	for _, c := range cands {
+		for _, o := range c.offerings {
+			if o.CapacityType != v1.CapacityTypeReserved || o.ReservationID == "" {
+				continue
+			}
+			if !found || o.Price < off.Price || (o.Price == off.Price && o.ReservationCapacity > off.ReservationCapacity) {
+				best, off, found = c, o, true
+			}
+		}
+	}
+	if !found {
+		return candidate{}, scheduling.Offering{}, false
+	}
+	return candidate{it: best.it, offerings: []scheduling.Offering{off}}, off, true
 }

@@ -65,13 +65,27 @@ func (p *Provider) Create(ctx context.Context, claim *v1.NodeClaim) (*v1.NodeCla
 		return nil, &cloud.InsufficientCapacityError{Err: fmt.Errorf("no available offering of %d instance types meets NodeClaim %s's requirements and requests", len(its), claim.Name)}
 	}
 	cands = cheapest(cands, ct, reqs, MaxInstanceTypes)
+	var reservationID string
+	if ct == v1.CapacityTypeReserved {
+		c, off, ok := oneReservation(cands)
+		if !ok {
+			return nil, &cloud.InsufficientCapacityError{Err: fmt.Errorf("no capacity reservation with room meets NodeClaim %s's requirements", claim.Name)}
+		}
+		cands, reservationID = []candidate{c}, off.ReservationID
+	}
 	if ct == v1.CapacityTypeOnDemand && reqs.Get(v1.CapacityTypeLabelKey).Has(v1.CapacityTypeSpot) && len(cands) < 5 {
 		log.FromContext(ctx).Info("launching on-demand although spot is allowed, with few instance types to choose from; widen the NodePool's requirements for more flexibility",
 			"nodeclaim", claim.Name, "instanceTypes", len(cands))
 	}
-	inst, images, err := p.launch(ctx, claim, nc, ct, cands, subnets)
+	inst, images, err := p.launch(ctx, claim, nc, ct, reservationID, cands, subnets)
 	if err != nil {
+		if reservationID != "" && cloud.IsInsufficientCapacity(err) {
+			p.reservations.MarkFull(reservationID)
+		}
 		return nil, err
+	}
+	if reservationID != "" {
+		p.reservations.MarkLaunched(reservationID)
 	}
 	p.subnets.Consume(inst.SubnetID)
 	var launched *scheduling.InstanceType
@@ -91,7 +105,7 @@ type launchGroup struct {
 	cands []candidate
 }
 
-func (p *Provider) launch(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, ct string, cands []candidate, subnets map[string]ec2types.Subnet) (*instance.Instance, map[string]string, error) {
+func (p *Provider) launch(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, ct, reservationID string, cands []candidate, subnets map[string]ec2types.Subnet) (*instance.Instance, map[string]string, error) {
 	groups := map[string]*launchGroup{}
 	images := map[string]string{}
 	for _, c := range cands {
@@ -113,7 +127,7 @@ func (p *Provider) launch(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC
 	}
 	sort.Strings(keys)
 	tags := p.tags(nc, claim)
-	req := instance.Request{CapacityType: ct, Tags: tags, Context: nc.Spec.Context}
+	req := instance.Request{CapacityType: ct, ReservationID: reservationID, Tags: tags, Context: nc.Spec.Context}
 	// Every template Ensure returns is held until the fleet returns, so
 	// garbage collection never deletes one a launch is using.
 	var held []string
@@ -125,7 +139,7 @@ func (p *Provider) launch(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC
 	var templates []string
 	for _, k := range keys {
 		g := groups[k]
-		cfg, err := p.templateConfig(claim, nc, g)
+		cfg, err := p.templateConfig(claim, nc, g, reservationID)
 		if err != nil {
 			return nil, nil, &cloud.CreateError{Reason: "LaunchTemplateConfigurationFailed", Err: err}
 		}
@@ -159,7 +173,7 @@ func (p *Provider) launch(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC
 			p.launchTemplates.Invalidate(name)
 		}
 		for i, k := range keys {
-			cfg, cfgErr := p.templateConfig(claim, nc, groups[k])
+			cfg, cfgErr := p.templateConfig(claim, nc, groups[k], reservationID)
 			if cfgErr == nil {
 				var name string
 				if name, cfgErr = p.launchTemplates.Ensure(ctx, cfg); cfgErr == nil {
@@ -203,8 +217,9 @@ func (p *Provider) ownershipTags(nc *awsv1.EC2NodeClass, nodePool string) map[st
 	}
 }
 
-// templateConfig is the launch configuration of a group of types.
-func (p *Provider) templateConfig(claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, g *launchGroup) (launchtemplate.Config, error) {
+// templateConfig is the launch configuration of a group of types, into
+// the capacity reservation reservationID when set.
+func (p *Provider) templateConfig(claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, g *launchGroup, reservationID string) (launchtemplate.Config, error) {
 	family := nc.AMIFamily()
 	kubelet := &awsv1.KubeletConfiguration{}
 	if nc.Spec.Kubelet != nil {
@@ -224,10 +239,7 @@ func (p *Provider) templateConfig(claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, g
 	if err != nil {
 		return launchtemplate.Config{}, fmt.Errorf("EC2NodeClass %s user data: %w", nc.Name, err)
 	}
-	bdms := nc.Spec.BlockDeviceMappings
-	if len(bdms) == 0 {
-		bdms = launchtemplate.DefaultBlockDeviceMappings(family)
-	}
+	bdms := launchtemplate.BlockDeviceMappings(nc)
 	groups := make([]string, 0, len(nc.Status.SecurityGroups))
 	for _, sg := range nc.Status.SecurityGroups {
 		groups = append(groups, sg.ID)
@@ -240,8 +252,9 @@ func (p *Provider) templateConfig(claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, g
 	return launchtemplate.Config{
 		NodeClass: nc.Name, AMIID: g.ami.ID, UserData: ud, SecurityGroupIDs: groups, BlockDeviceMappings: bdms,
 		MetadataOptions: nc.Spec.MetadataOptions, InstanceProfile: nc.Status.InstanceProfile, Tags: tags,
-		DetailedMonitoring: nc.Spec.DetailedMonitoring != nil && *nc.Spec.DetailedMonitoring,
-		AssociatePublicIP:  nc.Spec.AssociatePublicIPAddress,
+		DetailedMonitoring:    nc.Spec.DetailedMonitoring != nil && *nc.Spec.DetailedMonitoring,
+		AssociatePublicIP:     nc.Spec.AssociatePublicIPAddress,
+		CapacityReservationID: reservationID, ReservationsSelected: len(nc.Spec.CapacityReservationSelectorTerms) > 0,
 	}, nil
 }
 
@@ -314,6 +327,10 @@ func (p *Provider) hydrate(claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, inst *in
 	out.Labels[v1.CapacityTypeLabelKey] = inst.CapacityType
 	out.Labels[corev1.LabelInstanceTypeStable] = inst.Type
 	out.Labels[v1.LabelNodeClass] = nc.Name
+	if inst.ReservationID != "" {
+		out.Labels[v1.LabelCapacityReservationID] = inst.ReservationID
+		out.Labels[v1.LabelCapacityReservationType] = string(awsv1.CapacityReservationTypeDefault)
+	}
 	for _, s := range nc.Status.Subnets {
 		if s.Zone == inst.Zone && s.ZoneID != "" {
 			out.Labels[v1.LabelTopologyZoneID] = s.ZoneID

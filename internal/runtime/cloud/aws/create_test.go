@@ -9,10 +9,12 @@ import (
 
 	sdkaws "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/catalog"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
 	"github.com/joistdev/terraform-provider-joist/internal/testenv"
@@ -200,12 +202,7 @@ func TestCreateRejectsImpossibleRequests(t *testing.T) {
 
 func TestDeleteGetListRoundTrip(t *testing.T) {
 	ctx := testContext(t)
-	nc := readyNodeClass(t, prov, testenv.NodeClass("roundtrip", cluster, "al2023@latest"))
-	claim, err := prov.Create(ctx, testenv.NodeClaim("roundtrip-1", "general", nc.Name,
-		testenv.In(corev1.LabelInstanceTypeStable, "c5.large"), testenv.In(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, claim := launchC5(t, "roundtrip")
 	got, err := prov.Get(ctx, claim.Status.ProviderID)
 	if err != nil {
 		t.Fatal(err)
@@ -248,6 +245,37 @@ func TestDeleteGetListRoundTrip(t *testing.T) {
 	if err := prov.Delete(ctx, &v1.NodeClaim{}); !errors.As(err, &nf) {
 		t.Errorf("Delete of a claim never launched: %v, want NodeClaimNotFoundError", err)
 	}
+}
+
+// A node's and its claim's finalizers delete the instance at the same
+// time: together they make one TerminateInstances call, not one each.
+func TestConcurrentDeletesTerminateOnce(t *testing.T) {
+	ctx := testContext(t)
+	_, claim := launchC5(t, "together")
+	before := sim.Requests().Count("ec2", "TerminateInstances")
+	var g errgroup.Group
+	for range 4 {
+		g.Go(func() error { return prov.Delete(ctx, claim) })
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if got := sim.Requests().Count("ec2", "TerminateInstances") - before; got != 1 {
+		t.Errorf("4 concurrent Deletes made %d TerminateInstances calls, want 1", got)
+	}
+}
+
+// launchC5 readies a node class named name and launches an on-demand
+// c5.large for claim name-1 of pool general.
+func launchC5(t *testing.T, name string) (*awsv1.EC2NodeClass, *v1.NodeClaim) {
+	t.Helper()
+	nc := readyNodeClass(t, prov, testenv.NodeClass(name, cluster, "al2023@latest"))
+	claim, err := prov.Create(testContext(t), testenv.NodeClaim(name+"-1", "general", nc.Name,
+		testenv.In(corev1.LabelInstanceTypeStable, "c5.large"), testenv.In(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc, claim
 }
 
 func listed(t *testing.T, providerID string) bool {

@@ -7,17 +7,11 @@ import (
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
-	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
 
 func TestDriftOnNodeClassHashSubnetsAndSecurityGroups(t *testing.T) {
 	ctx := testContext(t)
-	nc := readyNodeClass(t, prov, testenv.NodeClass("drift", cluster, "al2023@latest"))
-	claim, err := prov.Create(ctx, testenv.NodeClaim("drift-1", "general", nc.Name,
-		testenv.In(corev1.LabelInstanceTypeStable, "c5.large"), testenv.In(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, claim := launchC5(t, "drift")
 	t.Cleanup(func() { _ = prov.Delete(ctx, claim) })
 	if reason, err := prov.IsDrifted(ctx, claim); err != nil || reason != "" {
 		t.Fatalf("fresh claim: %q, %v", reason, err)

@@ -32,6 +32,15 @@ func (p *Provider) Delete(ctx context.Context, claim *v1.NodeClaim) error {
 	if err != nil {
 		return &cloud.NodeClaimNotFoundError{Err: err}
 	}
+	// The node's and the claim's finalizers delete at the same time: they
+	// share one describe and one TerminateInstances.
+	_, err, _ = p.deleting.Do(id, func() (any, error) { return nil, p.terminate(ctx, claim, id) })
+	return err
+}
+
+// terminate terminates the instance id of claim unless it is not this
+// cluster's or already shutting down.
+func (p *Provider) terminate(ctx context.Context, claim *v1.NodeClaim, id string) error {
 	inst, err := p.instances.Get(ctx, id)
 	if err != nil {
 		return err
@@ -145,6 +154,9 @@ const (
 	DriftSubnet        cloud.DriftReason = "SubnetDrift"
 	DriftSecurityGroup cloud.DriftReason = "SecurityGroupDrift"
 	DriftNodeClass     cloud.DriftReason = "NodeClassDrift"
+	// DriftCapacityReservation: the instance runs in a reservation the
+	// node class no longer selects.
+	DriftCapacityReservation cloud.DriftReason = "CapacityReservationDrift"
 )
 
 // IsDrifted compares the claim's instance with its node class as resolved now.
@@ -170,7 +182,14 @@ func (p *Provider) IsDrifted(ctx context.Context, claim *v1.NodeClaim) (cloud.Dr
 		}
 		return "", err
 	}
-	return dynamicDrift(nc, inst, p.amisFor(nc, inst)), nil
+	if reason := dynamicDrift(nc, inst, p.amisFor(nc, inst)); reason != "" {
+		return reason, nil
+	}
+	if !p.settings.DisableReservedCapacity && inst.ReservationID != "" &&
+		!slices.ContainsFunc(nc.Status.CapacityReservations, func(cr awsv1.CapacityReservation) bool { return cr.ID == inst.ReservationID }) {
+		return DriftCapacityReservation, nil
+	}
+	return "", nil
 }
 
 // amisFor are the AMI IDs the node class would launch the instance's type with.

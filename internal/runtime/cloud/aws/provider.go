@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	awspricing "github.com/aws/aws-sdk-go-v2/service/pricing"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"golang.org/x/sync/singleflight"
 	"k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,6 +19,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/ami"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/cache"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/capacityreservation"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instance"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instanceprofile"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instancetype"
@@ -39,12 +41,14 @@ type Provider struct {
 	instanceTypes    *instancetype.Provider
 	subnets          *subnet.Provider
 	securityGroups   *securitygroup.Provider
+	reservations     *capacityreservation.Provider
 	amis             *ami.Provider
 	instanceProfiles *instanceprofile.Provider
 	launchTemplates  *launchtemplate.Provider
 	instances        *instance.Provider
 	ec2              *ec2.Client
 	validations      *ttlcache.TTL[string, validation]
+	deleting         singleflight.Group // by instance ID
 }
 
 var _ cloud.Provider = (*Provider)(nil)
@@ -76,9 +80,14 @@ func New(cfg aws.Config, kube client.Client, settings Settings) (*Provider, erro
 		unavailable: cache.NewUnavailableOfferings(), validations: ttlcache.New[string, validation](ValidationTTL),
 	}
 	p.pricing = pricing.New(ec2Client, pricingClient, cfg.Region)
+	p.reservations = capacityreservation.New(ec2Client, settings.CapacityReservationRefresh)
+	var reservations instancetype.Reservations
+	if !settings.DisableReservedCapacity {
+		reservations = p.reservations
+	}
 	p.instanceTypes = instancetype.New(ec2Client, p.pricing, p.unavailable, instancetype.Options{
 		Region: cfg.Region, VMMemoryOverheadPercent: settings.VMMemoryOverheadPercent,
-		ReservedENIs: settings.ReservedENIs, Refresh: settings.InstanceTypeRefresh,
+		ReservedENIs: settings.ReservedENIs, Refresh: settings.InstanceTypeRefresh, Reservations: reservations,
 	})
 	p.subnets = subnet.New(ec2Client, settings.SubnetRefresh)
 	p.securityGroups = securitygroup.New(ec2Client, settings.SecurityGroupRefresh)
@@ -123,6 +132,10 @@ func (p *Provider) Subnets() *subnet.Provider { return p.subnets }
 // SecurityGroups resolves security group selector terms.
 func (p *Provider) SecurityGroups() *securitygroup.Provider { return p.securityGroups }
 
+// CapacityReservations resolves capacity reservation selector terms and
+// counts the instances left in each reservation.
+func (p *Provider) CapacityReservations() *capacityreservation.Provider { return p.reservations }
+
 // AMIs resolves AMI selector terms.
 func (p *Provider) AMIs() *ami.Provider { return p.amis }
 
@@ -132,7 +145,7 @@ func (p *Provider) InstanceProfiles() *instanceprofile.Provider { return p.insta
 // LaunchTemplates manages launch templates.
 func (p *Provider) LaunchTemplates() *launchtemplate.Provider { return p.launchTemplates }
 
-// Start loads prices (on-demand from the Pricing API, spot from EC2) and
+// Start loads prices (on-demand and EBS from the Pricing API, spot from EC2) and
 // the instance type catalog; failures leave the static prices in place and
 // are returned for logging.
 func (p *Provider) Start(ctx context.Context) error {
@@ -141,6 +154,9 @@ func (p *Provider) Start(ctx context.Context) error {
 		errs = append(errs, err)
 	}
 	if err := p.pricing.UpdateSpotPricing(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	if err := p.pricing.UpdateVolumePricing(ctx); err != nil {
 		errs = append(errs, err)
 	}
 	if err := p.instanceTypes.Refresh(ctx); err != nil {

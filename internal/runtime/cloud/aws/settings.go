@@ -25,12 +25,16 @@ type Settings struct {
 	ReservedENIs            int
 	// IsolatedVPC skips the Pricing API (the embedded table is used).
 	IsolatedVPC bool
+	// DisableReservedCapacity (feature gate ReservedCapacity=false) leaves
+	// capacity reservations unresolved and offers no reserved capacity.
+	DisableReservedCapacity bool
 	// Refresh intervals; zero takes the defaults (1m subnets and AMIs, 1m
-	// security groups, 5m instance types).
-	SubnetRefresh        time.Duration
-	AMIRefresh           time.Duration
-	SecurityGroupRefresh time.Duration
-	InstanceTypeRefresh  time.Duration
+	// security groups and capacity reservations, 5m instance types).
+	SubnetRefresh              time.Duration
+	AMIRefresh                 time.Duration
+	SecurityGroupRefresh       time.Duration
+	InstanceTypeRefresh        time.Duration
+	CapacityReservationRefresh time.Duration
 }
 
 func (s Settings) withDefaults() Settings {
@@ -48,6 +52,9 @@ func (s Settings) withDefaults() Settings {
 	}
 	if s.InstanceTypeRefresh == 0 {
 		s.InstanceTypeRefresh = 5 * time.Minute
+	}
+	if s.CapacityReservationRefresh == 0 {
+		s.CapacityReservationRefresh = time.Minute
 	}
 	return s
 }

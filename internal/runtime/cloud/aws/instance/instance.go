@@ -42,6 +42,9 @@ type Instance struct {
 	Tags             map[string]string
 	// InstanceProfileARN is the instance profile the instance runs with.
 	InstanceProfileARN string
+	// ReservationID is the capacity reservation the instance runs in
+	// (CapacityType reserved).
+	ReservationID string
 }
 
 // ProviderID is the Kubernetes provider ID of the instance.
@@ -128,10 +131,13 @@ type TemplateOverrides struct {
 
 // Request is one instant fleet for a single instance.
 type Request struct {
-	CapacityType string
-	Templates    []TemplateOverrides
-	Tags         map[string]string
-	Context      *string
+	// CapacityType reserved launches on-demand into ReservationID, which
+	// the request's launch templates target.
+	CapacityType  string
+	ReservationID string
+	Templates     []TemplateOverrides
+	Tags          map[string]string
+	Context       *string
 }
 
 // ErrLaunchTemplateNotFound means a template the request named is gone.
@@ -159,12 +165,18 @@ func (p *Provider) fleet(ctx context.Context, req Request, n int) ([]*Instance, 
 		}
 		configs = append(configs, cfg)
 	}
+	target := ec2types.DefaultTargetCapacityType(req.CapacityType)
+	if req.CapacityType == v1.CapacityTypeReserved {
+		// An on-demand capacity reservation is consumed by on-demand
+		// launches that target it.
+		target = ec2types.DefaultTargetCapacityTypeOnDemand
+	}
 	in := &ec2.CreateFleetInput{
 		Type:                  ec2types.FleetTypeInstant,
 		Context:               req.Context,
 		LaunchTemplateConfigs: configs,
 		TargetCapacitySpecification: &ec2types.TargetCapacitySpecificationRequest{
-			TotalTargetCapacity: aws.Int32(int32(n)), DefaultTargetCapacityType: ec2types.DefaultTargetCapacityType(req.CapacityType),
+			TotalTargetCapacity: aws.Int32(int32(n)), DefaultTargetCapacityType: target,
 		},
 		TagSpecifications: tagSpecs(req.Tags, req.CapacityType),
 	}
@@ -182,6 +194,9 @@ func (p *Provider) fleet(ctx context.Context, req Request, n int) ([]*Instance, 
 	for _, e := range out.Errors {
 		code := aws.ToString(e.ErrorCode)
 		switch {
+		case unfulfillable[code] && req.ReservationID != "":
+			// The reservation is full, not the on-demand pool: the caller
+			// records it against the reservation.
 		case unfulfillable[code]:
 			if o := e.LaunchTemplateAndOverrides; o != nil && o.Overrides != nil {
 				zone := aws.ToString(o.Overrides.AvailabilityZone)
@@ -200,7 +215,7 @@ func (p *Provider) fleet(ctx context.Context, req Request, n int) ([]*Instance, 
 	for _, fi := range out.Instances {
 		for _, id := range fi.InstanceIds {
 			inst := &Instance{
-				ID: id, Type: string(fi.InstanceType), CapacityType: req.CapacityType,
+				ID: id, Type: string(fi.InstanceType), CapacityType: req.CapacityType, ReservationID: req.ReservationID,
 				State: ec2types.InstanceStateNamePending, LaunchTime: time.Now(), Tags: req.Tags,
 			}
 			if o := fi.LaunchTemplateAndOverrides; o != nil && o.Overrides != nil {
@@ -377,6 +392,9 @@ func convert(i ec2types.Instance) *Instance {
 	}
 	if i.InstanceLifecycle == ec2types.InstanceLifecycleTypeSpot {
 		out.CapacityType = v1.CapacityTypeSpot
+	}
+	if id := aws.ToString(i.CapacityReservationId); id != "" {
+		out.CapacityType, out.ReservationID = v1.CapacityTypeReserved, id
 	}
 	if i.State != nil {
 		out.State = i.State.Name

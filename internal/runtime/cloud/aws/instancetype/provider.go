@@ -35,6 +35,18 @@ type Options struct {
 	VMMemoryOverheadPercent float64
 	ReservedENIs            int
 	Refresh                 time.Duration // default DefaultRefresh
+	// Reservations counts the instances left in capacity reservations;
+	// nil lists no reserved offerings.
+	Reservations Reservations
+}
+
+// Reservations is what offerings need of the capacity reservations.
+type Reservations interface {
+	// Available is how many more instances the reservation holds; false
+	// when it is not known.
+	Available(id string) (int, bool)
+	// SeqNum changes whenever an available count does.
+	SeqNum() uint64
 }
 
 // Provider lists instance types per node class. Safe for concurrent use.
@@ -187,6 +199,9 @@ func (p *Provider) List(ctx context.Context, nc *awsv1.EC2NodeClass, zones []str
 	// new generation replaces the entry instead of adding one, so the cache
 	// holds one copy of the types per node class, not one per change.
 	gen := fmt.Sprintf("%d/%d/%d", seq, p.pricing.SeqNum(), p.unavailable.SeqNum())
+	if p.opts.Reservations != nil {
+		gen += fmt.Sprintf("/%d", p.opts.Reservations.SeqNum())
+	}
 	key := structhash.Hash(struct {
 		Name    string
 		Family  string
@@ -195,7 +210,8 @@ func (p *Provider) List(ctx context.Context, nc *awsv1.EC2NodeClass, zones []str
 		Store   *awsv1.InstanceStorePolicy
 		AMIs    []awsv1.AMI
 		Zones   string
-	}{nc.Name, nc.AMIFamily(), nc.Spec.Kubelet, nc.Spec.BlockDeviceMappings, nc.Spec.InstanceStorePolicy, nc.Status.AMIs, strings.Join(zones, ",")})
+		CRs     []awsv1.CapacityReservation
+	}{nc.Name, nc.AMIFamily(), nc.Spec.Kubelet, nc.Spec.BlockDeviceMappings, nc.Spec.InstanceStorePolicy, nc.Status.AMIs, strings.Join(zones, ","), nc.Status.CapacityReservations})
 	if r, ok := p.results.Get(key); ok && r.gen == gen {
 		return r.types, nil
 	}
@@ -217,6 +233,7 @@ func (p *Provider) compute(nc *awsv1.EC2NodeClass, zones []string) ([]*schedulin
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	os := OS(nc.AMIFamily())
+	volumes := VolumeCost(nc, p.pricing)
 	names := make([]string, 0, len(p.infos))
 	for n := range p.infos {
 		names = append(names, n)
@@ -230,9 +247,13 @@ func (p *Provider) compute(nc *awsv1.EC2NodeClass, zones []string) ([]*schedulin
 		if _, ok := ami.ForLabels(nc.Status.AMIs, labels); !ok {
 			continue
 		}
-		offerings := p.offerings(info, zones)
+		offerings := append(p.offerings(info, zones), p.reservedOfferings(name, nc.Status.CapacityReservations, zones)...)
 		if len(offerings) == 0 {
 			continue
+		}
+		// Every node of the class pays for its volumes besides the instance.
+		for i := range offerings {
+			offerings[i].Price += volumes
 		}
 		res, err := Resources(info, nc, p.opts.VMMemoryOverheadPercent, p.opts.ReservedENIs)
 		if err != nil {
@@ -273,6 +294,39 @@ func (p *Provider) offerings(info ec2types.InstanceTypeInfo, zones []string) []s
 				Available: !p.unavailable.IsUnavailable(name, zone, ct),
 			})
 		}
+	}
+	return out
+}
+
+// ReservedPriceDivisor makes a reserved offering's price a tiny fraction of
+// the type's on-demand price: the reservation is paid for whether used or
+// not, so launching into it is all but free, yet cheaper types stay
+// preferred among reservations.
+const ReservedPriceDivisor = 10_000_000
+
+// reservedOfferings are type name's offerings in the node class's capacity
+// reservations that lie in zones: capacity type reserved, priced near zero,
+// with the instances each reservation has left. An expiring reservation or
+// one EC2 refused for want of capacity is not available.
+func (p *Provider) reservedOfferings(name string, crs []awsv1.CapacityReservation, zones []string) []scheduling.Offering {
+	if p.opts.Reservations == nil {
+		return nil
+	}
+	var out []scheduling.Offering
+	for _, cr := range crs {
+		if cr.InstanceType != name || !slices.Contains(zones, cr.AvailabilityZone) {
+			continue
+		}
+		od, ok := p.pricing.OnDemandPrice(name)
+		if !ok {
+			continue
+		}
+		left, known := p.opts.Reservations.Available(cr.ID)
+		out = append(out, scheduling.Offering{
+			Zone: cr.AvailabilityZone, CapacityType: v1.CapacityTypeReserved, Price: od / ReservedPriceDivisor,
+			Available:     known && cr.State != awsv1.CapacityReservationStateExpiring,
+			ReservationID: cr.ID, ReservationCapacity: left,
+		})
 	}
 	return out
 }

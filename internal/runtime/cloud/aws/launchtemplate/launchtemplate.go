@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"golang.org/x/sync/singleflight"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -57,6 +58,12 @@ type Config struct {
 	Tags               map[string]string
 	DetailedMonitoring bool
 	AssociatePublicIP  *bool
+	// CapacityReservationID targets the launch at one reservation, and
+	// only it. Otherwise, when ReservationsSelected, the launch stays out
+	// of open reservations, which the node class's selected reservations
+	// are counted for.
+	CapacityReservationID string
+	ReservationsSelected  bool
 }
 
 // use is what the provider knows of a template's use.
@@ -73,6 +80,8 @@ type Provider struct {
 	cluster string
 	known   *ttlcache.TTL[string, string] // name -> id
 	now     func() time.Time
+	// ensuring shares one describe-and-create among concurrent Ensures.
+	ensuring singleflight.Group
 
 	mu   sync.Mutex
 	uses map[string]*use // by name
@@ -123,25 +132,34 @@ func (p *Provider) owned(tags map[string]string, nodeClass string) error {
 
 // Ensure returns the name of the template for cfg, creating it if needed,
 // and holds it for a launch until Release: a held template is not deleted.
+// Concurrent Ensures of one template share one describe-and-create (claims
+// launched together would otherwise each describe it and race to create it).
 func (p *Provider) Ensure(ctx context.Context, cfg Config) (string, error) {
 	name := p.Name(cfg)
 	p.hold(name, cfg.NodeClass)
 	if _, ok := p.known.Get(name); ok {
 		return name, nil
 	}
+	if _, err, _ := p.ensuring.Do(name, func() (any, error) { return nil, p.ensure(ctx, name, cfg) }); err != nil {
+		p.Release(name)
+		return "", err
+	}
+	return name, nil
+}
+
+// ensure finds the template named name, or creates it.
+func (p *Provider) ensure(ctx context.Context, name string, cfg Config) error {
 	out, err := p.ec2.DescribeLaunchTemplates(ctx, &ec2.DescribeLaunchTemplatesInput{LaunchTemplateNames: []string{name}})
 	if err == nil && len(out.LaunchTemplates) == 1 {
 		lt := out.LaunchTemplates[0]
 		if err := p.owned(selector.TagMap(lt.Tags), cfg.NodeClass); err != nil {
-			p.Release(name)
-			return "", fmt.Errorf("launch template %s exists but is not used: %w", name, err)
+			return fmt.Errorf("launch template %s exists but is not used: %w", name, err)
 		}
 		p.remember(name, aws.ToString(lt.LaunchTemplateId))
-		return name, nil
+		return nil
 	}
 	if err != nil && !awserr.IsCode(err, "InvalidLaunchTemplateName.NotFoundException", "InvalidLaunchTemplateId.NotFound") {
-		p.Release(name)
-		return "", fmt.Errorf("describing launch template %s: %w", name, err)
+		return fmt.Errorf("describing launch template %s: %w", name, err)
 	}
 	// Keep the node class within its bound before adding to it, and let
 	// deletions under way finish: until then EC2 still counts them.
@@ -161,13 +179,12 @@ func (p *Provider) Ensure(ctx context.Context, cfg Config) (string, error) {
 	})
 	if err != nil {
 		if awserr.IsCode(err, "InvalidLaunchTemplateName.AlreadyExistsException") {
-			return name, nil // created concurrently; the next Ensure checks its tags
+			return nil // created by another process; the next Ensure checks its tags
 		}
-		p.Release(name)
-		return "", fmt.Errorf("creating launch template %s: %w", name, err)
+		return fmt.Errorf("creating launch template %s: %w", name, err)
 	}
 	p.remember(name, aws.ToString(created.LaunchTemplate.LaunchTemplateId))
-	return name, nil
+	return nil
 }
 
 // hold marks a template used now and held by one more launch, after any
@@ -401,6 +418,17 @@ func data(cfg Config) *ec2types.RequestLaunchTemplateData {
 		MetadataOptions:     metadata(cfg.MetadataOptions),
 		Monitoring:          &ec2types.LaunchTemplatesMonitoringRequest{Enabled: aws.Bool(cfg.DetailedMonitoring)},
 	}
+	switch {
+	case cfg.CapacityReservationID != "":
+		d.CapacityReservationSpecification = &ec2types.LaunchTemplateCapacityReservationSpecificationRequest{
+			CapacityReservationPreference: ec2types.CapacityReservationPreferenceCapacityReservationsOnly,
+			CapacityReservationTarget:     &ec2types.CapacityReservationTarget{CapacityReservationId: aws.String(cfg.CapacityReservationID)},
+		}
+	case cfg.ReservationsSelected:
+		d.CapacityReservationSpecification = &ec2types.LaunchTemplateCapacityReservationSpecificationRequest{
+			CapacityReservationPreference: ec2types.CapacityReservationPreferenceNone,
+		}
+	}
 	if cfg.UserData != "" {
 		d.UserData = aws.String(base64.StdEncoding.EncodeToString([]byte(cfg.UserData)))
 	}
@@ -440,7 +468,7 @@ func blockDevices(bdms []*awsv1.BlockDeviceMapping) []ec2types.LaunchTemplateBlo
 				ebs.Throughput = aws.Int32(int32(*e.Throughput))
 			}
 			if e.VolumeSize != nil {
-				ebs.VolumeSize = aws.Int32(int32(gib(*e.VolumeSize)))
+				ebs.VolumeSize = aws.Int32(int32(VolumeGiB(*e.VolumeSize)))
 			}
 			if e.VolumeType != nil {
 				ebs.VolumeType = ec2types.VolumeType(*e.VolumeType)
@@ -452,8 +480,9 @@ func blockDevices(bdms []*awsv1.BlockDeviceMapping) []ec2types.LaunchTemplateBlo
 	return out
 }
 
-// gib rounds a volume size up to whole GiB, the unit EC2 takes.
-func gib(q resource.Quantity) int64 {
+// VolumeGiB rounds a volume size up to whole GiB, the unit EC2 takes (and
+// bills).
+func VolumeGiB(q resource.Quantity) int64 {
 	const g = 1 << 30
 	return (q.Value() + g - 1) / g
 }
@@ -488,6 +517,15 @@ func WithMetadataDefaults(m *awsv1.MetadataOptions) *awsv1.MetadataOptions {
 		out.HTTPTokens = aws.String("required")
 	}
 	return &out
+}
+
+// BlockDeviceMappings are the volumes nodes of nc launch with: its own
+// mappings, else its AMI family's defaults.
+func BlockDeviceMappings(nc *awsv1.EC2NodeClass) []*awsv1.BlockDeviceMapping {
+	if len(nc.Spec.BlockDeviceMappings) > 0 {
+		return nc.Spec.BlockDeviceMappings
+	}
+	return DefaultBlockDeviceMappings(nc.AMIFamily())
 }
 
 // DefaultBlockDeviceMappings are the volumes of an AMI family when the node

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/joistdev/terraform-provider-joist/internal/awssim"
 )
@@ -250,5 +251,38 @@ func TestOthersTemplatesAreNeverDeletedOrUsed(t *testing.T) {
 	}
 	if got := templates(t, "shared"); len(got) != 3 {
 		t.Errorf("templates left %v, want the 3 that are not cluster blue's runtime's", got)
+	}
+}
+
+// Claims launched together for one configuration share one describe and
+// one create of its template instead of racing to create it (each losing
+// racer paid a failed CreateLaunchTemplate), and each still holds it.
+func TestConcurrentEnsuresShareOneCreate(t *testing.T) {
+	p, _ := provider("blue")
+	cfg := config("together", "general", ami(t))
+	describes := sim.Requests().Count("ec2", "DescribeLaunchTemplates")
+	creates := sim.Requests().Count("ec2", "CreateLaunchTemplate")
+	const launches = 20
+	var g errgroup.Group
+	for range launches {
+		g.Go(func() error {
+			_, err := p.Ensure(context.Background(), cfg)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	d := sim.Requests().Count("ec2", "DescribeLaunchTemplates") - describes
+	c := sim.Requests().Count("ec2", "CreateLaunchTemplate") - creates
+	t.Logf("%d concurrent launches: %d DescribeLaunchTemplates, %d CreateLaunchTemplate", launches, d, c)
+	if d != 1 || c != 1 {
+		t.Errorf("%d concurrent launches made %d DescribeLaunchTemplates and %d CreateLaunchTemplate calls, want 1 and 1", launches, d, c)
+	}
+	if got := templates(t, "together"); len(got) != 1 {
+		t.Errorf("templates %v, want one", got)
+	}
+	if held := p.uses[p.Name(cfg)].launches; held != launches {
+		t.Errorf("template held by %d launches, want %d", held, launches)
 	}
 }

@@ -29,6 +29,7 @@ type Provider struct {
 	onDemand map[string]float64
 	spot     map[string]map[string]float64 // type -> zone -> price
 	spotAt   map[string]map[string]time.Time
+	volumes  map[string]VolumePrice // EBS volume type -> price
 }
 
 // New returns a provider seeded with the embedded on-demand prices. pc may be
@@ -37,6 +38,7 @@ func New(ec2Client *ec2.Client, pc *pricing.Client, region string) *Provider {
 	return &Provider{
 		ec2: ec2Client, pricing: pc, region: region,
 		onDemand: StaticOnDemand(region),
+		volumes:  StaticVolumePrices(region),
 		spot:     map[string]map[string]float64{},
 		spotAt:   map[string]map[string]time.Time{},
 	}
@@ -97,21 +99,15 @@ func (p *Provider) UpdateOnDemandPricing(ctx context.Context) error {
 		},
 	}
 	prices := map[string]float64{}
-	pager := pricing.NewGetProductsPaginator(p.pricing, in)
-	for pager.HasMorePages() {
-		page, err := pager.NextPage(ctx)
-		if err != nil {
-			return fmt.Errorf("getting on-demand prices for %s from the Pricing API: %w", p.region, err)
+	err := p.eachProduct(ctx, in, "on-demand", func(doc string) error {
+		name, price, err := parseProduct(doc)
+		if name != "" {
+			prices[name] = price
 		}
-		for _, doc := range page.PriceList {
-			name, price, err := parseProduct(doc)
-			if err != nil {
-				return err
-			}
-			if name != "" {
-				prices[name] = price
-			}
-		}
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	if len(prices) == 0 {
 		return fmt.Errorf("the Pricing API returned no on-demand prices for %s; keeping the previous ones", p.region)
@@ -129,6 +125,24 @@ func (p *Provider) UpdateOnDemandPricing(ctx context.Context) error {
 	return nil
 }
 
+// eachProduct calls fn with every price list document GetProducts returns
+// for in, page by page; what names the prices in errors.
+func (p *Provider) eachProduct(ctx context.Context, in *pricing.GetProductsInput, what string, fn func(doc string) error) error {
+	pager := pricing.NewGetProductsPaginator(p.pricing, in)
+	for pager.HasMorePages() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("getting %s prices for %s from the Pricing API: %w", what, p.region, err)
+		}
+		for _, doc := range page.PriceList {
+			if err := fn(doc); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // product is the part of a Pricing API price list document we read.
 type product struct {
 	Product struct {
@@ -137,6 +151,8 @@ type product struct {
 	Terms struct {
 		OnDemand map[string]struct {
 			PriceDimensions map[string]struct {
+				Unit         string            `json:"unit"`
+				BeginRange   string            `json:"beginRange"`
 				PricePerUnit map[string]string `json:"pricePerUnit"`
 			} `json:"priceDimensions"`
 		} `json:"OnDemand"`

@@ -3,18 +3,21 @@ package nodeclass
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awserr"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/capacity"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/capacityreservation"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instancetype"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/userdata"
 )
@@ -39,7 +42,7 @@ const (
 // part of the node class unresolved. It says nothing about the node class,
 // so the part's last resolution and condition are kept.
 type Transient struct {
-	Part      string // "subnets", "security groups", "AMIs", "instance profile"
+	Part      string // "subnets", "security groups", "AMIs", "instance profile", "capacity reservations"
 	Condition string // the part's condition, e.g. SubnetsReady
 	Call      string // the failing call, e.g. "EC2 DescribeSubnets"
 	Err       error
@@ -137,6 +140,43 @@ func Resolve(ctx context.Context, p *awsprovider.Provider, nc *awsv1.EC2NodeClas
 		setTrue(nc, v1.ConditionTypeInstanceProfileReady)
 	}
 
+	var reservations []ec2types.CapacityReservation
+	if p.Settings().DisableReservedCapacity {
+		nc.Status.CapacityReservations = nil
+		meta.RemoveStatusCondition(&nc.Status.Conditions, v1.ConditionTypeCapacityReservationsReady)
+	} else if err := bounded(func(ctx context.Context) (err error) {
+		reservations, err = p.CapacityReservations().List(ctx, nc)
+		return
+	}); err != nil {
+		r.failed("capacity reservations", v1.ConditionTypeCapacityReservationsReady, "CapacityReservationsResolutionFailed", err)
+	} else {
+		// No reservation selected is not an error: launches use spot and
+		// on-demand until one is.
+		nc.Status.CapacityReservations = nil
+		now := time.Now()
+		var unsupported []string
+		for _, cr := range reservations {
+			status, err := capacityreservation.Status(cr, now)
+			if err != nil {
+				log.FromContext(ctx).Error(err, "skipping a capacity reservation", "ec2nodeclass", nc.Name)
+				continue
+			}
+			// Launches target on-demand capacity reservations only; a
+			// selected capacity block or interruptible reservation would
+			// be listed and never used, so it is refused by name.
+			if status.ReservationType != awsv1.CapacityReservationTypeDefault || status.Interruptible {
+				unsupported = append(unsupported, status.ID)
+			}
+			nc.Status.CapacityReservations = append(nc.Status.CapacityReservations, status)
+		}
+		if len(unsupported) > 0 {
+			r.notFound(v1.ConditionTypeCapacityReservationsReady, "CapacityReservationTypeNotSupported", fmt.Sprintf(
+				"spec.capacityReservationSelectorTerms selects %v, capacity blocks or interruptible reservations, which launches do not use yet; narrow the terms to on-demand capacity reservations", unsupported))
+		} else {
+			setTrue(nc, v1.ConditionTypeCapacityReservationsReady)
+		}
+	}
+
 	reason, msg := validate(p, nc)
 	if reason == "" {
 		_ = bounded(func(ctx context.Context) error { reason, msg = p.ValidateLaunchPermissions(ctx, nc); return nil })
@@ -184,7 +224,11 @@ func setFalse(nc *awsv1.EC2NodeClass, t, reason, msg string) {
 // the ones that are not True.
 func setRoot(nc *awsv1.EC2NodeClass) {
 	var bad []string
-	for _, t := range v1.EC2NodeClassReadyConditions {
+	conditions := v1.EC2NodeClassReadyConditions
+	if len(nc.Spec.CapacityReservationSelectorTerms) > 0 && meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeCapacityReservationsReady) != nil {
+		conditions = append(slices.Clone(conditions), v1.ConditionTypeCapacityReservationsReady)
+	}
+	for _, t := range conditions {
 		c := meta.FindStatusCondition(nc.Status.Conditions, t)
 		switch {
 		case c == nil:
