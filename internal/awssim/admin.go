@@ -96,6 +96,15 @@ func (s *Server) adminHandler() http.Handler {
 			reply(w, nil, s.EC2.SetImpaired(r.PathValue("id"), c.InstanceImpaired, c.SystemImpaired))
 		}
 	})
+	mux.HandleFunc("POST /_awssim/kubelet/failed-boots", func(w http.ResponseWriter, r *http.Request) {
+		var c struct {
+			Count int
+			Tags  map[string]string
+		}
+		if decode(w, r, &c) {
+			reply(w, nil, s.FailBoots(c.Count, c.Tags))
+		}
+	})
 	mux.HandleFunc("GET /_awssim/amis", func(w http.ResponseWriter, r *http.Request) { reply(w, s.EC2.Images(), nil) })
 	mux.HandleFunc("POST /_awssim/amis", func(w http.ResponseWriter, r *http.Request) {
 		var c struct{ Family, Architecture, Variant string }

@@ -2,6 +2,7 @@ package awssim_test
 
 import (
 	"encoding/base64"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,17 +81,29 @@ func TestRunningInstancesRegisterAsNodesAndLeaveWhenTerminated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	launch := func(userData string) ec2types.Instance {
-		out, err := client.RunInstances(ctx, &ec2.RunInstancesInput{
+	launch := func(userData string, tags ...ec2types.Tag) ec2types.Instance {
+		in := &ec2.RunInstancesInput{
 			ImageId: images.Images[0].ImageId, InstanceType: "m7g.large", MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
 			UserData: aws.String(base64.StdEncoding.EncodeToString([]byte(userData))),
-		})
+		}
+		if len(tags) > 0 {
+			in.TagSpecifications = []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeInstance, Tags: tags}}
+		}
+		out, err := client.RunInstances(ctx, in)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return out.Instances[0]
 	}
+	// The next instance tagged boot=fails fails to boot, as told over the
+	// admin API.
+	resp, err := http.Post(s.URL()+"/_awssim/kubelet/failed-boots", "application/json", strings.NewReader(`{"count":1,"tags":{"boot":"fails"}}`))
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST /_awssim/kubelet/failed-boots: %v %v", resp, err)
+	}
+	resp.Body.Close()
 	loner := launch("#!/bin/bash\necho joins nothing\n")
+	broken := launch(nodeConfig, ec2types.Tag{Key: aws.String("boot"), Value: aws.String("fails")})
 	joiner := launch(nodeConfig)
 
 	var node *corev1.Node
@@ -132,9 +145,13 @@ func TestRunningInstancesRegisterAsNodesAndLeaveWhenTerminated(t *testing.T) {
 	if alloc, capa := node.Status.Allocatable[corev1.ResourceMemory], node.Status.Capacity[corev1.ResourceMemory]; alloc.Cmp(capa) >= 0 {
 		t.Errorf("allocatable memory %s is not below capacity %s", alloc.String(), capa.String())
 	}
-	// Both instances ran before the joiner registered; the loner has no Node.
+	// All three ran before the joiner registered; the loner and the one
+	// whose boot failed have no Node.
 	if _, err := kube.CoreV1().Nodes().Get(ctx, *loner.PrivateDnsName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("an instance without join configuration registered: %v", err)
+	}
+	if _, err := kube.CoreV1().Nodes().Get(ctx, *broken.PrivateDnsName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("an instance whose boot failed registered: %v", err)
 	}
 
 	if _, err := client.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{*joiner.InstanceId}}); err != nil {

@@ -2,6 +2,7 @@ package awssim
 
 import (
 	"context"
+	"errors"
 
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/kubelet"
 )
@@ -18,5 +19,19 @@ func (s *Server) startKubelet(context.Context) error {
 	}
 	s.EC2.Observe(k.Observe)
 	s.kubelet = k
+	return nil
+}
+
+// FailBoots makes the next n instances carrying tags that run fail to
+// boot: they never register as Nodes, as when a node's bootstrap breaks
+// (see kubelet.Kubelet.FailBoots). It needs Options.RESTConfig.
+func (s *Server) FailBoots(n int, tags map[string]string) error {
+	s.mu.Lock()
+	k := s.kubelet
+	s.mu.Unlock()
+	if k == nil {
+		return errors.New("awssim: no kubelet stand-in: start with Options.RESTConfig")
+	}
+	k.FailBoots(n, tags)
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/eventbridge"
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/fault"
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/iam"
+	"github.com/joistdev/terraform-provider-joist/internal/awssim/kubelet"
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/pricing"
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/sqs"
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/ssm"
@@ -39,7 +40,7 @@ type Server struct {
 	recorder *Recorder
 	faults   *fault.Injector
 	admin    http.Handler
-	kubelet  interface{ Close() }
+	kubelet  *kubelet.Kubelet
 
 	mu       sync.Mutex
 	listener net.Listener

@@ -25,17 +25,22 @@ type component struct {
 }
 
 func startComponent(name, binary string, args []string, logDir string) (*component, error) {
-	return startComponentEnv(name, binary, args, nil, logDir)
+	return startComponentLog(name, binary, args, nil, logDir, false)
 }
 
-// startComponentEnv starts a component with exactly env as its environment
-// (nil inherits this process's).
-func startComponentEnv(name, binary string, args, env []string, logDir string) (*component, error) {
+// startComponentLog starts a component with exactly env as its environment
+// (nil inherits this process's); with appendLog it continues an existing
+// log instead of starting it afresh.
+func startComponentLog(name, binary string, args, env []string, logDir string, appendLog bool) (*component, error) {
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, fmt.Errorf("%s: creating log dir: %w", name, err)
 	}
 	logPath := filepath.Join(logDir, name+".log")
-	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	mode := os.O_TRUNC
+	if appendLog {
+		mode = os.O_APPEND
+	}
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|mode, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("%s: opening log file: %w", name, err)
 	}

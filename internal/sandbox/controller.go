@@ -27,7 +27,9 @@ import (
 // pods Running but runs no containers, so the runner starts the bundled
 // binary itself, the way a kubelet would start the container. For each
 // Deployment whose container runs the joist image in `controller` mode, one
-// process runs as the first Running pod of the Deployment:
+// process runs as the first Running pod of the Deployment, or with
+// Options.EveryReplica one per Running pod (the replicas elect a leader
+// among themselves as they do in a cluster):
 //   - arguments: the container's args;
 //   - environment: the container's env (fieldRefs resolved against that pod,
 //     secret and config map references read from the cluster), plus the
@@ -42,25 +44,28 @@ import (
 //     in-cluster comes from the mounted service account.
 //
 // A changed pod template (a rollout) restarts the process; a deleted
-// Deployment stops it; a crashed process is restarted with backoff.
+// Deployment or pod stops it; a crashed process is restarted with backoff,
+// its log continued.
 type controllerRunner struct {
 	sb     *Sandbox
 	binary string
 	cs     kubernetes.Interface
+	every  bool
 
 	mu    sync.Mutex
-	procs map[types.NamespacedName]*controllerProcess
+	procs map[types.NamespacedName]*controllerProcess // by pod
 	done  chan struct{}
 	stop  context.CancelFunc
 }
 
 type controllerProcess struct {
-	hash     string
-	pod      string
-	comp     *component
-	metrics  string
-	restarts int
-	nextTry  time.Time
+	deployment types.NamespacedName
+	hash       string
+	comp       *component
+	metrics    string
+	health     string
+	restarts   int
+	nextTry    time.Time
 }
 
 // ControllerAccessKeyID is the access key the controller processes sign
@@ -70,7 +75,7 @@ const ControllerAccessKeyID = "AKIAJOISTCONTROLLER1"
 // ControllerImage is the image repository the runner recognises.
 const ControllerImage = "joist-controller"
 
-func (s *Sandbox) startControllerRunner(ctx context.Context, binary string) error {
+func (s *Sandbox) startControllerRunner(ctx context.Context, binary string, every bool) error {
 	if _, err := os.Stat(binary); err != nil {
 		return fmt.Errorf("sandbox: controller binary %s: %w (run `make build`)", binary, err)
 	}
@@ -79,7 +84,7 @@ func (s *Sandbox) startControllerRunner(ctx context.Context, binary string) erro
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	r := &controllerRunner{sb: s, binary: binary, cs: cs, procs: map[types.NamespacedName]*controllerProcess{}, done: make(chan struct{}), stop: cancel}
+	r := &controllerRunner{sb: s, binary: binary, cs: cs, every: every, procs: map[types.NamespacedName]*controllerProcess{}, done: make(chan struct{}), stop: cancel}
 	s.runner = r
 	go r.loop(ctx)
 	s.step("running the joist controller for its Deployments (binary %s)", binary)
@@ -119,28 +124,33 @@ type ControllerProcess struct {
 	PID        int
 	Log        string
 	// MetricsAddr is where the process serves /metrics (and, with
-	// ENABLE_PROFILING, /debug/pprof/).
-	MetricsAddr string
+	// ENABLE_PROFILING, /debug/pprof/); HealthAddr /healthz and /readyz.
+	MetricsAddr, HealthAddr string
 }
 
 func (p ControllerProcess) String() string {
 	return fmt.Sprintf("deployment %s as pod %s (pid %d, log %s)", p.Deployment, p.Pod, p.PID, p.Log)
 }
 
-// running lists the live controller processes, by Deployment.
+// running lists the live controller processes, by Deployment and pod.
 func (r *controllerRunner) running() []ControllerProcess {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []ControllerProcess
-	for key, p := range r.procs {
+	for pod, p := range r.procs {
 		select {
 		case <-p.comp.exited:
 			continue
 		default:
 		}
-		out = append(out, ControllerProcess{Deployment: key, Pod: p.pod, PID: p.comp.pid(), Log: p.comp.logPath, MetricsAddr: p.metrics})
+		out = append(out, ControllerProcess{Deployment: p.deployment, Pod: pod.Name, PID: p.comp.pid(), Log: p.comp.logPath, MetricsAddr: p.metrics, HealthAddr: p.health})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Deployment.String() < out[j].Deployment.String() })
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Deployment != out[j].Deployment {
+			return out[i].Deployment.String() < out[j].Deployment.String()
+		}
+		return out[i].Pod < out[j].Pod
+	})
 	return out
 }
 
@@ -157,20 +167,23 @@ func (r *controllerRunner) sync(ctx context.Context) {
 			continue
 		}
 		key := types.NamespacedName{Namespace: d.Namespace, Name: d.Name}
-		pod := r.firstRunningPod(ctx, d)
-		if pod == nil {
-			continue
+		pods := r.runningPods(ctx, d)
+		if !r.every && len(pods) > 1 {
+			pods = pods[:1]
 		}
-		seen[key] = true
-		r.ensure(ctx, key, d, c, pod)
+		for _, pod := range pods {
+			podKey := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
+			seen[podKey] = true
+			r.ensure(ctx, key, podKey, c, pod)
+		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for key, p := range r.procs {
-		if !seen[key] {
-			r.sb.step("stopping the controller of deployment %s", key)
+	for pod, p := range r.procs {
+		if !seen[pod] {
+			r.sb.step("stopping the controller of deployment %s (pod %s)", p.deployment, pod.Name)
 			_ = p.comp.stop(10 * time.Second)
-			delete(r.procs, key)
+			delete(r.procs, pod)
 		}
 	}
 }
@@ -187,7 +200,8 @@ func controllerContainer(d *appsv1.Deployment) *corev1.Container {
 	return nil
 }
 
-func (r *controllerRunner) firstRunningPod(ctx context.Context, d *appsv1.Deployment) *corev1.Pod {
+// runningPods are the Deployment's Running pods, by name.
+func (r *controllerRunner) runningPods(ctx context.Context, d *appsv1.Deployment) []*corev1.Pod {
 	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
 	if err != nil {
 		return nil
@@ -203,14 +217,11 @@ func (r *controllerRunner) firstRunningPod(ctx context.Context, d *appsv1.Deploy
 			running = append(running, p)
 		}
 	}
-	if len(running) == 0 {
-		return nil
-	}
 	sort.Slice(running, func(i, j int) bool { return running[i].Name < running[j].Name })
-	return running[0]
+	return running
 }
 
-func (r *controllerRunner) ensure(ctx context.Context, key types.NamespacedName, d *appsv1.Deployment, c *corev1.Container, pod *corev1.Pod) {
+func (r *controllerRunner) ensure(ctx context.Context, key, podKey types.NamespacedName, c *corev1.Container, pod *corev1.Pod) {
 	env, err := r.environment(ctx, c, pod)
 	if err != nil {
 		r.sb.step("controller of deployment %s not started: %v", key, err)
@@ -219,7 +230,7 @@ func (r *controllerRunner) ensure(ctx context.Context, key types.NamespacedName,
 	h := templateHash(c.Args, env, pod.Name)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	p := r.procs[key]
+	p := r.procs[podKey]
 	if p != nil && p.hash == h {
 		select {
 		case <-p.comp.exited:
@@ -238,18 +249,19 @@ func (r *controllerRunner) ensure(ctx context.Context, key types.NamespacedName,
 			restarts = p.restarts
 		}
 	}
-	full, metrics, err := r.withSandboxEnv(ctx, env, pod)
+	full, metrics, health, err := r.withSandboxEnv(ctx, env, pod)
 	if err != nil {
 		r.sb.step("controller of deployment %s not started: %v", key, err)
 		return
 	}
-	comp, err := startComponentEnv("controller-"+key.Namespace+"-"+key.Name, r.binary, c.Args, full, r.sb.logDir())
+	// One log per pod, continued across restarts as a container's is.
+	comp, err := startComponentLog("controller-"+pod.Namespace+"-"+pod.Name, r.binary, c.Args, full, r.sb.logDir(), true)
 	if err != nil {
 		r.sb.step("controller of deployment %s not started: %v", key, err)
 		return
 	}
 	backoff := time.Duration(1<<min(restarts, 5)) * time.Second
-	r.procs[key] = &controllerProcess{hash: h, pod: pod.Name, comp: comp, metrics: metrics, restarts: restarts, nextTry: time.Now().Add(backoff)}
+	r.procs[podKey] = &controllerProcess{deployment: key, hash: h, comp: comp, metrics: metrics, health: health, restarts: restarts, nextTry: time.Now().Add(backoff)}
 	r.sb.step("controller of deployment %s running as pod %s (pid %d)", key, pod.Name, comp.pid())
 }
 
@@ -328,11 +340,12 @@ func resourceValue(c *corev1.Container, ref *corev1.ResourceFieldSelector) strin
 }
 
 // withSandboxEnv adds what the cluster and AWS provide to a real pod, and
-// returns the address the process will serve its metrics on.
-func (r *controllerRunner) withSandboxEnv(ctx context.Context, env []string, pod *corev1.Pod) ([]string, string, error) {
+// returns the addresses the process will serve its metrics and health
+// probes on.
+func (r *controllerRunner) withSandboxEnv(ctx context.Context, env []string, pod *corev1.Pod) (_ []string, metrics, health string, _ error) {
 	kc, err := r.serviceAccountKubeconfig(ctx, pod)
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
 	set := map[string]bool{}
 	for _, kv := range env {
@@ -340,15 +353,16 @@ func (r *controllerRunner) withSandboxEnv(ctx context.Context, env []string, pod
 	}
 	out := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
 	out = append(out, "KUBECONFIG="+kc)
-	var metrics string
 	for _, k := range []string{"METRICS_PORT", "HEALTH_PROBE_PORT"} {
 		p, err := FreePort()
 		if err != nil {
-			return nil, "", err
+			return nil, "", "", err
 		}
 		out = append(out, k+"="+strconv.Itoa(p))
 		if k == "METRICS_PORT" {
-			metrics = "127.0.0.1:" + strconv.Itoa(p)
+			metrics = hostPort(p)
+		} else {
+			health = hostPort(p)
 		}
 	}
 	if !set["LEADER_ELECTION_NAMESPACE"] {
@@ -361,7 +375,7 @@ func (r *controllerRunner) withSandboxEnv(ctx context.Context, env []string, pod
 		// Later entries win (os/exec keeps the last of duplicate keys).
 		out = append(out, "AWS_ACCESS_KEY_ID="+ControllerAccessKeyID)
 	}
-	return out, metrics, nil
+	return out, metrics, health, nil
 }
 
 // serviceAccountKubeconfig writes a kubeconfig with a token issued for the

@@ -147,7 +147,12 @@ func waitController(ctx context.Context, t *testing.T, sb *Sandbox, previous str
 }
 
 func controllerLog(sb *Sandbox, ns string) string {
-	return tail(filepath.Join(sb.logDir(), "controller-"+ns+"-joist.log"), 30)
+	logs, _ := filepath.Glob(filepath.Join(sb.logDir(), "controller-"+ns+"-*.log"))
+	var out strings.Builder
+	for _, l := range logs {
+		out.WriteString(l + ":\n" + tail(l, 30))
+	}
+	return out.String()
 }
 
 func atoi(s string) int {

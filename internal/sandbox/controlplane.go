@@ -25,10 +25,22 @@ func (s *Sandbox) startAPIServer(timeout time.Duration) error {
 	env := &envtest.Environment{
 		BinaryAssetsDirectory:    s.BinDir,
 		ControlPlaneStartTimeout: timeout,
-		ControlPlaneStopTimeout:  30 * time.Second,
+		ControlPlaneStopTimeout:  stopGrace,
 	}
-	env.ControlPlane.Etcd = &envtest.Etcd{Out: etcdLog, Err: etcdLog}
-	env.ControlPlane.APIServer = &envtest.APIServer{Out: apiLog, Err: apiLog}
+	// Directories of the sandbox's own, not envtest's temporary ones, so a
+	// restart (restart.go) finds the same data, certificates and
+	// service-account keys; a previous run's are removed first.
+	dataDir, certDir := filepath.Join(s.Dir, "etcd"), filepath.Join(s.Dir, "kube-apiserver")
+	for _, d := range []string{dataDir, certDir} {
+		if err := os.RemoveAll(d); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return err
+		}
+	}
+	env.ControlPlane.Etcd = &envtest.Etcd{Out: etcdLog, Err: etcdLog, DataDir: dataDir}
+	env.ControlPlane.APIServer = &envtest.APIServer{Out: apiLog, Err: apiLog, CertDir: certDir}
 	// A real cluster admits pods through the ServiceAccount plugin;
 	// kube-controller-manager creates the default ServiceAccounts here.
 	env.ControlPlane.APIServer.Configure().Disable("disable-admission-plugins")

@@ -48,6 +48,11 @@ type Options struct {
 	// (default: BinDir/terraform-provider-joist).
 	RunControllers   bool
 	ControllerBinary string
+	// EveryReplica runs one controller process per Running pod of the
+	// Deployment, as kubelets would, instead of one for the first pod: the
+	// replicas then elect a leader among themselves. Standbys cost CPU,
+	// which small machines may not spare.
+	EveryReplica bool
 	// SystemNodes kwok-managed Nodes stand in for the cluster's managed node
 	// group, where the controller's own pods run. They carry the taint
 	// CriticalAddonsOnly=true:NoSchedule so workloads do not land there.
@@ -143,7 +148,7 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, retErr error) {
 		if binary == "" {
 			binary = filepath.Join(bin, "terraform-provider-joist")
 		}
-		if err := s.startControllerRunner(ctx, binary); err != nil {
+		if err := s.startControllerRunner(ctx, binary, opts.EveryReplica); err != nil {
 			return nil, err
 		}
 	}

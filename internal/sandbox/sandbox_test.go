@@ -34,7 +34,8 @@ func binDir(t *testing.T) string {
 }
 
 // TestControlPlaneRunsAWorkload starts every component, runs a Deployment on
-// a kwok-managed Node, and checks nothing is left running afterwards.
+// a kwok-managed Node, restarts etcd and kube-apiserver under it, and checks
+// nothing is left running afterwards.
 func TestControlPlaneRunsAWorkload(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -124,6 +125,43 @@ func TestControlPlaneRunsAWorkload(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatalf("3 pods Running on %s: %v; pods: %s", node.Name, err, podSummary(pods))
+	}
+
+	// etcd and kube-apiserver restart on their data and certificates: the
+	// Deployment is still there, the admin credentials still work, and the
+	// other components reconnect: a fourth replica is created, bound and run.
+	if err := sb.RestartAPIServer(ctx, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.RestartEtcd(ctx, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		d, err := cs.AppsV1().Deployments("default").Get(ctx, "pause", metav1.GetOptions{})
+		if err != nil {
+			return false, nil // the apiserver may still be reconnecting to etcd
+		}
+		if *d.Spec.Replicas == 3 {
+			four := int32(4)
+			d.Spec.Replicas = &four
+			if _, err := cs.AppsV1().Deployments("default").Update(ctx, d, metav1.UpdateOptions{}); err != nil {
+				return false, nil
+			}
+		}
+		pods, err = cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=pause"})
+		if err != nil {
+			return false, nil
+		}
+		running := 0
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+		}
+		return running == 4, nil
+	})
+	if err != nil {
+		t.Fatalf("after restarting etcd and kube-apiserver, 4 pods Running: %v; pods: %s", err, podSummary(pods))
 	}
 
 	pids := sb.PIDs()

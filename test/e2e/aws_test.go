@@ -26,7 +26,7 @@ func instances(t *testing.T, pool string) map[string]ec2types.Instance {
 		filters = append(filters, ec2types.Filter{Name: aws.String("tag:karpenter.sh/nodepool"), Values: []string{pool}})
 	}
 	out := map[string]ec2types.Instance{}
-	pager := ec2.NewDescribeInstancesPaginator(ec2.NewFromConfig(w.sim.AWSConfig()), &ec2.DescribeInstancesInput{Filters: filters})
+	pager := ec2.NewDescribeInstancesPaginator(ec2.NewFromConfig(worldOf(t).sim.AWSConfig()), &ec2.DescribeInstancesInput{Filters: filters})
 	for pager.HasMorePages() {
 		page, err := pager.NextPage(context.Background())
 		if err != nil {
@@ -50,7 +50,7 @@ func tagsOf(i ec2types.Instance) map[string]string {
 }
 
 // region is the simulated region.
-func region() catalog.Region { return w.sim.EC2.Region() }
+func region(t testing.TB) catalog.Region { return worldOf(t).sim.EC2.Region() }
 
 // spotLowerBound is the least any packing could pay per pod needing cpu
 // vCPUs and memGiB: over the catalog's types of the given categories and
@@ -59,7 +59,7 @@ func region() catalog.Region { return w.sim.EC2.Region() }
 func spotLowerBound(t *testing.T, categories []string, arch string, cpu, memGiB float64) (float64, string) {
 	t.Helper()
 	cat := catalogLoad()
-	r := region()
+	r := region(t)
 	best, bestType := 0.0, ""
 	for _, info := range cat.InstanceTypes() {
 		name := string(info.InstanceType)

@@ -4,125 +4,90 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
+
+	"github.com/joistdev/terraform-provider-joist/internal/sandbox"
 )
 
-// controllerProcess is the controller binary running as a subprocess.
-type controllerProcess struct {
-	cmd         *exec.Cmd
-	logPath     string
-	healthPort  int
-	metricsPort int
-	done        chan error
+// controllerHandle reaches the controller processes the sandbox runs for
+// the world's Deployment.
+type controllerHandle struct {
+	sb *sandbox.Sandbox
 }
 
-// startController runs `terraform-provider-joist controller` against the
-// sandbox and the local AWS and waits until /readyz answers.
-func startController(ctx context.Context, w *world) (*controllerProcess, error) {
-	health, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	metricsPort, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	p := &controllerProcess{healthPort: health, metricsPort: metricsPort, done: make(chan error, 1)}
-	p.logPath = filepath.Join(w.logDir, fmt.Sprintf("controller-%d.log", time.Now().UnixNano()))
-	logFile, err := os.Create(p.logPath)
-	if err != nil {
-		return nil, err
-	}
-	p.cmd = exec.Command(w.binary, "controller")
-	env := append(os.Environ(),
-		"KUBECONFIG="+w.sandbox.Kubeconfig,
-		"CLUSTER_NAME="+clusterName,
-		"CLUSTER_ENDPOINT="+w.sandbox.Config.Host,
-		fmt.Sprintf("HEALTH_PROBE_PORT=%d", health),
-		fmt.Sprintf("METRICS_PORT=%d", metricsPort),
-		"LEADER_ELECTION_NAMESPACE=kube-system",
-	)
-	for k, v := range w.sim.Env() {
-		env = append(env, k+"="+v)
-	}
-	p.cmd.Env = env
-	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
-	if err := p.cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, fmt.Errorf("starting %s controller: %w", w.binary, err)
-	}
-	go func() {
-		p.done <- p.cmd.Wait()
-		logFile.Close()
-	}()
-	url := fmt.Sprintf("http://127.0.0.1:%d/readyz", health)
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		select {
-		case err := <-p.done:
-			return nil, fmt.Errorf("controller exited before becoming ready (%v); log: %s", err, p.logPath)
-		case <-ctx.Done():
-			p.kill()
-			return nil, ctx.Err()
-		case <-time.After(200 * time.Millisecond):
+// leaderSeries is controller-runtime's gauge of whether a process holds
+// the leader-election Lease.
+const leaderSeries = `leader_election_master_status{name="karpenter-leader-election"}`
+
+// leader is the process that holds the leader-election Lease.
+func (c *controllerHandle) leader() (sandbox.ControllerProcess, error) {
+	procs := c.sb.Controllers()
+	for _, p := range procs {
+		if v, ok, err := scrape(p.MetricsAddr, leaderSeries); err == nil && ok && v == 1 {
+			return p, nil
 		}
-		if resp, err := http.Get(url); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return p, nil
-			}
+	}
+	return sandbox.ControllerProcess{}, fmt.Errorf("no leader among %d controller processes", len(procs))
+}
+
+// waitLeader waits until a process other than the one with pid previous
+// leads and answers /readyz, and returns it.
+func (c *controllerHandle) waitLeader(ctx context.Context, previous int) (sandbox.ControllerProcess, error) {
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		p, err := c.leader()
+		if err == nil && p.PID != previous && ready(p) {
+			return p, nil
 		}
 		if time.Now().After(deadline) {
-			p.kill()
-			return nil, fmt.Errorf("controller not ready after 2m; log: %s", p.logPath)
+			return p, fmt.Errorf("no new leader within %s (%v): %v", waitTimeout, err, c.sb.Controllers())
+		}
+		select {
+		case <-ctx.Done():
+			return p, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
 		}
 	}
 }
 
-// kill ends the process at once (SIGKILL), as a crash would.
-func (p *controllerProcess) kill() {
-	_ = p.cmd.Process.Kill()
-	<-p.done
-	p.done <- nil
-}
-
-// stop asks the process to shut down (SIGTERM) and waits for it.
-func (p *controllerProcess) stop() {
-	select {
-	case err := <-p.done:
-		p.done <- err
-		return
-	default:
-	}
-	_ = p.cmd.Process.Signal(os.Interrupt)
-	select {
-	case err := <-p.done:
-		p.done <- err
-	case <-time.After(20 * time.Second):
-		p.kill()
-	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+func ready(p sandbox.ControllerProcess) bool {
+	resp, err := http.Get("http://" + p.HealthAddr + "/readyz")
 	if err != nil {
-		return 0, err
+		return false
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
 }
 
-// metric reads one sample from the controller's /metrics, e.g.
+// kill ends the leader at once (SIGKILL), as a crash would, and returns
+// it; the sandbox restarts it as a kubelet restarts a container.
+func (c *controllerHandle) kill() (sandbox.ControllerProcess, error) {
+	p, err := c.leader()
+	if err != nil {
+		return p, err
+	}
+	if err := syscall.Kill(p.PID, syscall.SIGKILL); err != nil {
+		return p, fmt.Errorf("killing controller pid %d: %w", p.PID, err)
+	}
+	return p, nil
+}
+
+// metric reads one sample from the leader's /metrics, e.g.
 // joist_nodeclaims_launched_total{nodepool="a"}; ok is false when absent.
-func (p *controllerProcess) metric(series string) (value float64, ok bool, err error) {
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", p.metricsPort))
+func (c *controllerHandle) metric(series string) (value float64, ok bool, err error) {
+	p, err := c.leader()
+	if err != nil {
+		return 0, false, err
+	}
+	return scrape(p.MetricsAddr, series)
+}
+
+func scrape(addr, series string) (value float64, ok bool, err error) {
+	resp, err := http.Get("http://" + addr + "/metrics")
 	if err != nil {
 		return 0, false, err
 	}

@@ -43,10 +43,10 @@ func consolidatingPool(t *testing.T, name, consolidateAfter string, mutate func(
 	create(t, np)
 	// Later scenarios should not see this pool: its deletion cascades to
 	// its nodeclaims.
-	t.Cleanup(func() { _ = w.kube.Delete(context.Background(), np) })
+	t.Cleanup(func() { _ = worldOf(t).kube.Delete(context.Background(), np) })
 	eventually(t, "NodePool "+name+" Ready", func() (bool, string) {
 		got := &v1.NodePool{}
-		if err := w.kube.Get(context.Background(), client.ObjectKey{Name: name}, got); err != nil {
+		if err := worldOf(t).kube.Get(context.Background(), client.ObjectKey{Name: name}, got); err != nil {
 			return false, err.Error()
 		}
 		return meta.IsStatusConditionTrue(got.Status.Conditions, v1.ConditionTypeReady), "not Ready"
@@ -60,9 +60,9 @@ func poolCost(t *testing.T, pool string) (float64, int) {
 	var cost float64
 	insts := instances(t, pool)
 	for _, inst := range insts {
-		price, ok := catalogLoad().OnDemandPrice(region().Name, string(inst.InstanceType))
+		price, ok := catalogLoad().OnDemandPrice(region(t).Name, string(inst.InstanceType))
 		if inst.InstanceLifecycle == "spot" {
-			price, ok = catalogSpotPrice(string(inst.InstanceType), aws.ToString(inst.Placement.AvailabilityZone))
+			price, ok = catalogSpotPrice(t, string(inst.InstanceType), aws.ToString(inst.Placement.AvailabilityZone))
 		}
 		if !ok {
 			t.Fatalf("no price for %s", inst.InstanceType)
@@ -88,7 +88,7 @@ func expectTerminatedInstances(t *testing.T, ids []string) {
 	if len(ids) == 0 {
 		return
 	}
-	out, err := ec2.NewFromConfig(w.sim.AWSConfig()).DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{InstanceIds: ids})
+	out, err := ec2.NewFromConfig(worldOf(t).sim.AWSConfig()).DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{InstanceIds: ids})
 	if err != nil {
 		t.Fatalf("DescribeInstances: %v", err)
 	}
@@ -165,7 +165,7 @@ func hostnameAntiAffinity(spec *corev1.PodSpec, app string) {
 func scenarioNamespace(t *testing.T, name string) string {
 	ns := namespace(t, name)
 	t.Cleanup(func() {
-		_ = w.kube.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+		_ = worldOf(t).kube.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 	})
 	return ns
 }

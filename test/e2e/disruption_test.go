@@ -15,17 +15,15 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/operator"
 )
 
-// TestDisruption runs the disruption scenarios that do not disturb each
+// testDisruption runs the disruption scenarios that do not disturb each
 // other in parallel, then the AMI release, which drifts every node of the
 // shared node class, on its own.
-func TestDisruption(t *testing.T) {
+func testDisruption(t *testing.T) {
 	nodeClass(t, "default")
 	t.Run("independent", func(t *testing.T) {
 		t.Run("consolidation", testConsolidationScaleDown)
@@ -75,7 +73,7 @@ func testConsolidationScaleDown(t *testing.T) {
 		n, waiting := running(ps)
 		return n == 6 && len(ps) == 6, fmt.Sprintf("%d pods, %d running; %s", len(ps), n, waiting)
 	})
-	unavailable := watchUnavailable(t, ns, "pause", 6)
+	inv := watchInvariants(t, ns, "pause", 6, 1, "consolidate")
 	scaledDown := time.Now()
 	eventually(t, "cost within 10% of a fresh provisioning", func() (bool, string) {
 		cost, nodes := poolCost(t, "consolidate")
@@ -84,12 +82,7 @@ func testConsolidationScaleDown(t *testing.T) {
 	cost, nodes := poolCost(t, "consolidate")
 	t.Logf("consolidated to %d nodes at $%.4f/h (fresh $%.4f/h, ratio %.2f) %s after the scale-down (consolidateAfter %s)",
 		nodes, cost, fresh, cost/fresh, time.Since(scaledDown).Round(time.Second), after)
-	waitRunning(t, ns, 6)
-	if worst := unavailable(); worst > 1 {
-		t.Errorf("%d replicas were unavailable at once; the PDB allows 1", worst)
-	} else {
-		t.Logf("at most %d replica unavailable at a time during consolidation", worst)
-	}
+	inv.check(t)
 	after2 := instanceIDs(t, "consolidate")
 	var removed []string
 	for id := range before {
@@ -99,66 +92,6 @@ func testConsolidationScaleDown(t *testing.T) {
 	}
 	t.Logf("%d instances removed", len(removed))
 	expectTerminatedInstances(t, removed)
-}
-
-// watchUnavailable watches the app's pods and returns a function giving
-// the most replicas (of desired) that were not Ready at any one time.
-func watchUnavailable(t *testing.T, ns, app string, desired int) func() int {
-	t.Helper()
-	scheme, err := operator.Scheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	wc, err := client.NewWithWatch(w.sandbox.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	watcher, err := wc.Watch(ctx, &corev1.PodList{}, client.InNamespace(ns), client.MatchingLabels{"app": app})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	ready := map[string]bool{}
-	worst := 0
-	go func() {
-		defer watcher.Stop()
-		for ev := range watcher.ResultChan() {
-			pod, ok := ev.Object.(*corev1.Pod)
-			if !ok {
-				continue
-			}
-			mu.Lock()
-			ready[pod.Name] = ev.Type != watch.Deleted && pod.DeletionTimestamp == nil && podIsReady(pod)
-			n := 0
-			for _, r := range ready {
-				if r {
-					n++
-				}
-			}
-			// The initial list is replayed as additions: count only once
-			// every replica was seen ready.
-			if len(ready) >= desired {
-				worst = max(worst, desired-n)
-			}
-			mu.Unlock()
-		}
-	}()
-	return func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return worst
-	}
-}
-
-func podIsReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // testDoNotDisrupt: a pod or a node with karpenter.sh/do-not-disrupt keeps

@@ -43,7 +43,7 @@ func eventually(t *testing.T, what string, cond func() (bool, string)) {
 
 func create(t *testing.T, obj client.Object) {
 	t.Helper()
-	if err := w.kube.Create(context.Background(), obj); err != nil {
+	if err := worldOf(t).kube.Create(context.Background(), obj); err != nil {
 		t.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
 	}
 }
@@ -77,7 +77,7 @@ func nodeClassWith(t *testing.T, name string, edit func(*awsv1.EC2NodeClassSpec)
 	create(t, nc)
 	eventually(t, "EC2NodeClass "+name+" Ready", func() (bool, string) {
 		got := &awsv1.EC2NodeClass{}
-		if err := w.kube.Get(context.Background(), client.ObjectKey{Name: name}, got); err != nil {
+		if err := worldOf(t).kube.Get(context.Background(), client.ObjectKey{Name: name}, got); err != nil {
 			return false, err.Error()
 		}
 		c := meta.FindStatusCondition(got.Status.Conditions, v1.ConditionTypeReady)
@@ -113,7 +113,7 @@ func nodePool(t *testing.T, name, class string, limits corev1.ResourceList, reqs
 	create(t, np)
 	eventually(t, "NodePool "+name+" Ready", func() (bool, string) {
 		got := &v1.NodePool{}
-		if err := w.kube.Get(context.Background(), client.ObjectKey{Name: name}, got); err != nil {
+		if err := worldOf(t).kube.Get(context.Background(), client.ObjectKey{Name: name}, got); err != nil {
 			return false, err.Error()
 		}
 		if !meta.IsStatusConditionTrue(got.Status.Conditions, v1.ConditionTypeReady) {
@@ -156,7 +156,7 @@ func requests(cpu, memory string) corev1.ResourceList {
 func pods(t *testing.T, ns string, labels map[string]string) []corev1.Pod {
 	t.Helper()
 	list := &corev1.PodList{}
-	if err := w.kube.List(context.Background(), list, client.InNamespace(ns), client.MatchingLabels(labels)); err != nil {
+	if err := worldOf(t).kube.List(context.Background(), list, client.InNamespace(ns), client.MatchingLabels(labels)); err != nil {
 		t.Fatalf("listing pods: %v", err)
 	}
 	return list.Items
@@ -179,7 +179,7 @@ func running(ps []corev1.Pod) (int, string) {
 func claimsOf(t *testing.T, pool string) []v1.NodeClaim {
 	t.Helper()
 	list := &v1.NodeClaimList{}
-	if err := w.kube.List(context.Background(), list, client.MatchingLabels{v1.NodePoolLabelKey: pool}); err != nil {
+	if err := worldOf(t).kube.List(context.Background(), list, client.MatchingLabels{v1.NodePoolLabelKey: pool}); err != nil {
 		t.Fatalf("listing nodeclaims: %v", err)
 	}
 	return list.Items
@@ -188,7 +188,7 @@ func claimsOf(t *testing.T, pool string) []v1.NodeClaim {
 func nodesOf(t *testing.T, pool string) []corev1.Node {
 	t.Helper()
 	list := &corev1.NodeList{}
-	if err := w.kube.List(context.Background(), list, client.MatchingLabels{v1.NodePoolLabelKey: pool}); err != nil {
+	if err := worldOf(t).kube.List(context.Background(), list, client.MatchingLabels{v1.NodePoolLabelKey: pool}); err != nil {
 		t.Fatalf("listing nodes: %v", err)
 	}
 	return list.Items
@@ -198,7 +198,7 @@ func nodesOf(t *testing.T, pool string) []corev1.Node {
 func runtimeEvents(t *testing.T, ns, name, reason string) []eventsv1.Event {
 	t.Helper()
 	list := &eventsv1.EventList{}
-	if err := w.kube.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+	if err := worldOf(t).kube.List(context.Background(), list, client.InNamespace(ns)); err != nil {
 		t.Fatalf("listing events: %v", err)
 	}
 	var out []eventsv1.Event

@@ -29,9 +29,9 @@ var (
 // class is the EC2NodeClass of the provisioning scenarios.
 const class = "provisioning"
 
-// TestProvisioning runs the independent scenarios in parallel on the shared
+// testProvisioning runs the independent scenarios in parallel on the shared
 // world, then the one that restarts the controller on its own.
-func TestProvisioning(t *testing.T) {
+func testProvisioning(t *testing.T) {
 	nodeClass(t, class)
 	t.Run("independent", func(t *testing.T) {
 		t.Run("deployment", testDeployment)
@@ -113,7 +113,7 @@ func testDeployment(t *testing.T) {
 				t.Errorf("instance %s tag %s=%q, want %q", aws.ToString(inst.InstanceId), k, tags[k], want)
 			}
 		}
-		price, _ := catalogSpotPrice(string(inst.InstanceType), aws.ToString(inst.Placement.AvailabilityZone))
+		price, _ := catalogSpotPrice(t, string(inst.InstanceType), aws.ToString(inst.Placement.AvailabilityZone))
 		cost += price
 		t.Logf("node %s: %s %s in %s, %d pods, $%.4f/h", node.Name, inst.InstanceType, c.Labels[v1.CapacityTypeLabelKey],
 			aws.ToString(inst.Placement.AvailabilityZone), podsOn[node.Name], price)
@@ -140,8 +140,8 @@ func testDeployment(t *testing.T) {
 	}
 }
 
-func catalogSpotPrice(instanceType, zone string) (float64, bool) {
-	return catalogLoad().SpotPrice(region().Name, zone, instanceType)
+func catalogSpotPrice(t testing.TB, instanceType, zone string) (float64, bool) {
+	return catalogLoad().SpotPrice(region(t).Name, zone, instanceType)
 }
 
 func hasOwner(n *corev1.Node, claim string) bool {
@@ -172,7 +172,7 @@ func testSpotCapacityRemoved(t *testing.T) {
 	}
 	removed := 0
 	for _, it := range familyTypes("t3", "t3a") {
-		for _, z := range region().Zones {
+		for _, z := range region(t).Zones {
 			if err := w.sim.EC2.SetCapacity(it, z.Name, "spot", 0); err == nil {
 				removed++
 			}
@@ -201,7 +201,7 @@ func scale(t *testing.T, d *appsv1.Deployment, replicas int32) {
 	t.Helper()
 	patch := client.MergeFrom(d.DeepCopy())
 	d.Spec.Replicas = &replicas
-	if err := w.kube.Patch(context.Background(), d, patch); err != nil {
+	if err := worldOf(t).kube.Patch(context.Background(), d, patch); err != nil {
 		t.Fatalf("scaling %s: %v", d.Name, err)
 	}
 }
@@ -242,9 +242,9 @@ func testGPU(t *testing.T) {
 func testZonalSpread(t *testing.T) {
 	t.Parallel()
 	ns := namespace(t, "e2e-spread")
-	zones := region().Zones
+	zones := region(t).Zones
 	if len(zones) < 3 {
-		t.Fatalf("region %s has %d zones, the scenario needs 3", region().Name, len(zones))
+		t.Fatalf("region %s has %d zones, the scenario needs 3", region(t).Name, len(zones))
 	}
 	three := req(corev1.LabelTopologyZone, corev1.NodeSelectorOpIn, zones[0].Name, zones[1].Name, zones[2].Name)
 	nodePool(t, "spread", class, nil, spotAndOnDemand, amd64, categoriesCMR, three)
@@ -379,42 +379,18 @@ func testControllerRestart(t *testing.T) {
 			t.Fatalf("nodeclaim %s learned its instance %s: the launch was not in flight", c.Name, c.Status.ProviderID)
 		}
 	}
-	w.controller.kill()
-	w.sim.Faults().Remove(held.ID)
-	t.Logf("controller killed with SIGKILL inside CreateFleet; instances launched by the abandoned call: %v", inFlight)
-	ctx := context.Background()
-	next, err := startController(ctx, w)
+	killed, err := w.controller.kill()
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.controller = next
+	w.sim.Faults().Remove(held.ID)
+	t.Logf("controller killed with SIGKILL inside CreateFleet; instances launched by the abandoned call: %v", inFlight)
+	ctx := context.Background()
+	if _, err := w.controller.waitLeader(ctx, killed.PID); err != nil {
+		t.Fatal(err)
+	}
 	restarted := time.Now()
 	waitRunning(t, ns, 8)
-	eventually(t, "every instance has a nodeclaim and every nodeclaim an instance", func() (bool, string) {
-		insts := instances(t, "")
-		list := &v1.NodeClaimList{}
-		if err := w.kube.List(ctx, list); err != nil {
-			return false, err.Error()
-		}
-		claimed := map[string]bool{}
-		for _, c := range list.Items {
-			if c.Status.ProviderID == "" {
-				return false, fmt.Sprintf("nodeclaim %s not launched", c.Name)
-			}
-			if c.DeletionTimestamp != nil {
-				return false, fmt.Sprintf("nodeclaim %s still terminating", c.Name)
-			}
-			if _, ok := insts[c.Status.ProviderID]; !ok {
-				return false, fmt.Sprintf("nodeclaim %s has no live instance %s", c.Name, c.Status.ProviderID)
-			}
-			claimed[c.Status.ProviderID] = true
-		}
-		for id := range insts {
-			if !claimed[id] {
-				return false, fmt.Sprintf("instance %s has no nodeclaim", id)
-			}
-		}
-		return true, ""
-	})
+	noLeakedCapacity(t, "")
 	t.Logf("after the restart: pods running and no orphans %s later", time.Since(restarted).Round(time.Second))
 }

@@ -12,13 +12,13 @@ import (
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 )
 
-// TestReservedCapacity: a NodePool allowing reserved and on-demand capacity
+// testReservedCapacity: a NodePool allowing reserved and on-demand capacity
 // on a node class that selects a two-instance m5.xlarge reservation. Three
 // pods of 3 CPU need three nodes: two land in the reservation, the third,
 // with the reservation full, on-demand.
-func TestReservedCapacity(t *testing.T) {
+func testReservedCapacity(t *testing.T) {
 	const typ, pool = "m5.xlarge", "reserved"
-	zone := region().Zones[0].Name
+	zone := region(t).Zones[0].Name
 	crID, err := w.sim.EC2.AddCapacityReservation(typ, zone, 2, "e2e-reservation", pool)
 	if err != nil {
 		t.Fatal(err)

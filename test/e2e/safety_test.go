@@ -30,7 +30,7 @@ import (
 // consistency and AWS's transient failures. The scenarios change the
 // whole simulated AWS (visibility delay, faults, AMI releases), so they
 // run one after another.
-func TestSafety(t *testing.T) {
+func testSafety(t *testing.T) {
 	nodeClass(t, "safety")
 	t.Run("eventual-consistency", testEventualConsistency)
 	t.Run("transient-errors", testTransientErrors)
@@ -46,11 +46,11 @@ func safetyPool(t *testing.T, name, class string, budgets ...v1.Budget) {
 	if len(budgets) > 0 {
 		patch := client.MergeFrom(np.DeepCopy())
 		np.Spec.Disruption.Budgets = budgets
-		if err := w.kube.Patch(context.Background(), np, patch); err != nil {
+		if err := worldOf(t).kube.Patch(context.Background(), np, patch); err != nil {
 			t.Fatal(err)
 		}
 	}
-	t.Cleanup(func() { _ = w.kube.Delete(context.Background(), np) })
+	t.Cleanup(func() { _ = worldOf(t).kube.Delete(context.Background(), np) })
 }
 
 // terminatedSince are the instance IDs TerminateInstances calls named
@@ -75,7 +75,7 @@ func terminatedSince(since time.Time) map[string]bool {
 func everInPool(t *testing.T, pool string) map[string]bool {
 	t.Helper()
 	out := map[string]bool{}
-	pager := ec2.NewDescribeInstancesPaginator(ec2.NewFromConfig(w.sim.AWSConfig()), &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
+	pager := ec2.NewDescribeInstancesPaginator(ec2.NewFromConfig(worldOf(t).sim.AWSConfig()), &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
 		{Name: aws.String("tag:" + v1.NodePoolLabelKey), Values: []string{pool}},
 	}})
 	for pager.HasMorePages() {
@@ -183,7 +183,7 @@ func testEventualConsistency(t *testing.T) {
 // tags the runtime gives its own, and no claim.
 func runOrphan(t *testing.T, pool string) string {
 	t.Helper()
-	ec2c := ec2.NewFromConfig(w.sim.AWSConfig())
+	ec2c := ec2.NewFromConfig(worldOf(t).sim.AWSConfig())
 	var tags []ec2types.Tag
 	for k, v := range map[string]string{
 		"kubernetes.io/cluster/" + clusterName: "owned", "eks:eks-cluster-name": clusterName,
@@ -191,9 +191,9 @@ func runOrphan(t *testing.T, pool string) string {
 	} {
 		tags = append(tags, ec2types.Tag{Key: aws.String(k), Value: aws.String(v)})
 	}
-	n := w.sim.EC2.Network()
+	n := worldOf(t).sim.EC2.Network()
 	out, err := ec2c.RunInstances(context.Background(), &ec2.RunInstancesInput{
-		ImageId: aws.String(w.sim.EC2.Images()[0].ImageID), InstanceType: ec2types.InstanceTypeM5Large,
+		ImageId: aws.String(worldOf(t).sim.EC2.Images()[0].ImageID), InstanceType: ec2types.InstanceTypeM5Large,
 		MinCount: aws.Int32(1), MaxCount: aws.Int32(1), SubnetId: aws.String(n.PrivateSubnetIDs[0]),
 		TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeInstance, Tags: tags}},
 	})
@@ -207,7 +207,7 @@ func runOrphan(t *testing.T, pool string) string {
 // instance is not visible yet.
 func instanceStateOf(t *testing.T, id string) ec2types.InstanceStateName {
 	t.Helper()
-	out, err := ec2.NewFromConfig(w.sim.AWSConfig()).DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
+	out, err := ec2.NewFromConfig(worldOf(t).sim.AWSConfig()).DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
 	if err != nil || len(out.Reservations) == 0 {
 		return ""
 	}
@@ -454,7 +454,7 @@ func liveInstances(t *testing.T, of map[string]ec2types.Instance) []string {
 	for _, inst := range of {
 		ids = append(ids, aws.ToString(inst.InstanceId))
 	}
-	out, err := ec2.NewFromConfig(w.sim.AWSConfig()).DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{InstanceIds: ids})
+	out, err := ec2.NewFromConfig(worldOf(t).sim.AWSConfig()).DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{InstanceIds: ids})
 	if err != nil {
 		return ids // cannot tell: count them live
 	}

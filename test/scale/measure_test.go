@@ -54,6 +54,10 @@ type row struct {
 	// same pods from nothing.
 	Cost, LPRatio, FreshRatio float64
 	Note                      string
+	// LeakChecked says the no-leaked-capacity check ran after the
+	// scenario; Leaks is what broke it (nothing, when it held).
+	LeakChecked bool
+	Leaks       []string
 }
 
 // sampler follows the controller process: RSS and CPU time every 250 ms.

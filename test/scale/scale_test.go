@@ -65,6 +65,11 @@ func TestScale(t *testing.T) {
 	// The full run rewrites docs/performance.md after every row, so a run
 	// stopped by a later scenario still leaves what it measured.
 	report := func(r row) {
+		// Each scenario ends on the no-leaked-capacity check.
+		r.LeakChecked, r.Leaks = true, w.leakedCapacity(ctx, 5*time.Minute)
+		if len(r.Leaks) > 0 {
+			t.Errorf("%s: capacity leaked: %s", r.Scenario, strings.Join(r.Leaks, "; "))
+		}
 		rows = append(rows, r)
 		fmt.Printf("scale: %s\n", formatRow(r))
 		if full {
@@ -219,16 +224,28 @@ func waitNodeClassReady(ctx context.Context, t *testing.T, w *world) {
 }
 
 func formatRow(r row) string {
-	return fmt.Sprintf("%s: %d pods, %d nodes, %s (pods created in %s, then decision %s, kube-scheduler reached every pod in %s; %d passes, first %s, total %s), RSS peak %.0f MiB p95 %.0f MiB, CPU %.2f cores, $/h %.3f, LP ratio %.3f, fresh-plan ratio %.3f, AWS: %s %s",
+	return fmt.Sprintf("%s: %d pods, %d nodes, %s (pods created in %s, then decision %s, kube-scheduler reached every pod in %s; %d passes, first %s, total %s), RSS peak %.0f MiB p95 %.0f MiB, CPU %.2f cores, $/h %.3f, LP ratio %.3f, fresh-plan ratio %.3f, capacity leaked: %s, AWS: %s %s",
 		r.Scenario, r.Pods, r.Nodes, r.Wall.Round(100*time.Millisecond), r.Arrival.Round(100*time.Millisecond), r.Decision.Round(100*time.Millisecond),
-		r.SchedulerReached.Round(100*time.Millisecond), r.Passes, r.FirstPass.Round(10*time.Millisecond), r.PassTotal.Round(10*time.Millisecond), r.PeakRSS, r.P95RSS, r.CPU, r.Cost, r.LPRatio, r.FreshRatio, formatCalls(r.Calls), r.Note)
+		r.SchedulerReached.Round(100*time.Millisecond), r.Passes, r.FirstPass.Round(10*time.Millisecond), r.PassTotal.Round(10*time.Millisecond), r.PeakRSS, r.P95RSS, r.CPU, r.Cost, r.LPRatio, r.FreshRatio, formatLeaks(r), formatCalls(r.Calls), r.Note)
+}
+
+// formatLeaks is the no-leaked-capacity column: "none", what leaked, or
+// "-" when the check did not run.
+func formatLeaks(r row) string {
+	switch {
+	case !r.LeakChecked:
+		return "-"
+	case len(r.Leaks) == 0:
+		return "none"
+	}
+	return fmt.Sprintf("%d: %s", len(r.Leaks), strings.Join(r.Leaks, "; "))
 }
 
 func formatTable(rows []row) string {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 1, ' ', tabwriter.Debug)
-	fmt.Fprintln(tw, "| scenario\t pods\t nodes\t wall\t pods created in\t decision (kube-scheduler reached all)\t passes: n, first, total\t RSS peak / p95 (MiB)\t CPU (cores)\t $/h\t $/h ÷ LP bound\t $/h ÷ fresh plan\t AWS calls\t notes\t")
-	fmt.Fprintln(tw, "|---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t")
+	fmt.Fprintln(tw, "| scenario\t pods\t nodes\t wall\t pods created in\t decision (kube-scheduler reached all)\t passes: n, first, total\t RSS peak / p95 (MiB)\t CPU (cores)\t $/h\t $/h ÷ LP bound\t $/h ÷ fresh plan\t capacity leaked\t AWS calls\t notes\t")
+	fmt.Fprintln(tw, "|---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t")
 	for _, r := range rows {
 		arr, dec, passes, rss, cpu, cost, lp, fresh := "-", "-", "-", "-", "-", "-", "-", "-"
 		if r.Arrival > 0 {
@@ -251,8 +268,8 @@ func formatTable(rows []row) string {
 		if r.FreshRatio > 0 {
 			fresh = fmt.Sprintf("%.3f", r.FreshRatio)
 		}
-		fmt.Fprintf(tw, "| %s\t %d\t %d\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t\n", r.Scenario, r.Pods, r.Nodes,
-			r.Wall.Round(100*time.Millisecond), arr, dec, passes, rss, cpu, cost, lp, fresh, formatCalls(r.Calls), r.Note)
+		fmt.Fprintf(tw, "| %s\t %d\t %d\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t\n", r.Scenario, r.Pods, r.Nodes,
+			r.Wall.Round(100*time.Millisecond), arr, dec, passes, rss, cpu, cost, lp, fresh, formatLeaks(r), formatCalls(r.Calls), r.Note)
 	}
 	tw.Flush()
 	// tabwriter's Debug mode separates cells with '|'; make it a Markdown table.
@@ -286,7 +303,10 @@ spent snapshotting, solving and creating NodeClaims. The LP bound is the cost of
 2-resource relaxation over the instance types the controller discovers for the pool, and the fresh
 plan is what the solver would pay to provision the same Running pods from nothing. $/h is the
 nodes' catalog instance prices plus their EBS volumes (the EC2NodeClass's block devices at catalog
-EBS prices), as the controller prices offerings.
+EBS prices), as the controller prices offerings. Every scenario ends on the no-leaked-capacity check
+(the e2e fault scenarios' first invariant): once the cluster settles, every instance tagged for it
+has a NodeClaim and every NodeClaim an instance; "capacity leaked" says what broke it, "none" when
+it held.
 
 %s
 

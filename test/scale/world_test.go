@@ -8,22 +8,22 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/joistdev/terraform-provider-joist/internal/awssim"
 	"github.com/joistdev/terraform-provider-joist/internal/controllerdeploy"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/crds"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	cloudaws "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/operator"
 	"github.com/joistdev/terraform-provider-joist/internal/sandbox"
+	"github.com/joistdev/terraform-provider-joist/test/e2e"
 )
 
 const clusterName = "joist-scale"
@@ -88,50 +88,29 @@ func startWorld(ctx context.Context, progress io.Writer, interruptionQueue bool)
 const nodeRole = "JoistNodeRole-" + clusterName
 
 func (w *world) deployController(ctx context.Context, settings map[string]string) error {
-	dyn, err := dynamic.NewForConfig(w.sb.Config)
-	if err != nil {
-		return err
-	}
-	manifests, err := crds.Manifests()
-	if err != nil {
-		return err
-	}
-	defs, hash, err := controllerdeploy.CRDs(manifests)
-	if err != nil {
-		return err
-	}
-	if err := controllerdeploy.Apply(ctx, dyn, defs); err != nil {
-		return fmt.Errorf("installing CRDs: %w", err)
-	}
-	if err := controllerdeploy.WaitEstablished(ctx, dyn, defs); err != nil {
-		return err
-	}
-	objs, err := controllerdeploy.Objects(controllerdeploy.Spec{
-		Image:        "ghcr.io/joistdev/" + sandbox.ControllerImage + ":dev",
-		Replicas:     1,
-		Settings:     settings,
-		RolloutToken: hash,
+	return w.sb.DeployController(ctx, controllerdeploy.Spec{
+		Image:    "ghcr.io/joistdev/" + sandbox.ControllerImage + ":dev",
+		Replicas: 1,
+		Settings: settings,
 	})
-	if err != nil {
-		return err
-	}
-	if err := controllerdeploy.Apply(ctx, dyn, objs); err != nil {
-		return fmt.Errorf("deploying the controller: %w", err)
-	}
-	wctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-	if err := controllerdeploy.WaitAvailable(wctx, dyn, "kube-system"); err != nil {
-		return fmt.Errorf("controller Deployment not available: %w", err)
-	}
-	// Available means kwok reports the pod Ready; wait for the process too.
-	deadline := time.Now().Add(time.Minute)
-	for len(w.sb.Controllers()) == 0 {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the sandbox did not start the controller process")
+}
+
+// leakedCapacity waits up to timeout for the no-leaked-capacity invariant
+// (e2e.LeakedCapacity) to hold over the whole cluster, and returns what
+// still breaks it when the time is up.
+func (w *world) leakedCapacity(ctx context.Context, timeout time.Duration) []string {
+	ec2c := ec2.NewFromConfig(w.sb.AWS.AWSConfig())
+	deadline := time.Now().Add(timeout)
+	for {
+		problems, err := e2e.LeakedCapacity(ctx, w.kube, ec2c, clusterName, "")
+		if err != nil {
+			problems = []string{err.Error()}
 		}
-		time.Sleep(250 * time.Millisecond)
+		if len(problems) == 0 || time.Now().After(deadline) {
+			return problems
+		}
+		time.Sleep(2 * time.Second)
 	}
-	return nil
 }
 
 func (w *world) stop() {

@@ -7,11 +7,13 @@ package kubelet
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -36,10 +38,19 @@ type Kubelet struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu      sync.Mutex
-	pending map[string]*time.Timer // instance ID -> scheduled registration
-	nodes   map[string]string      // instance ID -> Node name
-	gone    map[string]bool        // instances that terminated while registering
+	mu        sync.Mutex
+	pending   map[string]*time.Timer // instance ID -> scheduled registration
+	nodes     map[string]string      // instance ID -> Node name
+	gone      map[string]bool        // instances that terminated while registering
+	deletions map[string]*time.Timer // Node name -> scheduled retry of its deletion
+	failBoots []*bootFailure
+	broken    map[string]bool // instances whose boot failed
+}
+
+// bootFailure makes the next count instances carrying tags fail to boot.
+type bootFailure struct {
+	count int
+	tags  map[string]string
 }
 
 // New returns a stand-in that writes Nodes through cfg.
@@ -52,7 +63,7 @@ func New(cfg *rest.Config, opts Options) (*Kubelet, error) {
 		opts.KubeletVersion = "v1.36.0"
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Kubelet{client: client, opts: opts, ctx: ctx, cancel: cancel, pending: map[string]*time.Timer{}, nodes: map[string]string{}, gone: map[string]bool{}}, nil
+	return &Kubelet{client: client, opts: opts, ctx: ctx, cancel: cancel, pending: map[string]*time.Timer{}, nodes: map[string]string{}, gone: map[string]bool{}, deletions: map[string]*time.Timer{}, broken: map[string]bool{}}, nil
 }
 
 // Observe reacts to an instance state change: registration after the boot
@@ -73,14 +84,15 @@ func (k *Kubelet) Observe(in ec2types.Instance, userData string) {
 		}
 		k.mu.Lock()
 		defer k.mu.Unlock()
-		if _, ok := k.pending[id]; ok || k.nodes[id] != "" {
+		if _, ok := k.pending[id]; ok || k.nodes[id] != "" || k.broken[id] {
 			return
 		}
-		k.wg.Add(1)
-		k.pending[id] = time.AfterFunc(k.opts.BootDelay, func() {
-			defer k.wg.Done()
-			k.register(in, jc, log)
-		})
+		if k.bootFails(in) {
+			k.broken[id] = true
+			log.Info("boot fails: the instance never registers")
+			return
+		}
+		k.schedule(in, jc, log, k.opts.BootDelay, 0)
 	case ec2types.InstanceStateNameShuttingDown, ec2types.InstanceStateNameTerminated:
 		k.mu.Lock()
 		if t, ok := k.pending[id]; ok && t.Stop() {
@@ -94,12 +106,62 @@ func (k *Kubelet) Observe(in ec2types.Instance, userData string) {
 		}
 		k.mu.Unlock()
 		if name != "" && in.State.Name == ec2types.InstanceStateNameTerminated {
-			k.deleteNode(name, log)
+			k.deleteNode(name, log, 0)
 		}
 	}
 }
 
-func (k *Kubelet) register(in ec2types.Instance, jc *JoinConfig, log logr.Logger) {
+// FailBoots makes the next n instances carrying tags (every one of them;
+// none: any instance) that run and join the cluster fail to boot: they
+// never register as Nodes, as when a node's bootstrap breaks.
+func (k *Kubelet) FailBoots(n int, tags map[string]string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if n > 0 {
+		k.failBoots = append(k.failBoots, &bootFailure{count: n, tags: tags})
+	}
+}
+
+// bootFails consumes a boot failure the instance matches. Caller holds k.mu.
+func (k *Kubelet) bootFails(in ec2types.Instance) bool {
+	have := map[string]string{}
+	for _, t := range in.Tags {
+		if t.Key != nil && t.Value != nil {
+			have[*t.Key] = *t.Value
+		}
+	}
+	for _, f := range k.failBoots {
+		if f.count == 0 {
+			continue
+		}
+		match := true
+		for key, v := range f.tags {
+			match = match && have[key] == v
+		}
+		if match {
+			f.count--
+			return true
+		}
+	}
+	return false
+}
+
+// retryDelay spaces the retries of a call the apiserver did not answer, as
+// a kubelet and the cloud node-lifecycle controller keep retrying theirs.
+func retryDelay(attempt int) time.Duration {
+	return min(time.Second<<min(attempt, 4), 15*time.Second)
+}
+
+// schedule registers the instance's Node after a delay. Caller holds k.mu.
+func (k *Kubelet) schedule(in ec2types.Instance, jc *JoinConfig, log logr.Logger, after time.Duration, attempt int) {
+	k.wg.Add(1)
+	k.pending[*in.InstanceId] = time.AfterFunc(after, func() {
+		defer k.wg.Done()
+		k.register(in, jc, log, attempt)
+	})
+}
+
+func (k *Kubelet) register(in ec2types.Instance, jc *JoinConfig, log logr.Logger, attempt int) {
 	id := *in.InstanceId
 	k.mu.Lock()
 	_, still := k.pending[id]
@@ -113,14 +175,38 @@ func (k *Kubelet) register(in ec2types.Instance, jc *JoinConfig, log logr.Logger
 		log.Error(err, "building the Node")
 		return
 	}
+	if err := k.post(node); err != nil {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		if k.gone[id] || k.ctx.Err() != nil {
+			return
+		}
+		log.Error(err, "registering the Node; retrying", "node", node.Name, "after", retryDelay(attempt))
+		k.schedule(in, jc, log, retryDelay(attempt), attempt+1)
+		return
+	}
+	k.mu.Lock()
+	gone := k.gone[id]
+	if !gone {
+		k.nodes[id] = node.Name
+	}
+	k.mu.Unlock()
+	log.Info("registered Node", "node", node.Name, "providerID", node.Spec.ProviderID)
+	if gone { // terminated while registering: the lifecycle controller removes it
+		k.deleteNode(node.Name, log, 0)
+	}
+}
+
+// post creates the Node (or finds it from an earlier attempt) and posts its
+// status.
+func (k *Kubelet) post(node *corev1.Node) error {
 	status := node.Status
 	created, err := k.client.CoreV1().Nodes().Create(k.ctx, node, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		created, err = k.client.CoreV1().Nodes().Get(k.ctx, node.Name, metav1.GetOptions{})
 	}
 	if err != nil {
-		log.Error(err, "registering the Node", "node", node.Name)
-		return
+		return err
 	}
 	// The API server drops status on create; a kubelet posts it right after.
 	// kwok may initialise the status in between: post ours over it (kwok
@@ -137,24 +223,32 @@ func (k *Kubelet) register(in ec2types.Instance, jc *JoinConfig, log logr.Logger
 		return err
 	})
 	if err != nil {
-		log.Error(err, "posting the Node status", "node", node.Name)
+		return fmt.Errorf("posting the Node status: %w", err)
 	}
-	k.mu.Lock()
-	gone := k.gone[id]
-	if !gone {
-		k.nodes[id] = node.Name
-	}
-	k.mu.Unlock()
-	log.Info("registered Node", "node", node.Name, "providerID", node.Spec.ProviderID)
-	if gone { // terminated while registering: the lifecycle controller removes it
-		k.deleteNode(node.Name, log)
-	}
+	return nil
 }
 
-func (k *Kubelet) deleteNode(name string, log logr.Logger) {
+func (k *Kubelet) deleteNode(name string, log logr.Logger, attempt int) {
 	err := k.client.CoreV1().Nodes().Delete(k.ctx, name, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
-		log.Error(err, "deleting the Node of a terminated instance", "node", name)
+		if k.ctx.Err() != nil {
+			return
+		}
+		log.Error(err, "deleting the Node of a terminated instance; retrying", "node", name, "after", retryDelay(attempt))
+		// Not on the caller's goroutine: it delivers every instance's events.
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		k.wg.Add(1)
+		k.deletions[name] = time.AfterFunc(retryDelay(attempt), func() {
+			defer k.wg.Done()
+			k.mu.Lock()
+			_, still := k.deletions[name]
+			delete(k.deletions, name)
+			k.mu.Unlock()
+			if still {
+				k.deleteNode(name, log, attempt+1)
+			}
+		})
 		return
 	}
 	log.Info("deleted Node of terminated instance", "node", name)
@@ -168,6 +262,12 @@ func (k *Kubelet) Close() {
 			k.wg.Done()
 		}
 		delete(k.pending, id)
+	}
+	for name, t := range k.deletions {
+		if t.Stop() {
+			k.wg.Done()
+		}
+		delete(k.deletions, name)
 	}
 	k.mu.Unlock()
 	k.wg.Wait()

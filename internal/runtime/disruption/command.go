@@ -16,6 +16,9 @@ const (
 	MethodDrift      = "drift"
 	MethodMultiNode  = "multi"
 	MethodSingleNode = "single"
+	// MethodResumed is a command an earlier leader started and this one
+	// finishes (see resumable).
+	MethodResumed = "resumed"
 )
 
 // Command disrupts Candidates, after launching Replacements for their pods.
@@ -26,9 +29,10 @@ type Command struct {
 	Replacements []*scheduling.NewClaim
 }
 
-// Decision is "delete" or "replace".
+// Decision is "delete" or "replace". A resumed command always replaces:
+// only commands whose replacements exist are resumed.
 func (c *Command) Decision() string {
-	if len(c.Replacements) == 0 {
+	if len(c.Replacements) == 0 && c.Method != MethodResumed {
 		return "delete"
 	}
 	return "replace"

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -159,6 +161,7 @@ func (q *Queue) createReplacements(ctx context.Context, cmd *Command, pools []*v
 			return created, fmt.Errorf("nodepool %s of the replacement is gone", r.NodePool)
 		}
 		claim := provisioning.NewNodeClaim(pool, r)
+		metav1.SetMetaDataAnnotation(&claim.ObjectMeta, v1.ReplacementForAnnotationKey, replaced(cmd))
 		if err := q.kube.Create(ctx, claim); err != nil {
 			return created, fmt.Errorf("creating a replacement nodeclaim in nodepool %s: %w", pool.Name, err)
 		}
@@ -170,6 +173,31 @@ func (q *Queue) createReplacements(ctx context.Context, cmd *Command, pools []*v
 		}
 	}
 	return created, nil
+}
+
+// Resume finishes a command an earlier leader started and did not finish:
+// its candidates are tainted and its replacements created. Like Execute's
+// second half, it waits for the replacements and deletes the candidates,
+// or rolls back.
+func (q *Queue) Resume(ctx context.Context, cmd *Command, replacements []*v1.NodeClaim) {
+	var names []string
+	for _, r := range replacements {
+		names = append(names, r.Name)
+	}
+	log.FromContext(ctx).Info("resuming a disruption command an earlier leader started", "command", cmd.String(), "replacements", strings.Join(names, ","))
+	q.hold(cmd)
+	go q.finish(ctx, cmd, replacements)
+}
+
+// replaced names the command's candidates' NodeClaims, for
+// ReplacementForAnnotationKey.
+func replaced(cmd *Command) string {
+	var names []string
+	for _, c := range cmd.Candidates {
+		names = append(names, c.NodeClaim.Name)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ",")
 }
 
 // finish waits for the replacements and deletes the candidates, or rolls

@@ -33,4 +33,10 @@ const (
 	// InstanceProfileNameAnnotationKey records, on a NodeClaim, the instance
 	// profile its instance launched with.
 	InstanceProfileNameAnnotationKey = AWSGroup + "/instance-profile-name"
+
+	// ReplacementForAnnotationKey on a NodeClaim a disruption command
+	// created names the NodeClaims it replaces (comma-separated), so a
+	// leader that takes over while the command waits for it finishes the
+	// command instead of disrupting those nodes again. Joist's own.
+	ReplacementForAnnotationKey = "joist.dev/replacement-for"
 )

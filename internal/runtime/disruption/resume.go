@@ -1,0 +1,87 @@
+package disruption
+
+import (
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/pods"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
+)
+
+// resumed is a command an earlier leader started, with the replacements
+// it created.
+type resumed struct {
+	cmd          *Command
+	replacements []*v1.NodeClaim
+}
+
+// resumable finds the commands an earlier leader left under way: live
+// NodeClaims it created as replacements (ReplacementForAnnotationKey)
+// for nodes that are still tainted and that no command of this process
+// holds (stale, by NodeClaim name). A command's candidates whose NodeClaims
+// are already being deleted were handed to termination before the leader
+// died; the rest are resumed.
+func resumable(env *Env, stale map[string]*state.StateNode) []resumed {
+	byCandidates := map[string]*resumed{}
+	var order []string
+	for _, n := range env.Snapshot.Nodes {
+		claim := n.NodeClaim
+		if claim == nil || claim.DeletionTimestamp != nil || claim.Annotations[v1.ReplacementForAnnotationKey] == "" {
+			continue
+		}
+		key := claim.Annotations[v1.ReplacementForAnnotationKey]
+		r := byCandidates[key]
+		if r == nil {
+			var cands []*Candidate
+			for _, name := range strings.Split(key, ",") {
+				if c := resumedCandidate(env, stale[name]); c != nil {
+					cands = append(cands, c)
+				}
+			}
+			if len(cands) == 0 {
+				continue
+			}
+			r = &resumed{cmd: &Command{Method: MethodResumed, Reason: disruptionReason(cands[0].NodeClaim), Candidates: cands}}
+			byCandidates[key] = r
+			order = append(order, key)
+		}
+		r.replacements = append(r.replacements, claim)
+	}
+	sort.Strings(order)
+	out := make([]resumed, 0, len(order))
+	for _, key := range order {
+		out = append(out, *byCandidates[key])
+	}
+	return out
+}
+
+// resumedCandidate is a stale node as a candidate of a resumed command, or
+// nil when it is not stale or its NodePool is gone.
+func resumedCandidate(env *Env, n *state.StateNode) *Candidate {
+	if n == nil {
+		return nil
+	}
+	pool := env.pool(n.NodePool())
+	if pool == nil {
+		return nil
+	}
+	var resched []*corev1.Pod
+	for _, pod := range n.Pods {
+		if !pods.IsTerminal(pod) && pods.IsReschedulable(pod) {
+			resched = append(resched, pod)
+		}
+	}
+	return &Candidate{StateNode: n, Pool: pool, CapacityType: n.Labels()[v1.CapacityTypeLabelKey], Reschedulable: resched}
+}
+
+// disruptionReason is the reason the claim's command recorded on it.
+func disruptionReason(claim *v1.NodeClaim) v1.DisruptionReason {
+	if c := nodeclaim.Get(claim, v1.ConditionTypeDisruptionReason); c != nil {
+		return v1.DisruptionReason(c.Reason)
+	}
+	return ""
+}

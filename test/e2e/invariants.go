@@ -1,0 +1,303 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instance"
+)
+
+// The three invariants every fault scenario ends on (and the scale
+// scenarios end on the first): no leaked capacity, no lost pods, no
+// PodDisruptionBudget violated.
+
+// LeakedCapacity checks the no-leaked-capacity invariant: every instance
+// tagged for the cluster that is not shutting down has a NodeClaim, and
+// every NodeClaim has such an instance. pool narrows both sides to one
+// NodePool ("" is the whole cluster). It returns what breaks the
+// invariant; a launch or a deletion still under way is reported too, since
+// the invariant holds only once the cluster has settled: callers poll.
+func LeakedCapacity(ctx context.Context, kube client.Reader, ec2c *ec2.Client, cluster, pool string) ([]string, error) {
+	filters := []ec2types.Filter{
+		{Name: aws.String("tag:kubernetes.io/cluster/" + cluster), Values: []string{"owned"}},
+		{Name: aws.String("instance-state-name"), Values: []string{"pending", "running", "stopping", "stopped"}},
+	}
+	var selector client.MatchingLabels
+	if pool != "" {
+		filters = append(filters, ec2types.Filter{Name: aws.String("tag:" + v1.NodePoolLabelKey), Values: []string{pool}})
+		selector = client.MatchingLabels{v1.NodePoolLabelKey: pool}
+	}
+	live := map[string]string{} // providerID -> instance ID and its nodeclaim tag
+	pager := ec2.NewDescribeInstancesPaginator(ec2c, &ec2.DescribeInstancesInput{Filters: filters})
+	for pager.HasMorePages() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("DescribeInstances: %w", err)
+		}
+		for _, r := range page.Reservations {
+			for _, i := range r.Instances {
+				desc := aws.ToString(i.InstanceId)
+				for _, tag := range i.Tags {
+					if aws.ToString(tag.Key) == instance.NodeClaimTag {
+						desc += " (nodeclaim tag " + aws.ToString(tag.Value) + ")"
+					}
+				}
+				live["aws:///"+aws.ToString(i.Placement.AvailabilityZone)+"/"+aws.ToString(i.InstanceId)] = desc
+			}
+		}
+	}
+	claims := &v1.NodeClaimList{}
+	if err := kube.List(ctx, claims, selector); err != nil {
+		return nil, fmt.Errorf("listing NodeClaims: %w", err)
+	}
+	var problems []string
+	claimed := map[string]bool{}
+	for _, c := range claims.Items {
+		id := c.Status.ProviderID
+		claimed[id] = true
+		switch {
+		case c.DeletionTimestamp != nil:
+			problems = append(problems, fmt.Sprintf("nodeclaim %s is being deleted", c.Name))
+		case id == "":
+			problems = append(problems, fmt.Sprintf("nodeclaim %s is not launched", c.Name))
+		case live[id] == "":
+			problems = append(problems, fmt.Sprintf("nodeclaim %s has no live instance (%s)", c.Name, id))
+		}
+	}
+	for id, desc := range live {
+		if !claimed[id] {
+			problems = append(problems, fmt.Sprintf("instance %s has no nodeclaim", desc))
+		}
+	}
+	sort.Strings(problems)
+	return problems, nil
+}
+
+// Workload is what the pod invariants are about: the pods of one app.
+type Workload struct {
+	Namespace string
+	Labels    map[string]string
+	// Replicas is how many of its pods should be Ready.
+	Replicas int
+	// MaxUnavailable is what its PodDisruptionBudget allows; negative: it
+	// has none.
+	MaxUnavailable int
+}
+
+// PodWatch follows a workload's pods, and the Nodes they run on, for two
+// invariants:
+//   - no lost pods: no pod is evicted or deleted by the cluster (its
+//     DisruptionTarget condition: the Eviction API, the taint manager, pod
+//     garbage collection, preemption) from a Node that was not being
+//     disrupted (tainted karpenter.sh/disrupted, deleted, or gone), and none
+//     fails;
+//   - no PodDisruptionBudget violated: once all Replicas were Ready, never
+//     more than MaxUnavailable of them are not.
+//
+// It uses informers, which resume after the apiserver comes back.
+type PodWatch struct {
+	wl    Workload
+	cs    kubernetes.Interface
+	nodes toolscache.Store
+	stop  context.CancelFunc
+
+	mu         sync.Mutex
+	healthy    map[string]bool
+	judged     map[string]bool // pods whose eviction or failure was recorded
+	armed      bool
+	worst      int
+	violations []string
+	evictions  int
+}
+
+// WatchPods starts following wl.
+func WatchPods(ctx context.Context, cfg *rest.Config, wl Workload) (*PodWatch, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	p := &PodWatch{wl: wl, cs: cs, stop: cancel, healthy: map[string]bool{}, judged: map[string]bool{}}
+	all := informers.NewSharedInformerFactory(cs, 0)
+	nodes := all.Core().V1().Nodes().Informer()
+	p.nodes = nodes.GetStore()
+	selector := labels.SelectorFromSet(wl.Labels).String()
+	mine := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(wl.Namespace),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = selector }))
+	pods := mine.Core().V1().Pods().Informer()
+	if _, err := pods.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { p.see(ctx, obj, false) },
+		UpdateFunc: func(_, obj any) { p.see(ctx, obj, false) },
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			p.see(ctx, obj, true)
+		},
+	}); err != nil {
+		cancel()
+		return nil, err
+	}
+	all.Start(ctx.Done())
+	mine.Start(ctx.Done())
+	if !toolscache.WaitForCacheSync(ctx.Done(), nodes.HasSynced, pods.HasSynced) {
+		cancel()
+		return nil, fmt.Errorf("watching the pods of %s: informers did not sync", wl.Namespace)
+	}
+	return p, nil
+}
+
+// Stop ends the watch.
+func (p *PodWatch) Stop() { p.stop() }
+
+// Expect sets how many replicas should be Ready from now on. The budget is
+// checked again only once that many are: scaling up is not a disruption.
+func (p *PodWatch) Expect(replicas int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.wl.Replicas = replicas
+	p.armed = false
+	p.arm()
+}
+
+// Violations are the lost pods and budget breaches seen so far.
+func (p *PodWatch) Violations() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.violations...)
+}
+
+// Worst is the most replicas seen unavailable at once while the budget was
+// checked, and Evictions how many pods were evicted or deleted by the
+// cluster.
+func (p *PodWatch) Worst() (worst, evictions int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.worst, p.evictions
+}
+
+func (p *PodWatch) see(ctx context.Context, obj any, deleted bool) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.healthy[pod.Name] = !deleted && pod.DeletionTimestamp == nil && pod.Status.Phase == corev1.PodRunning && podReady(pod)
+	if !p.judged[pod.Name] {
+		if c := disruptionTarget(pod); c != nil {
+			p.judged[pod.Name] = true
+			p.evictions++
+			if why := p.undisrupted(ctx, pod.Spec.NodeName); why != "" {
+				p.violations = append(p.violations, fmt.Sprintf("%s: pod %s removed (%s: %s) from node %s, which %s",
+					time.Now().Format(time.TimeOnly), pod.Name, c.Reason, c.Message, pod.Spec.NodeName, why))
+			}
+		} else if pod.Status.Phase == corev1.PodFailed {
+			p.judged[pod.Name] = true
+			p.violations = append(p.violations, fmt.Sprintf("%s: pod %s failed on node %s: %s %s",
+				time.Now().Format(time.TimeOnly), pod.Name, pod.Spec.NodeName, pod.Status.Reason, pod.Status.Message))
+		}
+	}
+	if deleted {
+		delete(p.healthy, pod.Name)
+	}
+	p.arm()
+	if !p.armed || p.wl.MaxUnavailable < 0 {
+		return
+	}
+	if down := p.wl.Replicas - p.healthyCount(); down > p.worst {
+		p.worst = down
+		if down > p.wl.MaxUnavailable {
+			p.violations = append(p.violations, fmt.Sprintf("%s: %d of %d replicas unavailable; the PodDisruptionBudget allows %d",
+				time.Now().Format(time.TimeOnly), down, p.wl.Replicas, p.wl.MaxUnavailable))
+		}
+	}
+}
+
+// arm starts checking the budget once every expected replica is Ready.
+// Caller holds p.mu.
+func (p *PodWatch) arm() {
+	if !p.armed && p.healthyCount() >= p.wl.Replicas {
+		p.armed = true
+	}
+}
+
+func (p *PodWatch) healthyCount() int {
+	n := 0
+	for _, h := range p.healthy {
+		if h {
+			n++
+		}
+	}
+	return n
+}
+
+// undisrupted says why a node was not being disrupted, or "" when it was
+// (or is gone). The cache may lag the taint that preceded the eviction:
+// a live read decides.
+func (p *PodWatch) undisrupted(ctx context.Context, name string) string {
+	if name == "" {
+		return ""
+	}
+	obj, ok, _ := p.nodes.GetByKey(name)
+	if node, isNode := obj.(*corev1.Node); ok && isNode && disrupted(node) {
+		return ""
+	}
+	node, err := p.cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return ""
+	case err != nil:
+		return "could not be read: " + err.Error()
+	case disrupted(node):
+		return ""
+	}
+	return "was neither tainted for disruption nor being deleted"
+}
+
+func disrupted(n *corev1.Node) bool {
+	if n.DeletionTimestamp != nil {
+		return true
+	}
+	for _, t := range n.Spec.Taints {
+		if t.Key == v1.DisruptedTaintKey {
+			return true
+		}
+	}
+	return false
+}
+
+func disruptionTarget(p *corev1.Pod) *corev1.PodCondition {
+	for i, c := range p.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
+			return &p.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
