@@ -112,11 +112,11 @@ var joistSeries = []series{
 	{"joist_cloudprovider_aws_api_duration_seconds", histogram, []string{"operation", "service"}},
 }
 
-// TestMetrics: a NodePool's life (provisioning, a NodeClaim deleted by
+// testMetrics: a NodePool's life (provisioning, a NodeClaim deleted by
 // hand and drained, emptiness consolidation) and then one scrape of the
 // controller, which must serve every listed series with its type and
 // label names, under the names the compatibility guide lists.
-func TestMetrics(t *testing.T) {
+func testMetrics(t *testing.T) {
 	const pool = "metrics"
 	nodeClass(t, "default")
 	ns := scenarioNamespace(t, "e2e-metrics")
@@ -163,7 +163,7 @@ func TestMetrics(t *testing.T) {
 	// nodes and pods: scrape them now, before emptiness removes both.
 	var during map[string]*dto.MetricFamily
 	eventually(t, "the per-pod and per-node daemon series served", func() (bool, string) {
-		during = scrape(t)
+		during = metricFamilies(t)
 		for _, name := range []string{"karpenter_pods_state", "karpenter_nodes_total_daemon_requests", "karpenter_nodes_total_daemon_limits"} {
 			if _, ok := during[name]; !ok {
 				return false, name + " not served yet"
@@ -178,7 +178,7 @@ func TestMetrics(t *testing.T) {
 		return n == 0, fmt.Sprintf("%d nodeclaims", n)
 	})
 
-	families := scrape(t)
+	families := metricFamilies(t)
 	for _, s := range append(append([]series{}, karpenterSeries...), joistSeries...) {
 		f, ok := families[s.name]
 		if !ok {
@@ -231,10 +231,14 @@ func TestMetrics(t *testing.T) {
 	}
 }
 
-// scrape reads the controller's /metrics.
-func scrape(t *testing.T) map[string]*dto.MetricFamily {
+// metricFamilies reads the leader's /metrics whole.
+func metricFamilies(t *testing.T) map[string]*dto.MetricFamily {
 	t.Helper()
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", w.controller.metricsPort))
+	p, err := w.controller.leader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get("http://" + p.MetricsAddr + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
