@@ -119,6 +119,7 @@ var Rules = []Rule{
 	{
 		Sid: "AllowRegionalReadActions", Group: ResourceDiscovery,
 		Actions: []Action{
+			{Name: "ec2:DescribeCapacityReservations", NeededBy: []string{"ec2:DescribeCapacityReservations"}},
 			{Name: "ec2:DescribeImages", NeededBy: []string{"ec2:DescribeImages"}},
 			{Name: "ec2:DescribeInstances", NeededBy: []string{"ec2:DescribeInstances"}},
 			{Name: "ec2:DescribeInstanceTypeOfferings", NeededBy: []string{"ec2:DescribeInstanceTypeOfferings"}},
