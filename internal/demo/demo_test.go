@@ -469,11 +469,17 @@ func (c *checker) controllerCallsAudited(w *demo.World) {
 		t.Fatal("awssim recorded no call signed by the controller")
 	}
 	for _, a := range c.policy.Actions() {
-		if !used[a] {
+		if !used[a] && notInTheDemo[a] == "" {
 			t.Errorf("the controller role's policy grants %s, which no call of the demo needed", a)
 		}
 	}
-	t.Logf("the controller made %d kinds of AWS call, each allowed by its role's policy, which grants nothing unused: %v", len(calls), calls)
+	t.Logf("the controller made %d kinds of AWS call, each allowed by its role's policy, which grants nothing the demo left unused but the features it does not use (%d): %v", len(calls), len(notInTheDemo), calls)
+}
+
+// notInTheDemo are actions the policy grants for features the quickstart
+// does not use, with where a test needs them.
+var notInTheDemo = map[string]string{
+	"ec2:DescribeCapacityReservations": "the quickstart selects no capacity reservation; TestShared/reserved-capacity and cloud/aws's reservation tests resolve them",
 }
 
 // controllerPolicy reads the statements of the controller role's inline and
