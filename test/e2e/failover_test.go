@@ -90,8 +90,12 @@ func testFailoverConsolidation(t *testing.T) {
 	}
 	inv.expect(1)
 	scale(t, d, 1)
-	eventually(t, "node "+big[0].Name+" tainted for its replacement", func() (bool, string) {
-		return taints.counts()[big[0].Name] > 0, "not tainted yet"
+	// The leader dies while the command waits for its replacement: after the
+	// taint and the replacement's creation. (A leader that dies between the
+	// two leaves no replacement; the next one untaints and decides again.)
+	eventually(t, "node "+big[0].Name+" tainted and its replacement created", func() (bool, string) {
+		created, _ := claims.names()
+		return taints.counts()[big[0].Name] > 0 && len(created) > 0, fmt.Sprintf("taints %v, replacements %v", taints.counts(), created)
 	})
 	failover(t, "the consolidation")
 	eventually(t, "node "+big[0].Name+" replaced", func() (bool, string) {
