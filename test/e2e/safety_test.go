@@ -23,6 +23,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/fault"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instanceprofile"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/launchtemplate"
 )
 
@@ -422,8 +423,7 @@ func profileName(inst ec2types.Instance) string {
 	if inst.IamInstanceProfile == nil {
 		return ""
 	}
-	arn := aws.ToString(inst.IamInstanceProfile.Arn)
-	return arn[strings.LastIndex(arn, "/")+1:]
+	return instanceprofile.NameFromARN(aws.ToString(inst.IamInstanceProfile.Arn))
 }
 
 func profileRoles(t *testing.T, name string) []string {
