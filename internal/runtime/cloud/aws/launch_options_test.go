@@ -18,7 +18,7 @@ import (
 // TestNodeClassFieldsReachTheLaunch launches one claim of a node class that
 // sets the EC2NodeClass fields shaping a launch and reads them back from
 // the CreateLaunchTemplate request EC2 received, the instance EC2 started
-// and the user data it got.
+// and the user data it got; context reaches the CreateFleet request.
 func TestNodeClassFieldsReachTheLaunch(t *testing.T) {
 	ctx := testContext(t)
 	nc := testenv.NodeClass("launch-fields", cluster, "al2023@latest")
@@ -33,9 +33,11 @@ func TestNodeClassFieldsReachTheLaunch(t *testing.T) {
 		EBS: &awsv1.BlockDevice{VolumeSize: &size, VolumeType: sdkaws.String("gp3"), IOPS: sdkaws.Int64(4000), Encrypted: sdkaws.Bool(true)},
 	}}
 	nc.Spec.Tags = map[string]string{"team": "launch-fields", "cost-center": "42"}
+	nc.Spec.Context = sdkaws.String("ctx-launch-fields")
 	nc = readyNodeClass(t, prov, nc)
 
 	before := len(sim.Requests().Requests("ec2", "CreateLaunchTemplate"))
+	fleetsBefore := len(sim.Requests().Requests("ec2", "CreateFleet"))
 	claim := testenv.NodeClaim("launch-fields", "general", nc.Name,
 		testenv.In(corev1.LabelInstanceTypeStable, "m5d.large"), testenv.In(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand))
 	got, err := prov.Create(ctx, claim)
@@ -70,6 +72,10 @@ func TestNodeClassFieldsReachTheLaunch(t *testing.T) {
 		if g := fmt.Sprint(params[k]); g != v {
 			t.Errorf("CreateLaunchTemplate %s = %q, want %q", k, g, v)
 		}
+	}
+	fleets := sim.Requests().Requests("ec2", "CreateFleet")[fleetsBefore:]
+	if len(fleets) != 1 || fmt.Sprint(fleets[0].Parameters["Context"]) != "ctx-launch-fields" {
+		t.Errorf("CreateFleet requests %v, want one with Context ctx-launch-fields", fleets)
 	}
 	if _, ok := params["LaunchTemplateData.SecurityGroupId.1"]; ok {
 		t.Errorf("security groups on the template as well as on its interface: %v", params)
