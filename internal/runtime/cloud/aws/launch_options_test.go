@@ -34,6 +34,9 @@ func TestNodeClassFieldsReachTheLaunch(t *testing.T) {
 	}}
 	nc.Spec.Tags = map[string]string{"team": "launch-fields", "cost-center": "42"}
 	nc.Spec.Context = sdkaws.String("ctx-launch-fields")
+	nc.Spec.ConnectionTracking = &awsv1.ConnectionTracking{TCPEstablishedTimeout: sdkaws.Int32(3600)}
+	nc.Spec.EnclaveOptions = &awsv1.EnclaveOptions{Enabled: sdkaws.Bool(true)}
+	nc.Spec.CPUOptions = &awsv1.CPUOptions{NestedVirtualization: sdkaws.String("enabled")}
 	nc = readyNodeClass(t, prov, nc)
 
 	before := len(sim.Requests().Requests("ec2", "CreateLaunchTemplate"))
@@ -56,17 +59,20 @@ func TestNodeClassFieldsReachTheLaunch(t *testing.T) {
 		t.Fatal("no CreateLaunchTemplate for the node class")
 	}
 	want := map[string]string{
-		"LaunchTemplateData.NetworkInterface.1.DeviceIndex":              "0",
-		"LaunchTemplateData.NetworkInterface.1.AssociatePublicIpAddress": "false",
-		"LaunchTemplateData.Monitoring.Enabled":                          "true",
-		"LaunchTemplateData.MetadataOptions.HttpTokens":                  "optional",
-		"LaunchTemplateData.MetadataOptions.HttpPutResponseHopLimit":     "2",
-		"LaunchTemplateData.MetadataOptions.HttpEndpoint":                "enabled",
-		"LaunchTemplateData.BlockDeviceMapping.1.DeviceName":             "/dev/xvda",
-		"LaunchTemplateData.BlockDeviceMapping.1.Ebs.VolumeSize":         "50",
-		"LaunchTemplateData.BlockDeviceMapping.1.Ebs.VolumeType":         "gp3",
-		"LaunchTemplateData.BlockDeviceMapping.1.Ebs.Iops":               "4000",
-		"LaunchTemplateData.BlockDeviceMapping.1.Ebs.Encrypted":          "true",
+		"LaunchTemplateData.NetworkInterface.1.DeviceIndex":                                           "0",
+		"LaunchTemplateData.NetworkInterface.1.AssociatePublicIpAddress":                              "false",
+		"LaunchTemplateData.NetworkInterface.1.ConnectionTrackingSpecification.TcpEstablishedTimeout": "3600",
+		"LaunchTemplateData.Monitoring.Enabled":                                                       "true",
+		"LaunchTemplateData.EnclaveOptions.Enabled":                                                   "true",
+		"LaunchTemplateData.CpuOptions.NestedVirtualization":                                          "enabled",
+		"LaunchTemplateData.MetadataOptions.HttpTokens":                                               "optional",
+		"LaunchTemplateData.MetadataOptions.HttpPutResponseHopLimit":                                  "2",
+		"LaunchTemplateData.MetadataOptions.HttpEndpoint":                                             "enabled",
+		"LaunchTemplateData.BlockDeviceMapping.1.DeviceName":                                          "/dev/xvda",
+		"LaunchTemplateData.BlockDeviceMapping.1.Ebs.VolumeSize":                                      "50",
+		"LaunchTemplateData.BlockDeviceMapping.1.Ebs.VolumeType":                                      "gp3",
+		"LaunchTemplateData.BlockDeviceMapping.1.Ebs.Iops":                                            "4000",
+		"LaunchTemplateData.BlockDeviceMapping.1.Ebs.Encrypted":                                       "true",
 	}
 	for k, v := range want {
 		if g := fmt.Sprint(params[k]); g != v {
