@@ -9,8 +9,8 @@ import (
 
 // Unsupported lists what the CRDs accept (as Karpenter's do) but Joist's
 // controller would refuse on the object's status or has no behaviour for
-// yet: the kubelet configurations awsv1.ValidateKubelet refuses, static
-// NodePools and Balanced consolidation. terraform plan reports them, so
+// yet: the kubelet configurations awsv1.ValidateKubelet refuses and static
+// NodePools. terraform plan reports them, so
 // nothing accepted is silently ignored. Validate, which mirrors the
 // apiserver, does not.
 func (v *Validator) Unsupported(obj map[string]any) ErrorList {
@@ -39,9 +39,6 @@ func (v *Validator) Unsupported(obj map[string]any) ErrorList {
 		}
 		if np.Spec.Replicas != nil {
 			add(Path{}.Child("spec").Child("replicas"), "static NodePools (spec.replicas, Karpenter's StaticCapacity gate) are not implemented by Joist's controller yet: it would scale the pool with pod demand instead; remove replicas")
-		}
-		if np.Spec.Disruption.ConsolidationPolicy == v1.ConsolidationPolicyBalanced {
-			add(Path{}.Child("spec").Child("disruption").Child("consolidationPolicy"), "consolidationPolicy Balanced is not implemented by Joist's controller yet: use WhenEmptyOrUnderutilized or WhenEmpty")
 		}
 	}
 	return errs

@@ -93,16 +93,18 @@ func driftedSince(c *Candidate) time.Time {
 	return time.Time{}
 }
 
-// underutilized are the consolidatable candidates of pools that consolidate
-// underutilized nodes.
+// underutilized are the consolidatable candidates of dynamic pools that
+// consolidate underutilized nodes, the most worth moving (SavingsRatio)
+// first. Static pools keep their nodes: only drift and expiry replace them.
 func underutilized(candidates []*Candidate) []*Candidate {
 	var out []*Candidate
 	for _, c := range candidates {
 		d := c.Pool.Spec.Disruption
-		if c.Consolidatable() && d.ConsolidateAfter.Duration != nil && d.ConsolidationPolicy != v1.ConsolidationPolicyWhenEmpty {
+		if c.Pool.Spec.Replicas == nil && c.Consolidatable() && d.ConsolidateAfter.Duration != nil && d.ConsolidationPolicy != v1.ConsolidationPolicyWhenEmpty {
 			out = append(out, c)
 		}
 	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].SavingsRatio() > out[j].SavingsRatio() })
 	return out
 }
 
@@ -125,12 +127,18 @@ func MultiNode(ctx context.Context, env *Env, candidates []*Candidate, budgets B
 	if len(within) < 2 {
 		return out
 	}
+	totals := poolTotals(env, candidates)
 	ctx, cancel := context.WithTimeout(ctx, MultiNodeTimeout)
 	defer cancel()
 	lo, hi := 1, len(within)-1
 	for lo <= hi && ctx.Err() == nil {
 		mid := (lo + hi) / 2
 		cmd, err := Consolidate(env, MethodMultiNode, within[:mid+1])
+		if err == nil {
+			if ok, _ := approveBalanced(cmd, totals); !ok {
+				err = errBalancedRejected
+			}
+		}
 		if err == nil {
 			out.Command = cmd
 			lo = mid + 1
@@ -148,6 +156,7 @@ func MultiNode(ctx context.Context, env *Env, candidates []*Candidate, budgets B
 func SingleNode(ctx context.Context, env *Env, candidates []*Candidate, budgets Budgets) Outcome {
 	eligible := interleave(underutilized(candidates))
 	out := Outcome{Eligible: len(eligible), Rejected: map[*Candidate]string{}}
+	totals := poolTotals(env, candidates)
 	ctx, cancel := context.WithTimeout(ctx, SingleNodeTimeout)
 	defer cancel()
 	for _, c := range eligible {
@@ -155,12 +164,17 @@ func SingleNode(ctx context.Context, env *Env, candidates []*Candidate, budgets 
 			out.TimedOut = true
 			break
 		}
-		if budgets[c.Pool.Name] <= 0 {
+		if budgets[c.Pool.Name] <= 0 || !canPassBalanced(c, totals) {
 			continue
 		}
 		cmd, err := Consolidate(env, MethodSingleNode, []*Candidate{c})
 		if err != nil {
 			out.Rejected[c] = err.Error()
+			continue
+		}
+		// Rejections by the Balanced score are not reported on the node:
+		// under Balanced they are the common case, as in Karpenter.
+		if ok, _ := approveBalanced(cmd, totals); !ok {
 			continue
 		}
 		out.Command = cmd
