@@ -207,9 +207,8 @@ func TestRuntimeInvalidManifestsFailAtPlan(t *testing.T) {
 	}
 }
 
-// TestUnsupportedNodePoolFields: a static pool, which the CRD accepts as
-// Karpenter's does, is reported at its field; a dynamic pool, Balanced
-// consolidation included, is not.
+// TestUnsupportedNodePoolFields: static pools and Balanced consolidation,
+// which the controller acts on, are not reported.
 func TestUnsupportedNodePoolFields(t *testing.T) {
 	v, err := New()
 	if err != nil {
@@ -227,7 +226,7 @@ func TestUnsupportedNodePoolFields(t *testing.T) {
 	for _, c := range []struct {
 		spec, field string
 	}{
-		{`{"replicas":3,` + template + `}`, "spec.replicas"},
+		{`{"replicas":3,` + template + `}`, ""},
 		{`{"disruption":{"consolidationPolicy":"Balanced"},` + template + `}`, ""},
 		{`{"disruption":{"consolidationPolicy":"WhenEmptyOrUnderutilized"},` + template + `}`, ""},
 	} {

@@ -5,8 +5,10 @@ import (
 	"math"
 	"slices"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
@@ -160,4 +162,37 @@ func balanced(p *v1.NodePool) { p.Spec.Disruption.ConsolidationPolicy = v1.Conso
 // evictionCost gives the pod a priority that makes its eviction cost c.
 func evictionCost(c float64) podOpt {
 	return func(p *corev1.Pod) { p.Spec.Priority = new(int32((c - 1) * (1 << 25))) }
+}
+
+// TestStaticDriftReplacesFromTemplate: a drifted node of a static pool is
+// replaced by one claim from the pool's template, whatever its pods need,
+// unless limits.nodes leaves no room for the replacement.
+func TestStaticDriftReplacesFromTemplate(t *testing.T) {
+	for _, c := range []struct {
+		limit string
+		want  bool
+	}{{"", true}, {"3", true}, {"2", false}} {
+		pool := mkPool("static", func(p *v1.NodePool) {
+			p.Spec.Replicas = new(int64(2))
+			if c.limit != "" {
+				p.Spec.Limits = v1.Limits{"nodes": resource.MustParse(c.limit)}
+			}
+		})
+		nodes := []*state.StateNode{
+			mkNode("a", pool, 0, 4, v1.CapacityTypeOnDemand, []*corev1.Pod{mkPod("3")}, drifted(now.Add(-time.Hour))),
+			mkNode("b", pool, 0, 4, v1.CapacityTypeOnDemand, []*corev1.Pod{mkPod("3")}),
+		}
+		env := mkEnv([]*v1.NodePool{pool}, nodes, 1)
+		out := Drift(env, candidates(t, env, v1.DisruptionReasonDrifted), budgetsFor(env, v1.DisruptionReasonDrifted))
+		if !c.want {
+			if out.Command != nil {
+				t.Errorf("limit %s: drift %v, want none (the replacement would be a third node)", c.limit, out.Command)
+			}
+			continue
+		}
+		if out.Command == nil || len(out.Command.Replacements) != 1 || out.Command.Replacements[0].NodePool != "static" ||
+			out.Command.Replacements[0].InstanceTypes[0].Type.Name != typeName(0, 1) {
+			t.Errorf("limit %q: drift %v, want a replace of a by the pool's cheapest type %s", c.limit, out.Command, typeName(0, 1))
+		}
+	}
 }

@@ -8,6 +8,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/provisioning"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/simulation"
 )
 
 // Limits of the consolidation searches.
@@ -29,13 +32,13 @@ type Outcome struct {
 	TimedOut bool
 }
 
-// Emptiness deletes every empty, consolidatable candidate within budget,
-// in one command.
+// Emptiness deletes every empty, consolidatable candidate of a dynamic
+// pool within budget, in one command.
 func Emptiness(env *Env, candidates []*Candidate, budgets Budgets) Outcome {
 	var out Outcome
 	cmd := &Command{Method: MethodEmptiness, Reason: v1.DisruptionReasonEmpty}
 	for _, c := range candidates {
-		if !c.Empty() || !c.Consolidatable() || c.Pool.Spec.Disruption.ConsolidateAfter.Duration == nil {
+		if c.Pool.Spec.Replicas != nil || !c.Empty() || !c.Consolidatable() || c.Pool.Spec.Disruption.ConsolidateAfter.Duration == nil {
 			continue
 		}
 		out.Eligible++
@@ -69,6 +72,16 @@ func Drift(env *Env, candidates []*Candidate, budgets Budgets) Outcome {
 	for _, c := range drifted {
 		if budgets[c.Pool.Name] <= 0 {
 			continue
+		}
+		if c.Pool.Spec.Replicas != nil {
+			replacement, why := staticReplacement(env, c)
+			if why != "" {
+				out.Rejected[c] = why
+				continue
+			}
+			budgets.take(c.Pool.Name)
+			out.Command = &Command{Method: MethodDrift, Reason: v1.DisruptionReasonDrifted, Candidates: []*Candidate{c}, Replacements: []*scheduling.NewClaim{replacement}}
+			return out
 		}
 		sim, err := Simulate(env, []*Candidate{c})
 		if err != nil {
@@ -203,4 +216,23 @@ func interleave(candidates []*Candidate) []*Candidate {
 		}
 	}
 	return out
+}
+
+// staticReplacement is the claim that replaces a drifted node of a static
+// pool: one from the pool's template, whatever its pods need (they may go
+// anywhere). None while the pool scales down, or when limits.nodes leaves
+// no room to launch it before the node goes.
+func staticReplacement(env *Env, c *Candidate) (*scheduling.NewClaim, string) {
+	count := provisioning.CountStatic(env.Snapshot.Nodes, c.Pool.Name, nil)
+	if int64(count.Active+count.PendingDisruption) > *c.Pool.Spec.Replicas {
+		return nil, "static NodePool is scaling down to its replicas"
+	}
+	if q, ok := c.Pool.Spec.Limits[simulation.ResourceNodes]; ok && int64(count.Active+count.Deleting+count.PendingDisruption) >= q.Value() {
+		return nil, "static NodePool is at its node limit and cannot stage a replacement"
+	}
+	nc, err := provisioning.StaticClaim(env.Snapshot, c.Pool, env.InstanceTypes[c.Pool.Name], env.Options)
+	if err != nil {
+		return nil, "no replacement for the static NodePool: " + err.Error()
+	}
+	return nc, ""
 }
