@@ -103,6 +103,16 @@ func testBalanced(t *testing.T) {
 	if got, want := claimNames(t, bal.pool), sorted(bal.x, bal.z); !slices.Equal(got, want) {
 		t.Fatalf("Balanced kept %v, want x and z %v (y %s deleted)", got, want, bal.y)
 	}
+	// The scored moves are counted under Karpenter's names: the rejected
+	// ones and y's approved delete.
+	for _, decision := range []string{"approved", "rejected"} {
+		for _, name := range []string{"karpenter_consolidation_moves_total", "karpenter_consolidation_score_count"} {
+			series := fmt.Sprintf(`%s{decision=%q,nodepool=%q,policy="Balanced"}`, name, decision, bal.pool)
+			if v, ok, err := worldOf(t).controller.metric(series); err != nil || !ok || v == 0 {
+				t.Errorf("%s = %v (present %v, err %v), want above 0", series, v, ok, err)
+			}
+		}
+	}
 }
 
 // claimOfApp waits until the app's pod runs, and returns the NodeClaim of

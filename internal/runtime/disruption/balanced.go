@@ -156,3 +156,33 @@ func reschedulable(all []*corev1.Pod) []*corev1.Pod {
 
 // errBalancedRejected marks a move whose Balanced score is too low.
 var errBalancedRejected = errors.New("the Balanced score is below 1/k")
+
+// Move is a consolidation move's verdict, for Karpenter's consolidation
+// move metrics and events: every single-node move is counted, a multi-node
+// move per pool it disrupts; Scored moves (Balanced pools) carry their
+// score.
+type Move struct {
+	// Candidates of the pool in the move.
+	Candidates []*Candidate
+	Pool       *v1.NodePool
+	Approved   bool
+	Scored     bool
+	Score      Score
+}
+
+// moves are cmd's verdicts per pool, given approveBalanced's result.
+func moves(cmd *Command, approved bool, scores map[string]Score) []Move {
+	var out []Move
+	byPool := map[string]int{}
+	for _, c := range cmd.Candidates {
+		i, ok := byPool[c.Pool.Name]
+		if !ok {
+			s, scored := scores[c.Pool.Name]
+			i = len(out)
+			byPool[c.Pool.Name] = i
+			out = append(out, Move{Pool: c.Pool, Approved: approved, Scored: scored, Score: s})
+		}
+		out[i].Candidates = append(out[i].Candidates, c)
+	}
+	return out
+}

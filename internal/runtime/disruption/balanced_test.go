@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,6 +81,7 @@ func TestPoolTotalsCountNonCandidates(t *testing.T) {
 //     ((0.002/0.502)/(2/6) = 0.012) and deletes y, its pod moving to z:
 //     (0.1/0.502)/(2/6) = 0.598.
 func TestBalancedPicksOtherMoveThanWhenEmptyOrUnderutilized(t *testing.T) {
+	var singleMoves, multiMoves []Move
 	run := func(policy v1.ConsolidationPolicy) (multi, single *Command) {
 		pool := mkPool("p", func(p *v1.NodePool) { p.Spec.Disruption.ConsolidationPolicy = policy })
 		nodes := []*state.StateNode{
@@ -90,9 +92,10 @@ func TestBalancedPicksOtherMoveThanWhenEmptyOrUnderutilized(t *testing.T) {
 		env := mkEnv([]*v1.NodePool{pool}, nodes, 2)
 		cands := candidates(t, env, v1.DisruptionReasonUnderutilized)
 		b := budgetsFor(env, v1.DisruptionReasonUnderutilized)
-		multi = MultiNode(context.Background(), env, cands, b).Command
-		single = SingleNode(context.Background(), env, cands, b).Command
-		return multi, single
+		mo := MultiNode(context.Background(), env, cands, b)
+		so := SingleNode(context.Background(), env, cands, b)
+		multiMoves, singleMoves = mo.Moves, so.Moves
+		return mo.Command, so.Command
 	}
 	multi, _ := run(v1.ConsolidationPolicyWhenEmptyOrUnderutilized)
 	if multi == nil || multi.Decision() != "replace" || !slices.Equal(candidateNames(multi.Candidates), []string{"x", "y"}) ||
@@ -105,6 +108,25 @@ func TestBalancedPicksOtherMoveThanWhenEmptyOrUnderutilized(t *testing.T) {
 	}
 	if single == nil || single.Decision() != "delete" || !slices.Equal(candidateNames(single.Candidates), []string{"y"}) {
 		t.Fatalf("Balanced single-node: %v, want y deleted", single)
+	}
+	// The moves reported (consolidation_moves_total, consolidation_score,
+	// ConsolidationApproved): the multi-node move once, rejected; then x's
+	// replace, rejected, and y's delete, approved.
+	type verdict struct {
+		nodes    string
+		approved bool
+		score    float64
+	}
+	var got []verdict
+	for _, m := range append(multiMoves, singleMoves...) {
+		if !m.Scored {
+			t.Errorf("move of %v in a Balanced pool not scored", candidateNames(m.Candidates))
+		}
+		got = append(got, verdict{strings.Join(candidateNames(m.Candidates), "+"), m.Approved, math.Round(m.Score.Value()*1000) / 1000})
+	}
+	want := []verdict{{"x+y", false, 0.305}, {"x", false, 0.012}, {"y", true, 0.598}}
+	if !slices.Equal(got, want) {
+		t.Errorf("moves %v, want %v", got, want)
 	}
 }
 

@@ -30,6 +30,8 @@ type Outcome struct {
 	Eligible int
 	// TimedOut is set when the method's time limit cut it short.
 	TimedOut bool
+	// Moves are the consolidation moves scored (see Move).
+	Moves []Move
 }
 
 // Emptiness deletes every empty, consolidatable candidate of a dynamic
@@ -144,12 +146,17 @@ func MultiNode(ctx context.Context, env *Env, candidates []*Candidate, budgets B
 	ctx, cancel := context.WithTimeout(ctx, MultiNodeTimeout)
 	defer cancel()
 	lo, hi := 1, len(within)-1
+	var kept, rejected []Move
 	for lo <= hi && ctx.Err() == nil {
 		mid := (lo + hi) / 2
 		cmd, err := Consolidate(env, MethodMultiNode, within[:mid+1])
 		if err == nil {
-			if ok, _ := approveBalanced(cmd, totals); !ok {
+			ok, scores := approveBalanced(cmd, totals)
+			if !ok {
 				err = errBalancedRejected
+				rejected = moves(cmd, false, scores)
+			} else {
+				kept = moves(cmd, true, scores)
 			}
 		}
 		if err == nil {
@@ -160,6 +167,13 @@ func MultiNode(ctx context.Context, env *Env, candidates []*Candidate, budgets B
 		}
 	}
 	out.TimedOut = lo <= hi
+	// As Karpenter: the move taken, or else the last one the score
+	// rejected, is reported once rather than at every step of the search.
+	if out.Command != nil {
+		out.Moves = kept
+	} else {
+		out.Moves = rejected
+	}
 	return out
 }
 
@@ -187,7 +201,9 @@ func SingleNode(ctx context.Context, env *Env, candidates []*Candidate, budgets 
 		}
 		// Rejections by the Balanced score are not reported on the node:
 		// under Balanced they are the common case, as in Karpenter.
-		if ok, _ := approveBalanced(cmd, totals); !ok {
+		ok, scores := approveBalanced(cmd, totals)
+		out.Moves = append(out.Moves, moves(cmd, ok, scores)...)
+		if !ok {
 			continue
 		}
 		out.Command = cmd
