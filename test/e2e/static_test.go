@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
@@ -15,7 +16,8 @@ import (
 // testStatic: a static NodePool of 3 launches 3 nodes with no pod asking;
 // pods that only it could take scale up and stay Pending (the provisioner
 // says so on them) while the pool stays at the same 3 NodeClaims; the
-// scale subresource, as kubectl scale uses it, takes it to 5 and back to 2.
+// scale subresource, as kubectl scale uses it, takes it to 5 and back to 2;
+// a deleted NodeClaim is replaced, and a template change replaces both.
 func testStatic(t *testing.T) {
 	t.Parallel()
 	nodeClass(t, "static")
@@ -49,8 +51,33 @@ func testStatic(t *testing.T) {
 	waitStaticClaims(t, np.Name, 5)
 	waitScaleStatus(t, np, 5)
 	scaleNodePool(t, np, 2)
-	waitStaticClaims(t, np.Name, 2)
+	two := waitStaticClaims(t, np.Name, 2)
 	waitScaleStatus(t, np, 2)
+
+	// A NodeClaim deleted (as expiry deletes it) is replaced from the
+	// template.
+	if err := worldOf(t).kube.Delete(context.Background(), &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: two[0]}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the deleted NodeClaim replaced", func() (bool, string) {
+		claims := claimsOf(t, np.Name)
+		ok := len(claims) == 2
+		for _, c := range claims {
+			ok = ok && c.Name != two[0] && c.Status.ProviderID != ""
+		}
+		return ok, fmt.Sprintf("%d claims: %v", len(claims), claimNames(t, np.Name))
+	})
+	// A template change drifts both nodes; each is replaced from the new
+	// template and the pool ends at 2 again.
+	updatePool(t, np.Name, func(np *v1.NodePool) { np.Spec.Template.Labels = map[string]string{"example.com/revision": "2"} })
+	eventually(t, "both nodes replaced from the changed template", func() (bool, string) {
+		claims := claimsOf(t, np.Name)
+		ok := len(claims) == 2
+		for _, c := range claims {
+			ok = ok && c.Status.ProviderID != "" && c.DeletionTimestamp == nil && c.Labels["example.com/revision"] == "2"
+		}
+		return ok, fmt.Sprintf("%d claims: %v", len(claims), claimNames(t, np.Name))
+	})
 }
 
 // scaleNodePool sets the pool's replicas through its scale subresource.
