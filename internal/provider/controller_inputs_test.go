@@ -293,7 +293,7 @@ func TestAccControllerSettingsRejectedAtPlan(t *testing.T) {
 		{`feature_gates = { Teleport = true }`, wrapped(`unknown gate "Teleport"; known gates are`)},
 		{`enable_zonal_shift = true`, wrapped(`ENABLE_ZONAL_SHIFT (--enable-zonal-shift) is "true": Joist does not act on this Karpenter setting`, `remove it or set it to "false"`)},
 		{`ami_refresh_interval = "30s"`, wrapped("AMI_REFRESH_INTERVAL (--ami-refresh-interval): is 30s; it must be at least 1m")},
-		{`feature_gates = { StaticCapacity = true }`, wrapped("gate StaticCapacity=true is not supported by Joist", "set StaticCapacity=false")},
+		{`feature_gates = { CapacityBuffer = true }`, wrapped("gate CapacityBuffer=true is not supported by Joist", "set CapacityBuffer=false")},
 		{`aws_feature_gates = { NodeClassCEL = true }`, wrapped("gate NodeClassCEL=true is not supported by Joist")},
 		{`aws_feature_gates = { Warp = false }`, wrapped(`unknown gate "Warp"; known gates are`)},
 		{`extra_env = { BATCH_MAX_DURATION = "20s" }`, wrapped("set batch_max_duration instead")},

@@ -81,8 +81,6 @@ func hclAttributes(attrs map[string]string) string {
 
 var invalidCases = []invalidCase{
 	// NodePool.
-	{"static pool", nodePoolWith(map[string]string{"replicas": "3", "disruption": `{ consolidate_after = "0s" }`}), `replicas`, "static NodePools (spec.replicas, Karpenter's StaticCapacity gate) are not implemented"},
-	{"balanced", nodePoolWith(map[string]string{"disruption": `{ consolidate_after = "1m", consolidation_policy = "Balanced" }`}), `disruption.consolidation_policy`, "consolidationPolicy Balanced is not implemented"},
 	{"weight zero", nodePoolWith(map[string]string{"weight": "0"}), `weight`, "greater than or equal to 1"},
 	{"weight 101", nodePoolWith(map[string]string{"weight": "101"}), `weight`, "less than or equal to 100"},
 	{"unknown operator", nodePoolWith(map[string]string{"template": templateWith(requirement(`{ key = "a.example.com/x", operator = "Maybe", values = ["a"] }`))}), `template.spec.requirements[0].operator`, "not supported"},

@@ -91,6 +91,8 @@ func TestShared(t *testing.T) {
 	t.Run("safety", testSafety)
 	t.Run("faults", testSharedFaults)
 	t.Run("metrics", testMetrics)
+	t.Run("static", testStatic)
+	t.Run("balanced", testBalanced)
 }
 
 var (
@@ -173,7 +175,9 @@ func startWorld(ctx context.Context, opts worldOptions) (*world, error) {
 	if err := createNodeRole(ctx, out.sim); err != nil {
 		return out, err
 	}
-	settings := map[string]string{"CLUSTER_NAME": clusterName}
+	// StaticCapacity (off by default, as in Karpenter) for the static
+	// NodePool scenarios; no other scenario sets replicas.
+	settings := map[string]string{"CLUSTER_NAME": clusterName, "FEATURE_GATES": "StaticCapacity=true"}
 	if opts.interruptionQueue {
 		if err := createInterruptionQueue(ctx, out.sim); err != nil {
 			return out, err

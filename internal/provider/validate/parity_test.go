@@ -207,9 +207,8 @@ func TestRuntimeInvalidManifestsFailAtPlan(t *testing.T) {
 	}
 }
 
-// TestUnsupportedNodePoolFields: a static pool and Balanced consolidation,
-// which the CRD accepts as Karpenter's does, are reported at their fields;
-// a dynamic pool is not.
+// TestUnsupportedNodePoolFields: static pools and Balanced consolidation,
+// which the controller acts on, are not reported.
 func TestUnsupportedNodePoolFields(t *testing.T) {
 	v, err := New()
 	if err != nil {
@@ -227,8 +226,8 @@ func TestUnsupportedNodePoolFields(t *testing.T) {
 	for _, c := range []struct {
 		spec, field string
 	}{
-		{`{"replicas":3,` + template + `}`, "spec.replicas"},
-		{`{"disruption":{"consolidationPolicy":"Balanced"},` + template + `}`, "spec.disruption.consolidationPolicy"},
+		{`{"replicas":3,` + template + `}`, ""},
+		{`{"disruption":{"consolidationPolicy":"Balanced"},` + template + `}`, ""},
 		{`{"disruption":{"consolidationPolicy":"WhenEmptyOrUnderutilized"},` + template + `}`, ""},
 	} {
 		errs := v.Unsupported(pool(c.spec))

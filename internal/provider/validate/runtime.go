@@ -4,14 +4,12 @@ import (
 	"encoding/json"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
-	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 )
 
 // Unsupported lists what the CRDs accept (as Karpenter's do) but Joist's
 // controller would refuse on the object's status or has no behaviour for
-// yet: the kubelet configurations awsv1.ValidateKubelet refuses, static
-// NodePools and Balanced consolidation. terraform plan reports them, so
-// nothing accepted is silently ignored. Validate, which mirrors the
+// yet: the kubelet configurations awsv1.ValidateKubelet refuses. terraform
+// plan reports them, so nothing accepted is silently ignored. Validate, which mirrors the
 // apiserver, does not.
 func (v *Validator) Unsupported(obj map[string]any) ErrorList {
 	raw, err := json.Marshal(obj)
@@ -31,17 +29,6 @@ func (v *Validator) Unsupported(obj map[string]any) ErrorList {
 		}
 		for _, e := range awsv1.ValidateKubelet(nc.Spec.Kubelet, nc.AMIFamily()) {
 			add(Path{}.Child("spec").Child("kubelet"), e.Error())
-		}
-	case "NodePool":
-		var np v1.NodePool
-		if json.Unmarshal(raw, &np) != nil {
-			return nil
-		}
-		if np.Spec.Replicas != nil {
-			add(Path{}.Child("spec").Child("replicas"), "static NodePools (spec.replicas, Karpenter's StaticCapacity gate) are not implemented by Joist's controller yet: it would scale the pool with pod demand instead; remove replicas")
-		}
-		if np.Spec.Disruption.ConsolidationPolicy == v1.ConsolidationPolicyBalanced {
-			add(Path{}.Child("spec").Child("disruption").Child("consolidationPolicy"), "consolidationPolicy Balanced is not implemented by Joist's controller yet: use WhenEmptyOrUnderutilized or WhenEmpty")
 		}
 	}
 	return errs

@@ -147,6 +147,7 @@ func (c *Controller) Pass(ctx context.Context) (bool, error) {
 			consolidationTimeouts.WithLabelValues(consolidationTypeOf(m.name)).Inc()
 		}
 		c.reportRejected(out.Rejected)
+		c.observeMoves(out.Moves)
 		if out.Command == nil {
 			c.reportBudgetBlocked(env, candidates, budgets, m)
 			continue

@@ -4,6 +4,7 @@ package disruption
 const (
 	reasonDisruptionBlocked          = "DisruptionBlocked"
 	reasonUnconsolidatable           = "Unconsolidatable"
+	reasonConsolidationApproved      = "ConsolidationApproved"
 	reasonDisruptionLaunching        = "DisruptionLaunching"
 	reasonDisruptionWaitingReadiness = "DisruptionWaitingReadiness"
 	reasonDisruptionTerminating      = "DisruptionTerminating"

@@ -8,6 +8,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/provisioning"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/simulation"
 )
 
 // Limits of the consolidation searches.
@@ -27,15 +30,17 @@ type Outcome struct {
 	Eligible int
 	// TimedOut is set when the method's time limit cut it short.
 	TimedOut bool
+	// Moves are the consolidation moves scored (see Move).
+	Moves []Move
 }
 
-// Emptiness deletes every empty, consolidatable candidate within budget,
-// in one command.
+// Emptiness deletes every empty, consolidatable candidate of a dynamic
+// pool within budget, in one command.
 func Emptiness(env *Env, candidates []*Candidate, budgets Budgets) Outcome {
 	var out Outcome
 	cmd := &Command{Method: MethodEmptiness, Reason: v1.DisruptionReasonEmpty}
 	for _, c := range candidates {
-		if !c.Empty() || !c.Consolidatable() || c.Pool.Spec.Disruption.ConsolidateAfter.Duration == nil {
+		if c.Pool.Spec.Replicas != nil || !c.Empty() || !c.Consolidatable() || c.Pool.Spec.Disruption.ConsolidateAfter.Duration == nil {
 			continue
 		}
 		out.Eligible++
@@ -70,6 +75,16 @@ func Drift(env *Env, candidates []*Candidate, budgets Budgets) Outcome {
 		if budgets[c.Pool.Name] <= 0 {
 			continue
 		}
+		if c.Pool.Spec.Replicas != nil {
+			replacement, why := staticReplacement(env, c)
+			if why != "" {
+				out.Rejected[c] = why
+				continue
+			}
+			budgets.take(c.Pool.Name)
+			out.Command = &Command{Method: MethodDrift, Reason: v1.DisruptionReasonDrifted, Candidates: []*Candidate{c}, Replacements: []*scheduling.NewClaim{replacement}}
+			return out
+		}
 		sim, err := Simulate(env, []*Candidate{c})
 		if err != nil {
 			out.Rejected[c] = err.Error()
@@ -93,16 +108,18 @@ func driftedSince(c *Candidate) time.Time {
 	return time.Time{}
 }
 
-// underutilized are the consolidatable candidates of pools that consolidate
-// underutilized nodes.
+// underutilized are the consolidatable candidates of dynamic pools that
+// consolidate underutilized nodes, the most worth moving (SavingsRatio)
+// first. Static pools keep their nodes: only drift and expiry replace them.
 func underutilized(candidates []*Candidate) []*Candidate {
 	var out []*Candidate
 	for _, c := range candidates {
 		d := c.Pool.Spec.Disruption
-		if c.Consolidatable() && d.ConsolidateAfter.Duration != nil && d.ConsolidationPolicy != v1.ConsolidationPolicyWhenEmpty {
+		if c.Pool.Spec.Replicas == nil && c.Consolidatable() && d.ConsolidateAfter.Duration != nil && d.ConsolidationPolicy != v1.ConsolidationPolicyWhenEmpty {
 			out = append(out, c)
 		}
 	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].SavingsRatio() > out[j].SavingsRatio() })
 	return out
 }
 
@@ -125,12 +142,23 @@ func MultiNode(ctx context.Context, env *Env, candidates []*Candidate, budgets B
 	if len(within) < 2 {
 		return out
 	}
+	totals := poolTotals(env, candidates)
 	ctx, cancel := context.WithTimeout(ctx, MultiNodeTimeout)
 	defer cancel()
 	lo, hi := 1, len(within)-1
+	var kept, rejected []Move
 	for lo <= hi && ctx.Err() == nil {
 		mid := (lo + hi) / 2
 		cmd, err := Consolidate(env, MethodMultiNode, within[:mid+1])
+		if err == nil {
+			ok, scores := approveBalanced(cmd, totals)
+			if !ok {
+				err = errBalancedRejected
+				rejected = moves(cmd, false, scores)
+			} else {
+				kept = moves(cmd, true, scores)
+			}
+		}
 		if err == nil {
 			out.Command = cmd
 			lo = mid + 1
@@ -139,6 +167,13 @@ func MultiNode(ctx context.Context, env *Env, candidates []*Candidate, budgets B
 		}
 	}
 	out.TimedOut = lo <= hi
+	// As Karpenter: the move taken, or else the last one the score
+	// rejected, is reported once rather than at every step of the search.
+	if out.Command != nil {
+		out.Moves = kept
+	} else {
+		out.Moves = rejected
+	}
 	return out
 }
 
@@ -148,6 +183,7 @@ func MultiNode(ctx context.Context, env *Env, candidates []*Candidate, budgets B
 func SingleNode(ctx context.Context, env *Env, candidates []*Candidate, budgets Budgets) Outcome {
 	eligible := interleave(underutilized(candidates))
 	out := Outcome{Eligible: len(eligible), Rejected: map[*Candidate]string{}}
+	totals := poolTotals(env, candidates)
 	ctx, cancel := context.WithTimeout(ctx, SingleNodeTimeout)
 	defer cancel()
 	for _, c := range eligible {
@@ -155,12 +191,19 @@ func SingleNode(ctx context.Context, env *Env, candidates []*Candidate, budgets 
 			out.TimedOut = true
 			break
 		}
-		if budgets[c.Pool.Name] <= 0 {
+		if budgets[c.Pool.Name] <= 0 || !canPassBalanced(c, totals) {
 			continue
 		}
 		cmd, err := Consolidate(env, MethodSingleNode, []*Candidate{c})
 		if err != nil {
 			out.Rejected[c] = err.Error()
+			continue
+		}
+		// Rejections by the Balanced score are not reported on the node:
+		// under Balanced they are the common case, as in Karpenter.
+		ok, scores := approveBalanced(cmd, totals)
+		out.Moves = append(out.Moves, moves(cmd, ok, scores)...)
+		if !ok {
 			continue
 		}
 		out.Command = cmd
@@ -189,4 +232,23 @@ func interleave(candidates []*Candidate) []*Candidate {
 		}
 	}
 	return out
+}
+
+// staticReplacement is the claim that replaces a drifted node of a static
+// pool: one from the pool's template, whatever its pods need (they may go
+// anywhere). None while the pool scales down, or when limits.nodes leaves
+// no room to launch it before the node goes.
+func staticReplacement(env *Env, c *Candidate) (*scheduling.NewClaim, string) {
+	count := provisioning.CountStatic(env.Snapshot.Nodes, c.Pool.Name, nil)
+	if int64(count.Active+count.PendingDisruption) > *c.Pool.Spec.Replicas {
+		return nil, "static NodePool is scaling down to its replicas"
+	}
+	if q, ok := c.Pool.Spec.Limits[simulation.ResourceNodes]; ok && int64(count.Active+count.Deleting+count.PendingDisruption) >= q.Value() {
+		return nil, "static NodePool is at its node limit and cannot stage a replacement"
+	}
+	nc, err := provisioning.StaticClaim(env.Snapshot, c.Pool, env.InstanceTypes[c.Pool.Name], env.Options)
+	if err != nil {
+		return nil, "no replacement for the static NodePool: " + err.Error()
+	}
+	return nc, ""
 }

@@ -1,6 +1,7 @@
 package disruption
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,6 +15,7 @@ import (
 const (
 	labelDecision          = "decision"
 	labelConsolidationType = "consolidation_type"
+	labelPolicy            = "policy"
 )
 
 var (
@@ -42,6 +44,15 @@ var (
 		Namespace: metrics.Namespace, Subsystem: "voluntary_disruption", Name: "failed_validations_total",
 		Help: "Consolidation and emptiness commands dropped by their delayed validation, by consolidation type.",
 	}, []string{labelConsolidationType})
+	consolidationMoves = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: metrics.Namespace, Name: "consolidation_moves_total",
+		Help: "Consolidation moves considered, by decision (approved, rejected by the Balanced score), NodePool and consolidation policy.",
+	}, []string{labelDecision, metrics.LabelNodePool, labelPolicy})
+	consolidationScore = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: metrics.Namespace, Name: "consolidation_score",
+		Help:    "Scores of moves in Balanced NodePools, by decision, NodePool and consolidation policy.",
+		Buckets: []float64{0.1, 0.25, 0.33, 0.5, 1.0, 2.0, 5.0, 10.0},
+	}, []string{labelDecision, metrics.LabelNodePool, labelPolicy})
 	allowedDisruptions = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: metrics.Namespace, Subsystem: "nodepools", Name: "allowed_disruptions",
 		Help: "Nodes each NodePool may still start disrupting, by reason.",
@@ -50,7 +61,7 @@ var (
 
 func init() {
 	crmetrics.Registry.MustRegister(decisions, eligibleNodes, evaluationDuration, queueFailures, consolidationTimeouts,
-		failedValidations, allowedDisruptions)
+		failedValidations, allowedDisruptions, consolidationMoves, consolidationScore)
 	// The series of every method exist from the start, at zero.
 	for _, m := range methods {
 		reason := reasonLabel(m.reason)
@@ -87,4 +98,33 @@ func consolidationTypeOf(method string) string {
 // failedQueue counts a command abandoned after it started.
 func failedQueue(cmd *Command) {
 	queueFailures.WithLabelValues(cmd.Decision(), reasonLabel(cmd.Reason), consolidationTypeOf(cmd.Method)).Inc()
+}
+
+// observeMoves counts consolidation moves and reports approved Balanced
+// ones (ConsolidationApproved), as Karpenter does; rejections are counted
+// only, being the common case under Balanced.
+func (c *Controller) observeMoves(ms []Move) {
+	for _, m := range ms {
+		decision := "approved"
+		if !m.Approved {
+			decision = "rejected"
+		}
+		policy := string(m.Pool.Spec.Disruption.ConsolidationPolicy)
+		consolidationMoves.WithLabelValues(decision, m.Pool.Name, policy).Inc()
+		if !m.Scored {
+			continue
+		}
+		consolidationScore.WithLabelValues(decision, m.Pool.Name, policy).Observe(m.Score.Value())
+		if !m.Approved {
+			continue
+		}
+		msg := fmt.Sprintf("score %.2f >= threshold %.2f (k: %d, savings %.1f%%, disruption %.1f%%)",
+			m.Score.Value(), 1.0/BalancedK, BalancedK, m.Score.SavingsFraction*100, m.Score.DisruptionFraction*100)
+		if len(m.Candidates) > 1 {
+			c.recorder.Normal(m.Pool, reasonConsolidationApproved, actionDisrupt, "%s", msg)
+			continue
+		}
+		c.recorder.Normal(m.Candidates[0].Node, reasonConsolidationApproved, actionDisrupt, "%s", msg)
+		c.recorder.Normal(m.Candidates[0].NodeClaim, reasonConsolidationApproved, actionDisrupt, "%s", msg)
+	}
 }

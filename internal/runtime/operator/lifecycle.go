@@ -8,6 +8,8 @@ import (
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/interruption"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/static"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/termination"
 )
 
@@ -21,18 +23,25 @@ func (o *Operator) WithTermination() error {
 }
 
 // WithDisruption registers the disruption loop (emptiness, drift,
-// consolidation, budgets) and the controllers it reads: NodeClaim
-// conditions, pod events, the NodePool hash and expiration.
+// consolidation, budgets), the controllers it reads (NodeClaim
+// conditions, pod events, the NodePool hash, expiration) and the static
+// NodePool controller.
 func (o *Operator) WithDisruption() error {
 	if o.Cloud == nil {
 		return fmt.Errorf("operator: SetCloud must be called before WithDisruption")
 	}
 	s := o.Settings
-	return disruption.Register(o.Manager, o.Cluster, o.Cloud, o.Recorder, o.Clock, disruption.Options{
+	if err := disruption.Register(o.Manager, o.Cluster, o.Cloud, o.Recorder, o.Clock, disruption.Options{
 		SpotToSpot:       s.FeatureGates.Enabled("SpotToSpotConsolidation"),
 		PreferencePolicy: s.PreferencePolicy,
 		MinValuesPolicy:  s.MinValuesPolicy,
-	})
+	}); err != nil {
+		return err
+	}
+	// Registered with the gate off too, to tell static pools' owners why
+	// their pools stay empty.
+	return static.NewController(o.Manager.GetClient(), o.Cluster, o.Cloud, o.Recorder, o.Clock, s.FeatureGates.Enabled("StaticCapacity"),
+		scheduling.Options{PreferencePolicy: s.PreferencePolicy, MinValuesPolicy: s.MinValuesPolicy}).Register(o.Manager)
 }
 
 // WithInterruption consumes INTERRUPTION_QUEUE when it is set.

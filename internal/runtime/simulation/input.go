@@ -13,12 +13,14 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 )
 
-// SchedulablePools are the NodePools a pass may open claims from: Ready and
-// not being deleted, ordered by weight descending, then name descending.
+// SchedulablePools are the NodePools a pass may open claims from: Ready,
+// dynamic (no replicas) and not being deleted, ordered by weight descending, then name descending.
 func SchedulablePools(pools []*v1.NodePool) []*v1.NodePool {
 	var out []*v1.NodePool
 	for _, p := range pools {
-		if p.DeletionTimestamp == nil && meta.IsStatusConditionTrue(p.Status.Conditions, v1.ConditionTypeReady) {
+		// A static pool (replicas set) keeps its own count of nodes: pods
+		// never open claims in it, as in Karpenter.
+		if p.DeletionTimestamp == nil && p.Spec.Replicas == nil && meta.IsStatusConditionTrue(p.Status.Conditions, v1.ConditionTypeReady) {
 			out = append(out, p)
 		}
 	}

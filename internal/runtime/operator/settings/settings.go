@@ -377,7 +377,7 @@ var Gates = []Gate{
 	{Name: "ReservedCapacity", Default: true},
 	{Name: "SpotToSpotConsolidation", Default: false},
 	{Name: "NodeOverlay", Default: false, Unsupported: "NodeOverlay price and capacity adjustments are not applied to instance types"},
-	{Name: "StaticCapacity", Default: false, Unsupported: "NodePool spec.replicas is not acted on"},
+	{Name: "StaticCapacity", Default: false},
 	{Name: "CapacityBuffer", Default: false, Unsupported: "there is no CapacityBuffer API"},
 	{Name: "TerminateFirstDrift", Default: false, Unsupported: "drifted nodes are replaced before they are terminated"},
 	{Name: "TerminateFirstRepair", Default: false, Unsupported: "unhealthy nodes are terminated without a replacement launched first or instead"},
