@@ -27,6 +27,10 @@ type Outcome struct {
 	Eligible int
 	// TimedOut is set when the method's time limit cut it short.
 	TimedOut bool
+	// Blocked (DisruptionBlocked events) and RepairBlocked
+	// (NodeRepairBlocked events) say why repair passed candidates over.
+	Blocked       map[*Candidate]string
+	RepairBlocked map[*Candidate]string
 }
 
 // Emptiness deletes every empty, consolidatable candidate within budget,

@@ -14,6 +14,8 @@ import (
 const (
 	labelDecision          = "decision"
 	labelConsolidationType = "consolidation_type"
+	labelCondition         = "condition"
+	labelImageID           = "image_id"
 )
 
 var (
@@ -42,6 +44,10 @@ var (
 		Namespace: metrics.Namespace, Subsystem: "voluntary_disruption", Name: "failed_validations_total",
 		Help: "Consolidation and emptiness commands dropped by their delayed validation, by consolidation type.",
 	}, []string{labelConsolidationType})
+	unhealthyDisrupted = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: metrics.Namespace, Subsystem: "nodeclaims", Name: "unhealthy_disrupted_total",
+		Help: "Unhealthy NodeClaims disrupted by node repair, by the condition repaired, nodepool, capacity type, image ID and termination mode.",
+	}, []string{labelCondition, metrics.LabelNodePool, metrics.LabelCapacityType, labelImageID, metrics.LabelTerminationMode})
 	allowedDisruptions = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: metrics.Namespace, Subsystem: "nodepools", Name: "allowed_disruptions",
 		Help: "Nodes each NodePool may still start disrupting, by reason.",
@@ -50,7 +56,7 @@ var (
 
 func init() {
 	crmetrics.Registry.MustRegister(decisions, eligibleNodes, evaluationDuration, queueFailures, consolidationTimeouts,
-		failedValidations, allowedDisruptions)
+		failedValidations, allowedDisruptions, unhealthyDisrupted)
 	// The series of every method exist from the start, at zero.
 	for _, m := range methods {
 		reason := reasonLabel(m.reason)
@@ -82,6 +88,21 @@ func consolidationTypeOf(method string) string {
 		return method
 	}
 	return ""
+}
+
+// repaired counts a node repair carried out. The termination mode is the
+// drain repair applied: its bound when it set one (0 is forceful), else
+// the NodeClaim's own.
+func repaired(c *Candidate) {
+	mode := metrics.TerminationMode(c.NodeClaim)
+	if b := c.DrainBound; b != nil {
+		mode = metrics.TerminationModeEventual
+		if *b <= 0 {
+			mode = metrics.TerminationModeForceful
+		}
+	}
+	unhealthyDisrupted.WithLabelValues(metrics.SnakeCase(string(c.Repair.Condition)), c.NodeClaim.Labels[v1.NodePoolLabelKey],
+		c.NodeClaim.Labels[v1.CapacityTypeLabelKey], c.NodeClaim.Status.ImageID, mode).Inc()
 }
 
 // failedQueue counts a command abandoned after it started.

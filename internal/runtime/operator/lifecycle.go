@@ -20,9 +20,10 @@ func (o *Operator) WithTermination() error {
 	return termination.Register(o.Manager, o.Cloud, o.Recorder, o.Clock)
 }
 
-// WithDisruption registers the disruption loop (emptiness, drift,
-// consolidation, budgets) and the controllers it reads: NodeClaim
-// conditions, pod events, the NodePool hash and expiration.
+// WithDisruption registers the disruption loop (node repair with the
+// NodeRepair gate, emptiness, drift, consolidation, budgets) and the
+// controllers it reads: NodeClaim conditions, pod events, the NodePool
+// hash and expiration.
 func (o *Operator) WithDisruption() error {
 	if o.Cloud == nil {
 		return fmt.Errorf("operator: SetCloud must be called before WithDisruption")
@@ -30,6 +31,7 @@ func (o *Operator) WithDisruption() error {
 	s := o.Settings
 	return disruption.Register(o.Manager, o.Cluster, o.Cloud, o.Recorder, o.Clock, disruption.Options{
 		SpotToSpot:       s.FeatureGates.Enabled("SpotToSpotConsolidation"),
+		NodeRepair:       s.FeatureGates.Enabled("NodeRepair"),
 		PreferencePolicy: s.PreferencePolicy,
 		MinValuesPolicy:  s.MinValuesPolicy,
 	})
