@@ -3,6 +3,7 @@ package operator
 import (
 	"fmt"
 
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
@@ -37,13 +38,18 @@ func (o *Operator) WithDisruption() error {
 	})
 }
 
-// WithInterruption consumes INTERRUPTION_QUEUE when it is set.
+// WithInterruption polls EC2 instance status (always, as Karpenter) and
+// consumes INTERRUPTION_QUEUE when it is set.
 func (o *Operator) WithInterruption(p *awsprovider.Provider) error {
+	opts := interruption.Options{
+		Kube: o.Manager.GetClient(), Unavailable: p.UnavailableOfferings(), Recorder: o.Recorder, Logger: o.Logger.WithName("interruption"),
+	}
+	if err := interruption.NewStatusController(opts, ec2.NewFromConfig(o.AWS)).Register(o.Manager); err != nil {
+		return err
+	}
 	if o.Settings.InterruptionQueue == "" {
 		return nil
 	}
-	return interruption.NewController(interruption.Options{
-		Kube: o.Manager.GetClient(), SQS: sqs.NewFromConfig(o.AWS), QueueName: o.Settings.InterruptionQueue,
-		Unavailable: p.UnavailableOfferings(), Recorder: o.Recorder, Logger: o.Logger.WithName("interruption"),
-	}).Register(o.Manager)
+	opts.SQS, opts.QueueName = sqs.NewFromConfig(o.AWS), o.Settings.InterruptionQueue
+	return interruption.NewController(opts).Register(o.Manager)
 }
