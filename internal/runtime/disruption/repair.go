@@ -77,11 +77,7 @@ func Repair(env *Env, candidates []*Candidate, budgets Budgets) Outcome {
 			out.Blocked[c] = "not all pods would schedule: " + sim.Unplaced[0].Err.Error()
 			continue
 		}
-		var claimTGP *time.Duration
-		if tgp := c.NodeClaim.Spec.TerminationGracePeriod; tgp != nil {
-			claimTGP = &tgp.Duration
-		}
-		c.DrainBound = repair.DrainBound(c.Repair, claimTGP)
+		c.DrainBound = repair.DrainBound(c.Repair, gracePeriod(c.NodeClaim))
 		if c.Initialized() {
 			budgets.take(pool)
 		}
@@ -100,4 +96,12 @@ func nodesOf(env *Env) []*corev1.Node {
 		}
 	}
 	return out
+}
+
+// gracePeriod is the claim's terminationGracePeriod, nil when unset.
+func gracePeriod(claim *v1.NodeClaim) *time.Duration {
+	if tgp := claim.Spec.TerminationGracePeriod; tgp != nil {
+		return &tgp.Duration
+	}
+	return nil
 }

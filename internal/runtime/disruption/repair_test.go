@@ -188,3 +188,23 @@ func TestRepairSafetyLimit(t *testing.T) {
 		t.Fatalf("order: %+v", out)
 	}
 }
+
+// A repair resumed by a new leader keeps the drain bound its policy gives.
+func TestResumedRepairKeepsItsDrainBound(t *testing.T) {
+	pool := mkPool("default")
+	sick := mkNode("sick", pool, 0, 4, v1.CapacityTypeOnDemand, nil, notReadySince(now.Add(-time.Hour)), func(n *state.StateNode) {
+		n.NodeClaim.Status.Conditions = append(n.NodeClaim.Status.Conditions, metav1.Condition{
+			Type: v1.ConditionTypeDisruptionReason, Status: metav1.ConditionTrue, Reason: string(v1.DisruptionReasonUnhealthy)})
+	})
+	replacement := mkNode("replacement", pool, 0, 4, v1.CapacityTypeOnDemand, nil, func(n *state.StateNode) {
+		n.NodeClaim.Annotations = map[string]string{v1.ReplacementForAnnotationKey: "sick"}
+	})
+	env := repairEnv(t, pool, sick, replacement)
+	got := resumable(env, map[string]*state.StateNode{"sick": sick})
+	if len(got) != 1 || got[0].cmd.Reason != v1.DisruptionReasonUnhealthy || len(got[0].cmd.Candidates) != 1 {
+		t.Fatalf("resumed %+v", got)
+	}
+	if b := got[0].cmd.Candidates[0].DrainBound; b == nil || *b != 10*time.Minute {
+		t.Errorf("resumed repair drain bound %v, want 10m", b)
+	}
+}
