@@ -638,6 +638,22 @@ def scenario(clients, cluster):
     ec2.delete_tags(Resources=ids, Tags=[{"Key": "team"}])
     ec2.describe_instances(InstanceIds=ids)
     ec2.describe_instance_status(InstanceIds=ids, IncludeAllInstances=True)
+    # An impaired instance and a scheduled event, as the controller's status
+    # polling queries them: the failed check carries its ImpairedSince.
+    # Status checks run once the instance is running.
+    ec2.get_waiter("instance_running").wait(InstanceIds=ids, WaiterConfig={"Delay": 1, "MaxAttempts": 120})
+    admin = urllib.request.Request(ec2.meta.endpoint_url.rstrip("/") + "/_awssim/ec2/instances/" + ids[0] + "/status",
+                                   data=json.dumps({"InstanceImpaired": True, "SystemImpaired": True}).encode(), method="POST")
+    urllib.request.urlopen(admin).close()
+    admin = urllib.request.Request(ec2.meta.endpoint_url.rstrip("/") + "/_awssim/ec2/instances/" + ids[-1] + "/scheduled-change",
+                                   data=json.dumps({"StartSeconds": 3600}).encode(), method="POST")
+    urllib.request.urlopen(admin).close()
+    impaired = ec2.describe_instance_status(Filters=[{"Name": "instance-status.status", "Values": ["impaired"]}])["InstanceStatuses"]
+    if [s["InstanceId"] for s in impaired] != ids[:1] or "ImpairedSince" not in impaired[0]["InstanceStatus"]["Details"][0]:
+        raise SystemExit("describe_instance_status: the impaired instance is not listed with its ImpairedSince: %r" % impaired)
+    ec2.describe_instance_status(Filters=[{"Name": "system-status.status", "Values": ["impaired"]}])
+    ec2.describe_instance_status(Filters=[{"Name": "event.code", "Values": ["instance-reboot", "system-reboot", "system-maintenance",
+                                                                          "instance-retirement", "instance-stop"]}])
     ec2.stop_instances(InstanceIds=ids[:1])
     ec2.terminate_instances(InstanceIds=ids)
     ec2.delete_launch_template(LaunchTemplateName="conformance")

@@ -90,6 +90,7 @@ func TestShared(t *testing.T) {
 	t.Run("disruption", testDisruption)
 	t.Run("safety", testSafety)
 	t.Run("faults", testSharedFaults)
+	t.Run("health", testHealth)
 	t.Run("metrics", testMetrics)
 	t.Run("static", testStatic)
 	t.Run("balanced", testBalanced)

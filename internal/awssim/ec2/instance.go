@@ -27,7 +27,11 @@ type instance struct {
 type instanceHealth struct {
 	instanceImpaired bool
 	systemImpaired   bool
-	events           []ec2types.InstanceStatusEvent
+	// instanceImpairedSince and systemImpairedSince are when the checks
+	// began failing (zero while they pass).
+	instanceImpairedSince time.Time
+	systemImpairedSince   time.Time
+	events                []ec2types.InstanceStatusEvent
 }
 
 // launchSpec is one instance to launch, resolved from a request, its launch

@@ -197,21 +197,24 @@ func (s *Service) describeInstanceStatus(in *ec2.DescribeInstanceStatusInput, _ 
 // instanceStatus is an instance's status checks: initializing while pending,
 // then ok unless impaired through the Go API.
 func instanceStatus(i *instance) ec2types.InstanceStatus {
-	summary := func(impaired bool) *ec2types.InstanceStatusSummary {
+	summary := func(impaired bool, since time.Time) *ec2types.InstanceStatusSummary {
 		status, detail := ec2types.SummaryStatusOk, ec2types.StatusTypePassed
+		var impairedSince *time.Time
 		switch {
 		case i.State.Name != ec2types.InstanceStateNameRunning:
 			status, detail = ec2types.SummaryStatusNotApplicable, ec2types.StatusTypeInitializing
 		case impaired:
 			status, detail = ec2types.SummaryStatusImpaired, ec2types.StatusTypeFailed
+			impairedSince = ptr(since)
 		}
 		return &ec2types.InstanceStatusSummary{Status: status, Details: []ec2types.InstanceStatusDetails{{
-			Name: ec2types.StatusNameReachability, Status: detail,
+			Name: ec2types.StatusNameReachability, Status: detail, ImpairedSince: impairedSince,
 		}}}
 	}
 	return ec2types.InstanceStatus{
 		InstanceId: i.InstanceId, AvailabilityZone: i.Placement.AvailabilityZone, AvailabilityZoneId: i.Placement.AvailabilityZoneId,
-		InstanceState: i.State, InstanceStatus: summary(i.status.instanceImpaired), SystemStatus: summary(i.status.systemImpaired),
-		Events: append([]ec2types.InstanceStatusEvent{}, i.status.events...),
+		InstanceState: i.State, InstanceStatus: summary(i.status.instanceImpaired, i.status.instanceImpairedSince),
+		SystemStatus: summary(i.status.systemImpaired, i.status.systemImpairedSince),
+		Events:       append([]ec2types.InstanceStatusEvent{}, i.status.events...),
 	}
 }

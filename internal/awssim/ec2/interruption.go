@@ -93,12 +93,28 @@ func (s *Service) ScheduleChange(ids []string, start time.Time) error {
 
 // SetImpaired sets the instance and system status checks DescribeInstanceStatus reports.
 func (s *Service) SetImpaired(id string, instanceCheck, systemCheck bool) error {
+	return s.SetImpairedSince(id, instanceCheck, systemCheck, time.Now())
+}
+
+// SetImpairedSince is SetImpaired for checks that began failing at since
+// (EC2's ImpairedSince); a check already failing keeps its earlier time.
+func (s *Service) SetImpairedSince(id string, instanceCheck, systemCheck bool, since time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	in, err := s.liveInstance(id)
 	if err != nil {
 		return err
 	}
+	mark := func(impaired bool, at *time.Time) {
+		switch {
+		case !impaired:
+			*at = time.Time{}
+		case at.IsZero():
+			*at = since.UTC().Truncate(time.Second)
+		}
+	}
+	mark(instanceCheck, &in.status.instanceImpairedSince)
+	mark(systemCheck, &in.status.systemImpairedSince)
 	in.status.instanceImpaired, in.status.systemImpaired = instanceCheck, systemCheck
 	return nil
 }

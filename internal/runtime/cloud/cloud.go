@@ -39,6 +39,9 @@ type Provider interface {
 	// aws: EC2NodeClass), so the core controllers can watch and read node
 	// classes without knowing their Go types.
 	NodeClasses() []NodeClassKind
+	// RepairPolicies are the node conditions under which node repair
+	// replaces a node (used when the NodeRepair gate is on).
+	RepairPolicies() []RepairPolicy
 	// Name identifies the provider ("aws").
 	Name() string
 }

@@ -16,7 +16,10 @@ type Budgets map[string]int
 // BuildBudgets computes, per NodePool, its budget for reason at now less
 // the nodes already disrupting. A pool's nodes are its managed, initialized
 // nodes not yet terminating their instance; disrupting are those among them
-// being deleted, tainted for disruption, or not Ready, for any reason.
+// being deleted, tainted for disruption, or not Ready, for any reason;
+// except that repair's own budget (Unhealthy) does not count nodes merely
+// not Ready, since those are what repair is for: a wave of them would
+// otherwise use up the budget that repairs them.
 // Budgets that cannot be evaluated count as 0 (errs lists them).
 func BuildBudgets(nodes []*state.StateNode, pools []*v1.NodePool, reason v1.DisruptionReason, now time.Time) (Budgets, []error) {
 	total := map[string]int{}
@@ -30,7 +33,7 @@ func BuildBudgets(nodes []*state.StateNode, pools []*v1.NodePool, reason v1.Disr
 		}
 		pool := n.NodePool()
 		total[pool]++
-		if n.Deleting() || !state.IsNodeReady(n.Node) {
+		if n.Deleting() || (!state.IsNodeReady(n.Node) && reason != v1.DisruptionReasonUnhealthy) {
 			disrupting[pool]++
 		}
 	}

@@ -3,11 +3,13 @@ package disruption
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/repair"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/pods"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
@@ -27,6 +29,15 @@ type Candidate struct {
 	// Reschedulable are the pods that need a new home if the node goes.
 	Reschedulable  []*corev1.Pod
 	DisruptionCost float64
+	// podBlockers is set on a repair candidate whose pods (do-not-disrupt,
+	// PDBs) would block voluntary disruption: repair takes it only with a
+	// drain bound.
+	podBlockers bool
+	// Repair and DrainBound are set by the Repair method: the policy
+	// decision, and how long the node may drain (nil: the NodeClaim's own
+	// terminationGracePeriod).
+	Repair     repair.Result
+	DrainBound *time.Duration
 }
 
 // Blocked is a node that is not a candidate, and why, for users to see.
@@ -38,12 +49,16 @@ type Blocked struct {
 // Candidates are the nodes that reason may disrupt, sorted by disruption
 // cost (cheapest first), plus the managed nodes blocked from it and why.
 // Nodes that are not managed, not initialized, or already being disrupted
-// are neither.
+// are neither; repair (Unhealthy) also takes nodes that never initialized,
+// since nothing else replaces them.
 func Candidates(env *Env, reason v1.DisruptionReason) ([]*Candidate, []Blocked) {
 	var out []*Candidate
 	var blocked []Blocked
 	for _, n := range env.Snapshot.Nodes {
-		if n.NodeClaim == nil || n.Node == nil || !n.Initialized() || n.Deleting() || env.Queued[n.Node.Name] {
+		if n.NodeClaim == nil || n.Node == nil || n.Deleting() || env.Queued[n.Node.Name] {
+			continue
+		}
+		if !n.Initialized() && reason != v1.DisruptionReasonUnhealthy {
 			continue
 		}
 		c, why := newCandidate(env, n, reason)
@@ -61,7 +76,10 @@ func newCandidate(env *Env, n *state.StateNode, reason v1.DisruptionReason) (*Ca
 	if len(n.Nominated) > 0 {
 		return nil, "node is nominated for pending pods"
 	}
-	if n.Node.Annotations[v1.DoNotDisruptAnnotationKey] == "true" {
+	// Repair is not discretionary: do-not-disrupt does not strand a broken
+	// node (do-not-repair does, see Repair).
+	repairing := reason == v1.DisruptionReasonUnhealthy
+	if n.Node.Annotations[v1.DoNotDisruptAnnotationKey] == "true" && !repairing {
 		return nil, fmt.Sprintf("node has the %s annotation", v1.DoNotDisruptAnnotationKey)
 	}
 	poolName := n.NodePool()
@@ -90,26 +108,30 @@ func newCandidate(env *Env, n *state.StateNode, reason v1.DisruptionReason) (*Ca
 	// Consolidation compares prices; drift and emptiness need none. Drift
 	// must still replace a node whose type or offering left the catalog
 	// (InstanceTypeNotFound), and an empty one is deleted whatever it cost.
-	if why != "" && reason != v1.DisruptionReasonDrifted && reason != v1.DisruptionReasonEmpty {
+	if why != "" && reason != v1.DisruptionReasonDrifted && reason != v1.DisruptionReasonEmpty && !repairing {
 		return nil, why
 	}
 	// Drift of a claim with a terminationGracePeriod may go ahead despite
 	// blocking pods: the grace period bounds how long they can hold it.
+	// Repair notes blocking pods and decides once it knows its drain bound.
 	forceable := reason == v1.DisruptionReasonDrifted && n.NodeClaim.Spec.TerminationGracePeriod != nil
 	var resched []*corev1.Pod
+	podBlockers := false
 	for _, pod := range n.Pods {
 		if pods.IsTerminal(pod) {
 			continue
 		}
 		if !forceable {
+			why := ""
 			if pods.DoNotDisrupt(pod, env.Now) {
-				return nil, fmt.Sprintf("pod %s/%s has the %s annotation", pod.Namespace, pod.Name, v1.DoNotDisruptAnnotationKey)
+				why = fmt.Sprintf("pod %s/%s has the %s annotation", pod.Namespace, pod.Name, v1.DoNotDisruptAnnotationKey)
+			} else if pod.DeletionTimestamp == nil && pods.IsDrainable(pod, env.Now) {
+				why = env.PDBs.Blocking(pod)
 			}
-			if pod.DeletionTimestamp == nil && pods.IsDrainable(pod, env.Now) {
-				if why := env.PDBs.Blocking(pod); why != "" {
-					return nil, why
-				}
+			if why != "" && !repairing {
+				return nil, why
 			}
+			podBlockers = podBlockers || why != ""
 		}
 		if pods.IsReschedulable(pod) {
 			resched = append(resched, pod)
@@ -117,7 +139,7 @@ func newCandidate(env *Env, n *state.StateNode, reason v1.DisruptionReason) (*Ca
 	}
 	return &Candidate{
 		StateNode: n, Pool: pool, InstanceType: it, Zone: zone, CapacityType: capacityType, Price: price,
-		Reschedulable: resched, DisruptionCost: DisruptionCost(n.NodeClaim, resched, env.Now),
+		Reschedulable: resched, DisruptionCost: DisruptionCost(n.NodeClaim, resched, env.Now), podBlockers: podBlockers,
 	}, ""
 }
 

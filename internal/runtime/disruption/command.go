@@ -58,7 +58,7 @@ func (c *Command) ReplacementPrice() float64 {
 
 // NeedsValidation is true for consolidation and emptiness: their decisions
 // rest on a quiet cluster and are re-checked after a delay.
-func (c *Command) NeedsValidation() bool { return c.Method != MethodDrift }
+func (c *Command) NeedsValidation() bool { return c.Method != MethodDrift && c.Method != MethodRepair }
 
 func (c *Command) String() string {
 	var names []string

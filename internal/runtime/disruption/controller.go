@@ -17,6 +17,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/conditions"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/hash"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/repair"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/metrics"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
@@ -39,7 +40,10 @@ const (
 // Options tune the controller.
 type Options struct {
 	// SpotToSpot is the SpotToSpotConsolidation feature gate.
-	SpotToSpot       bool
+	SpotToSpot bool
+	// NodeRepair is the NodeRepair feature gate: the Repair method runs,
+	// with the cloud provider's repair policies.
+	NodeRepair       bool
 	PreferencePolicy string
 	MinValuesPolicy  string
 	// PollPeriod and ValidationDelay default to the constants above.
@@ -56,6 +60,8 @@ type Controller struct {
 	clock    clock.Clock
 	queue    *Queue
 	opts     Options
+	// repair is nil when the NodeRepair gate is off.
+	repair *repair.Matcher
 
 	mu         sync.Mutex
 	lastEvents map[string]eventMemo
@@ -66,7 +72,7 @@ type eventMemo struct {
 	at      time.Time
 }
 
-// NewController wires the disruption loop.
+// NewController wires the disruption loop; Register adds repair's policies.
 func NewController(kube client.Client, cluster *state.Cluster, provider cloud.Provider, rec *events.Recorder, clk clock.Clock, opts Options) *Controller {
 	if opts.PollPeriod == 0 {
 		opts.PollPeriod = PollPeriod
@@ -78,6 +84,19 @@ func NewController(kube client.Client, cluster *state.Cluster, provider cloud.Pr
 		kube: kube, cluster: cluster, cloud: provider, recorder: rec, clock: clk, opts: opts,
 		queue: NewQueue(kube, cluster, rec, clk), lastEvents: map[string]eventMemo{},
 	}
+}
+
+// repairMatcher compiles the provider's repair policies when the NodeRepair
+// gate is on (nil when off); an invalid set stops the controller.
+func repairMatcher(provider cloud.Provider, opts Options) (*repair.Matcher, error) {
+	if !opts.NodeRepair {
+		return nil, nil
+	}
+	m, err := repair.NewMatcher(provider.RepairPolicies())
+	if err != nil {
+		return nil, fmt.Errorf("the NodeRepair gate needs valid repair policies from cloud provider %s: %w", provider.Name(), err)
+	}
+	return m, nil
 }
 
 // NeedLeaderElection keeps the loop on the leader.
@@ -110,7 +129,11 @@ type method struct {
 	run    func(context.Context, *Env, []*Candidate, Budgets) Outcome
 }
 
+// methods run in Karpenter v1.15's order: repair first (fixing a fault
+// outranks any discretionary change), then Emptiness, Drift and
+// consolidation.
 var methods = []method{
+	{MethodRepair, v1.DisruptionReasonUnhealthy, func(_ context.Context, e *Env, c []*Candidate, b Budgets) Outcome { return Repair(e, c, b) }},
 	{MethodEmptiness, v1.DisruptionReasonEmpty, func(_ context.Context, e *Env, c []*Candidate, b Budgets) Outcome { return Emptiness(e, c, b) }},
 	{MethodDrift, v1.DisruptionReasonDrifted, func(_ context.Context, e *Env, c []*Candidate, b Budgets) Outcome { return Drift(e, c, b) }},
 	{MethodMultiNode, v1.DisruptionReasonUnderutilized, MultiNode},
@@ -127,9 +150,14 @@ func (c *Controller) Pass(ctx context.Context) (bool, error) {
 	c.removeStaleTaints(ctx, env)
 	blockedReported := false
 	for _, m := range methods {
+		if m.name == MethodRepair && env.Repair == nil {
+			continue
+		}
 		start := c.clock.Now()
 		candidates, blocked := Candidates(env, m.reason)
-		if !blockedReported {
+		// Repair's candidates ignore do-not-disrupt; the reasons users
+		// see are those of voluntary disruption.
+		if !blockedReported && m.reason != v1.DisruptionReasonUnhealthy {
 			c.reportBlocked(blocked)
 			blockedReported = true
 		}
@@ -147,7 +175,11 @@ func (c *Controller) Pass(ctx context.Context) (bool, error) {
 			consolidationTimeouts.WithLabelValues(consolidationTypeOf(m.name)).Inc()
 		}
 		c.reportRejected(out.Rejected)
+<<<<<<< HEAD
 		c.observeMoves(out.Moves)
+=======
+		c.reportRepairBlocked(out)
+>>>>>>> repair
 		if out.Command == nil {
 			c.reportBudgetBlocked(env, candidates, budgets, m)
 			continue
@@ -176,7 +208,7 @@ func (c *Controller) Env(ctx context.Context) (*Env, error) {
 	}
 	env := &Env{
 		Now: c.clock.Now(), Snapshot: snap, InstanceTypes: map[string][]*scheduling.InstanceType{},
-		Queued: c.queue.Held(), SpotToSpot: c.opts.SpotToSpot,
+		Queued: c.queue.Held(), SpotToSpot: c.opts.SpotToSpot, Repair: c.repair,
 		Options: scheduling.Options{PreferencePolicy: c.opts.PreferencePolicy, MinValuesPolicy: c.opts.MinValuesPolicy},
 	}
 	for _, pool := range snap.NodePools {
@@ -310,6 +342,27 @@ func (c *Controller) reportRejected(rejected map[*Candidate]string) {
 	}
 }
 
+// reportRepairBlocked tells users why unhealthy nodes are not repaired:
+// DisruptionBlocked on the Node and NodeClaim, and NodeRepairBlocked
+// (warnings, also on the NodePool) when the pool is over the safety limit.
+func (c *Controller) reportRepairBlocked(out Outcome) {
+	for cand, why := range out.Blocked {
+		c.emitOnce(cand.Node.Name+"/blocked", why, func() {
+			c.recorder.Normal(cand.Node, reasonDisruptionBlocked, actionDisrupt, "Cannot disrupt Node: %s", why)
+			c.recorder.Normal(cand.NodeClaim, reasonDisruptionBlocked, actionDisrupt, "Cannot disrupt NodeClaim: %s", why)
+		})
+	}
+	for cand, why := range out.RepairBlocked {
+		c.emitOnce(cand.Node.Name+"/repairblocked", why, func() {
+			c.recorder.Warning(cand.Node, reasonNodeRepairBlocked, actionRepair, "%s", why)
+			c.recorder.Warning(cand.NodeClaim, reasonNodeRepairBlocked, actionRepair, "%s", why)
+		})
+		c.emitOnce(cand.Pool.Name+"/repairblocked", why, func() {
+			c.recorder.Warning(cand.Pool, reasonNodeRepairBlocked, actionRepair, "%s", why)
+		})
+	}
+}
+
 // reportBudgetBlocked tells a NodePool when its budget for the method's
 // reason is what holds eligible nodes back.
 func (c *Controller) reportBudgetBlocked(env *Env, candidates []*Candidate, budgets Budgets, m method) {
@@ -319,7 +372,16 @@ func (c *Controller) reportBudgetBlocked(env *Env, candidates []*Candidate, budg
 		if seen[pool] || budgets[pool] > 0 {
 			continue
 		}
-		if (m.reason == v1.DisruptionReasonDrifted && cand.Drifted()) || (m.reason != v1.DisruptionReasonDrifted && cand.Consolidatable()) {
+		var waiting bool
+		switch m.reason {
+		case v1.DisruptionReasonDrifted:
+			waiting = cand.Drifted()
+		case v1.DisruptionReasonUnhealthy:
+			waiting = cand.Repair.Eligible && cand.Initialized()
+		default:
+			waiting = cand.Consolidatable()
+		}
+		if waiting {
 			seen[pool] = true
 			msg := fmt.Sprintf("No allowed disruptions for disruption reason %s due to blocking budget", m.reason)
 			c.emitOnce(pool+"/budget/"+string(m.reason), msg, func() {
@@ -343,9 +405,10 @@ func (c *Controller) emitOnce(key, message string, emit func()) {
 	emit()
 }
 
-// Register adds to mgr the disruption loop and the controllers it depends
-// on: NodeClaim conditions (Consolidatable, Drifted) and pod events, the
-// NodePool hash, and expiration.
+// Register adds to mgr the disruption loop (with node repair when
+// opts.NodeRepair) and the controllers it depends on: NodeClaim conditions
+// (Consolidatable, Drifted) and pod events, the NodePool hash, and
+// expiration.
 func Register(mgr manager.Manager, cluster *state.Cluster, provider cloud.Provider, rec *events.Recorder, clk clock.Clock, opts Options) error {
 	kube := mgr.GetClient()
 	for _, step := range []func() error{
@@ -353,7 +416,15 @@ func Register(mgr manager.Manager, cluster *state.Cluster, provider cloud.Provid
 		func() error { return conditions.NewPodEvents(kube, clk).Register(mgr) },
 		func() error { return hash.NewController(kube, provider).Register(mgr) },
 		func() error { return NewExpirationController(kube, rec, clk).Register(mgr) },
-		func() error { return mgr.Add(NewController(kube, cluster, provider, rec, clk, opts)) },
+		func() error {
+			m, err := repairMatcher(provider, opts)
+			if err != nil {
+				return err
+			}
+			c := NewController(kube, cluster, provider, rec, clk, opts)
+			c.repair = m
+			return mgr.Add(c)
+		},
 	} {
 		if err := step(); err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/repair"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/volumetopology"
@@ -25,6 +26,9 @@ type Env struct {
 	// Volumes are the claims, volumes and storage classes behind the pods
 	// on the nodes, so simulations keep pods in their volumes' zones.
 	Volumes volumetopology.Objects
+	// Repair matches Nodes against the repair policies; nil when the
+	// NodeRepair gate is off.
+	Repair *repair.Matcher
 }
 
 // pool returns the named NodePool.

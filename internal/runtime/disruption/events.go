@@ -8,5 +8,7 @@ const (
 	reasonDisruptionLaunching        = "DisruptionLaunching"
 	reasonDisruptionWaitingReadiness = "DisruptionWaitingReadiness"
 	reasonDisruptionTerminating      = "DisruptionTerminating"
+	reasonNodeRepairBlocked          = "NodeRepairBlocked"
 	actionDisrupt                    = "Disrupting"
+	actionRepair                     = "Repairing"
 )

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -212,6 +213,14 @@ func (q *Queue) finish(ctx context.Context, cmd *Command, replacements []*v1.Nod
 	}
 	var errs []error
 	for _, c := range cmd.Candidates {
+		// The drain bound counts from now, once the replacements are up,
+		// so their launch does not eat into it.
+		if c.DrainBound != nil {
+			if err := q.tightenDeadline(ctx, c.NodeClaim, q.clock.Now().Add(*c.DrainBound)); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
 		if err := q.kube.Delete(ctx, c.NodeClaim); client.IgnoreNotFound(err) != nil {
 			errs = append(errs, err)
 			continue
@@ -219,12 +228,38 @@ func (q *Queue) finish(ctx context.Context, cmd *Command, replacements []*v1.Nod
 		q.recorder.Normal(c.Node, reasonDisruptionTerminating, actionDisrupt, "Disrupting Node: %s", cmd.Reason)
 		q.recorder.Normal(c.NodeClaim, reasonDisruptionTerminating, actionDisrupt, "Disrupting NodeClaim: %s", cmd.Reason)
 		metrics.Disrupted(string(cmd.Reason), c.NodeClaim, c.Pool, len(c.Reschedulable))
+		if cmd.Reason == v1.DisruptionReasonUnhealthy && c.Repair.Eligible {
+			repaired(c)
+		}
 	}
 	decisions.WithLabelValues(cmd.Decision(), reasonLabel(cmd.Reason), consolidationTypeOf(cmd.Method)).Inc()
 	if err := errors.Join(errs...); err != nil {
 		logger.Error(err, "deleting disrupted nodeclaims")
 	}
 	q.release(cmd, releaseGrace)
+}
+
+// tightenDeadline sets the claim's termination deadline annotation to
+// deadline unless it already holds an earlier one: a bound may shorten the
+// drain, never lengthen it.
+func (q *Queue) tightenDeadline(ctx context.Context, claim *v1.NodeClaim, deadline time.Time) error {
+	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		current := &v1.NodeClaim{}
+		if err := q.kube.Get(ctx, client.ObjectKeyFromObject(claim), current); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		if s, ok := current.Annotations[v1.NodeClaimTerminationTimestampAnnotationKey]; ok {
+			if t, err := time.Parse(time.RFC3339, s); err == nil && !t.After(deadline) {
+				return nil
+			}
+		}
+		stored := current.DeepCopy()
+		metav1.SetMetaDataAnnotation(&current.ObjectMeta, v1.NodeClaimTerminationTimestampAnnotationKey, deadline.UTC().Format(time.RFC3339))
+		if err := q.kube.Patch(ctx, current, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
+			return err
+		}
+		return nil
+	})
 }
 
 // timeout is the command timeout for the queue as it is now.

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/repair"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/pods"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
@@ -46,6 +47,9 @@ func resumable(env *Env, stale map[string]*state.StateNode) []resumed {
 				continue
 			}
 			r = &resumed{cmd: &Command{Method: MethodResumed, Reason: disruptionReason(cands[0].NodeClaim), Candidates: cands}}
+			if r.cmd.Reason == v1.DisruptionReasonUnhealthy {
+				boundRepairs(env, cands)
+			}
 			byCandidates[key] = r
 			order = append(order, key)
 		}
@@ -84,4 +88,23 @@ func disruptionReason(claim *v1.NodeClaim) v1.DisruptionReason {
 		return v1.DisruptionReason(c.Reason)
 	}
 	return ""
+}
+
+// boundRepairs gives the candidates of a resumed repair the drain bound
+// their policy gives them now, so a change of leader does not leave an
+// unhealthy node's drain unbounded. A node that recovered meanwhile keeps
+// its NodeClaim's own terminationGracePeriod.
+func boundRepairs(env *Env, cands []*Candidate) {
+	if env.Repair == nil {
+		return
+	}
+	for _, c := range cands {
+		if c.Node == nil {
+			continue
+		}
+		if c.Repair = env.Repair.Resolve(c.Node, env.Now); !c.Repair.Eligible {
+			continue
+		}
+		c.DrainBound = repair.DrainBound(c.Repair, gracePeriod(c.NodeClaim))
+	}
 }

@@ -114,4 +114,7 @@ func (m *measured) IsDrifted(ctx context.Context, c *v1.NodeClaim) (r cloud.Drif
 // NodeClasses is static: nothing to time.
 func (m *measured) NodeClasses() []cloud.NodeClassKind { return m.p.NodeClasses() }
 
+// RepairPolicies is static: nothing to time.
+func (m *measured) RepairPolicies() []cloud.RepairPolicy { return m.p.RepairPolicies() }
+
 func (m *measured) Name() string { return m.p.Name() }

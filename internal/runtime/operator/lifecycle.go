@@ -3,6 +3,7 @@ package operator
 import (
 	"fmt"
 
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
@@ -22,10 +23,17 @@ func (o *Operator) WithTermination() error {
 	return termination.Register(o.Manager, o.Cloud, o.Recorder, o.Clock)
 }
 
+<<<<<<< HEAD
 // WithDisruption registers the disruption loop (emptiness, drift,
 // consolidation, budgets), the controllers it reads (NodeClaim
 // conditions, pod events, the NodePool hash, expiration) and the static
 // NodePool controller.
+=======
+// WithDisruption registers the disruption loop (node repair with the
+// NodeRepair gate, emptiness, drift, consolidation, budgets) and the
+// controllers it reads: NodeClaim conditions, pod events, the NodePool
+// hash and expiration.
+>>>>>>> repair
 func (o *Operator) WithDisruption() error {
 	if o.Cloud == nil {
 		return fmt.Errorf("operator: SetCloud must be called before WithDisruption")
@@ -33,6 +41,7 @@ func (o *Operator) WithDisruption() error {
 	s := o.Settings
 	if err := disruption.Register(o.Manager, o.Cluster, o.Cloud, o.Recorder, o.Clock, disruption.Options{
 		SpotToSpot:       s.FeatureGates.Enabled("SpotToSpotConsolidation"),
+		NodeRepair:       s.FeatureGates.Enabled("NodeRepair"),
 		PreferencePolicy: s.PreferencePolicy,
 		MinValuesPolicy:  s.MinValuesPolicy,
 	}); err != nil {
@@ -44,13 +53,18 @@ func (o *Operator) WithDisruption() error {
 		scheduling.Options{PreferencePolicy: s.PreferencePolicy, MinValuesPolicy: s.MinValuesPolicy}).Register(o.Manager)
 }
 
-// WithInterruption consumes INTERRUPTION_QUEUE when it is set.
+// WithInterruption polls EC2 instance status (always, as Karpenter) and
+// consumes INTERRUPTION_QUEUE when it is set.
 func (o *Operator) WithInterruption(p *awsprovider.Provider) error {
+	opts := interruption.Options{
+		Kube: o.Manager.GetClient(), Unavailable: p.UnavailableOfferings(), Recorder: o.Recorder, Logger: o.Logger.WithName("interruption"),
+	}
+	if err := interruption.NewStatusController(opts, ec2.NewFromConfig(o.AWS)).Register(o.Manager); err != nil {
+		return err
+	}
 	if o.Settings.InterruptionQueue == "" {
 		return nil
 	}
-	return interruption.NewController(interruption.Options{
-		Kube: o.Manager.GetClient(), SQS: sqs.NewFromConfig(o.AWS), QueueName: o.Settings.InterruptionQueue,
-		Unavailable: p.UnavailableOfferings(), Recorder: o.Recorder, Logger: o.Logger.WithName("interruption"),
-	}).Register(o.Manager)
+	opts.SQS, opts.QueueName = sqs.NewFromConfig(o.AWS), o.Settings.InterruptionQueue
+	return interruption.NewController(opts).Register(o.Manager)
 }

@@ -122,6 +122,7 @@ var Rules = []Rule{
 			{Name: "ec2:DescribeCapacityReservations", NeededBy: []string{"ec2:DescribeCapacityReservations"}},
 			{Name: "ec2:DescribeImages", NeededBy: []string{"ec2:DescribeImages"}},
 			{Name: "ec2:DescribeInstances", NeededBy: []string{"ec2:DescribeInstances"}},
+			{Name: "ec2:DescribeInstanceStatus", NeededBy: []string{"ec2:DescribeInstanceStatus"}},
 			{Name: "ec2:DescribeInstanceTypeOfferings", NeededBy: []string{"ec2:DescribeInstanceTypeOfferings"}},
 			{Name: "ec2:DescribeInstanceTypes", NeededBy: []string{"ec2:DescribeInstanceTypes"}},
 			{Name: "ec2:DescribeLaunchTemplates", NeededBy: []string{"ec2:DescribeLaunchTemplates"}},

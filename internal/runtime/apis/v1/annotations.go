@@ -5,6 +5,9 @@ const (
 	// DoNotDisruptAnnotationKey on a Pod ("true" or a positive duration from
 	// the pod's start) or a Node ("true") blocks voluntary disruption.
 	DoNotDisruptAnnotationKey = Group + "/do-not-disrupt"
+	// DoNotRepairAnnotationKey on a Node ("true") keeps node repair from
+	// replacing it, whatever its conditions.
+	DoNotRepairAnnotationKey = Group + "/do-not-repair"
 
 	// NodePoolHashAnnotationKey and NodePoolHashVersionAnnotationKey carry the
 	// NodePool static-drift hash (see NodePool.Hash) on NodePools and NodeClaims.

@@ -371,7 +371,7 @@ type Gate struct {
 // Gates are Karpenter v1.15's feature gates (FEATURE_GATES), with its
 // defaults.
 var Gates = []Gate{
-	{Name: "NodeRepair", Default: false, Unsupported: "unhealthy nodes are not repaired"},
+	{Name: "NodeRepair", Default: false},
 	// Joist launches no reserved capacity; the gate's default (on) is kept
 	// so Karpenter's settings apply unchanged.
 	{Name: "ReservedCapacity", Default: true},

@@ -198,3 +198,18 @@ func TestSettingsJoistCannotActOnAreRefused(t *testing.T) {
 		t.Errorf("--legacy-node-repair=true: %v", err)
 	}
 }
+
+// NodeRepair is honoured, so it turns on; the repair gates Joist has no
+// behaviour for stay refused.
+func TestNodeRepairGateTurnsOn(t *testing.T) {
+	got, err := ParseFeatureGates("NodeRepair=true")
+	if err != nil || !got.Enabled("NodeRepair") {
+		t.Errorf("NodeRepair=true: %v (%v)", got, err)
+	}
+	if _, err := ParseFeatureGates("TerminateFirstRepair=true"); err == nil || !strings.Contains(err.Error(), "TerminateFirstRepair=true is not supported") {
+		t.Errorf("TerminateFirstRepair=true: %v", err)
+	}
+	if _, err := parseGates(AWSGates, "RebootForRepair=true"); err == nil {
+		t.Error("RebootForRepair=true accepted")
+	}
+}

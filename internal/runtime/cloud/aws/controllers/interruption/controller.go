@@ -13,6 +13,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -191,6 +192,14 @@ func (c *Controller) act(ctx context.Context, m Message, nc *v1.NodeClaim) error
 	if !m.Drains() || !nc.DeletionTimestamp.IsZero() {
 		return nil
 	}
+	// A broken instance cannot be drained through its kubelet: its
+	// deadline is now, so termination skips the graceful drain and the
+	// wait for volumes.
+	if m.Forceful() {
+		if err := c.deadlineNow(ctx, nc); err != nil {
+			return err
+		}
+	}
 	if err := c.opts.Kube.Delete(ctx, nc); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting NodeClaim %s: %w", nc.Name, err)
 	}
@@ -201,6 +210,20 @@ func (c *Controller) act(ctx context.Context, m Message, nc *v1.NodeClaim) error
 	metrics.Disrupted(string(m.Kind), nc, pool, state.ReschedulableOn(ctx, c.opts.Kube, nc.Status.NodeName))
 	c.opts.Recorder.Normal(nc, reasonTerminatingOnInterruption, events.ActionDelete, "Interruption triggered termination for the NodeClaim")
 	log.Info("deleting NodeClaim on interruption")
+	return nil
+}
+
+// deadlineNow sets the NodeClaim's termination deadline to now unless it
+// has one already.
+func (c *Controller) deadlineNow(ctx context.Context, nc *v1.NodeClaim) error {
+	if _, ok := nc.Annotations[v1.NodeClaimTerminationTimestampAnnotationKey]; ok {
+		return nil
+	}
+	stored := nc.DeepCopy()
+	metav1.SetMetaDataAnnotation(&nc.ObjectMeta, v1.NodeClaimTerminationTimestampAnnotationKey, time.Now().UTC().Format(time.RFC3339))
+	if err := c.opts.Kube.Patch(ctx, nc, client.MergeFrom(stored)); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("setting the termination deadline of NodeClaim %s: %w", nc.Name, err)
+	}
 	return nil
 }
 

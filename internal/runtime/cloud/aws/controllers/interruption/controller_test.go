@@ -132,8 +132,21 @@ func claimFor(t *testing.T, ctx context.Context, in ec2types.Instance) *v1.NodeC
 }
 
 func newController(t *testing.T, name string, unavailable *cache.UnavailableOfferings) *interruption.Controller {
+	return interruption.NewController(interruption.Options{
+		Kube: kube, SQS: sqs.NewFromConfig(controllerAWS()), QueueName: name, Unavailable: unavailable, Logger: logr.Discard(),
+		Recorder: recorder(t),
+	})
+}
+
+// controllerAWS is the AWS configuration the controller signs with.
+func controllerAWS() aws.Config {
 	cfg := sim.AWSConfig()
 	cfg.Credentials = credentials.NewStaticCredentialsProvider(controllerKey, "secret", "")
+	return cfg
+}
+
+// recorder records events into the apiserver until the test ends.
+func recorder(t *testing.T) *events.Recorder {
 	cs, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
 		t.Fatal(err)
@@ -142,10 +155,7 @@ func newController(t *testing.T, name string, unavailable *cache.UnavailableOffe
 	stop := make(chan struct{})
 	b.StartRecordingToSink(stop)
 	t.Cleanup(func() { close(stop); b.Shutdown() })
-	return interruption.NewController(interruption.Options{
-		Kube: kube, SQS: sqs.NewFromConfig(cfg), QueueName: name, Unavailable: unavailable, Logger: logr.Discard(),
-		Recorder: events.NewRecorder(b.NewRecorder(scheme, "karpenter")),
-	})
+	return events.NewRecorder(b.NewRecorder(scheme, "karpenter"))
 }
 
 // waitEvent waits until an event with reason is recorded about the NodeClaim.

@@ -1,6 +1,8 @@
 package interruption
 
 import (
+	"strings"
+
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 )
 
@@ -30,6 +32,10 @@ func (c *Controller) emit(m Message, nc *v1.NodeClaim) {
 		r.Warning(nc, reasonInstanceTerminating, actionInterruption, "The instance is terminating")
 	case ScheduledChange:
 		r.Warning(nc, reasonInstanceUnhealthy, actionInterruption, "An AWS Health scheduled change affects the instance")
+	case InstanceStatus, SystemStatus:
+		r.Warning(nc, reasonInstanceUnhealthy, actionInterruption, "EC2 %s checks report the instance impaired", strings.TrimSuffix(string(m.Kind), "_status"))
+	case EventStatus:
+		r.Warning(nc, reasonInstanceUnhealthy, actionInterruption, "An EC2 scheduled event affects the instance")
 	case CapacityReservationInterrupted:
 		r.Warning(nc, reasonCapacityReservationInterrupted, actionInterruption, "The capacity reservation is reclaiming the instance")
 	}

@@ -9,6 +9,10 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/policy/queue"
 )
 
+// Forceful is true when the instance is already broken: its node is not
+// drained gracefully (its termination deadline is now).
+func (m Message) Forceful() bool { return m.Kind == InstanceStatus || m.Kind == SystemStatus }
+
 // Kind is what a message says happens to its instances; the values are
 // Karpenter's metric labels.
 type Kind string
@@ -20,6 +24,13 @@ const (
 	InstanceTerminated             Kind = "instance_terminated"
 	CapacityReservationInterrupted Kind = "capacity_reservation_interrupted"
 	RebalanceRecommendation        Kind = "rebalance_recommendation"
+	// InstanceStatus, SystemStatus and EventStatus come from polling
+	// DescribeInstanceStatus, not from the queue: a failed instance or
+	// system status check, and a scheduled event (reboot, maintenance,
+	// retirement, stop).
+	InstanceStatus Kind = "instance_status"
+	SystemStatus   Kind = "system_status"
+	EventStatus    Kind = "event_status"
 	// NoOp is a well-formed event that needs nothing (a state change to
 	// running, a Health event about another service).
 	NoOp Kind = "no_op"
@@ -44,7 +55,8 @@ type Message struct {
 // Drains reports whether the message's instances must be drained now.
 func (m Message) Drains() bool {
 	switch m.Kind {
-	case SpotInterrupted, ScheduledChange, InstanceStopped, InstanceTerminated, CapacityReservationInterrupted:
+	case SpotInterrupted, ScheduledChange, InstanceStopped, InstanceTerminated, CapacityReservationInterrupted,
+		InstanceStatus, SystemStatus, EventStatus:
 		return true
 	}
 	return false

@@ -16,6 +16,10 @@ var (
 		Namespace: metrics.Namespace, Subsystem: "interruption", Name: "deleted_messages_total",
 		Help: "Messages deleted from the interruption queue.",
 	})
+	instanceStatusUnhealthy = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: metrics.Namespace, Subsystem: "interruption", Name: "instance_status_unhealthy_total",
+		Help: "Unhealthy instance statuses found through EC2 DescribeInstanceStatus, each counted once, by status check category.",
+	}, []string{"category"})
 	messageQueueDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Namespace: metrics.Namespace, Subsystem: "interruption", Name: "message_queue_duration_seconds",
 		Help:    "Time from an event's emission to its deletion from the queue.",
@@ -24,7 +28,7 @@ var (
 )
 
 func init() {
-	crmetrics.Registry.MustRegister(receivedMessages, deletedMessages, messageQueueDuration)
+	crmetrics.Registry.MustRegister(receivedMessages, deletedMessages, messageQueueDuration, instanceStatusUnhealthy)
 	// Every message type's series exists from the start, at zero.
 	for _, k := range []Kind{SpotInterrupted, ScheduledChange, InstanceStopped, InstanceTerminated, CapacityReservationInterrupted, RebalanceRecommendation} {
 		receivedMessages.WithLabelValues(string(k))
