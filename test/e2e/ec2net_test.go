@@ -1,11 +1,16 @@
 package e2e
 
 import (
+	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instancetype"
 )
@@ -14,6 +19,7 @@ import (
 // ENIs, prefix delegation, EFA) in parallel on the shared world.
 func testEC2Networking(t *testing.T) {
 	t.Run("pod-eni", testPodENI)
+	t.Run("prefix-delegation", testPrefixDelegation)
 }
 
 // testPodENI: a pod with security groups of its own (it requests
@@ -51,4 +57,54 @@ func testPodENI(t *testing.T) {
 		}
 		t.Logf("pod-eni pods run on %s %s (pod-eni %d)", typ, c.Labels[v1.CapacityTypeLabelKey], instancetype.PodENIs(typ))
 	}
+}
+
+// testPrefixDelegation: a node class with ipPrefixCount 2 launches from a
+// template whose primary interface asks for 2 IPv4 prefixes, and its m5.large
+// node has the pod capacity Karpenter computes, the ENI-limited 29.
+func testPrefixDelegation(t *testing.T) {
+	t.Parallel()
+	const pool = "prefix-delegation"
+	nodeClassWith(t, pool, func(s *awsv1.EC2NodeClassSpec) { s.IPPrefixCount = aws.Int32(2) })
+	ns := namespace(t, "e2e-prefix-delegation")
+	nodePool(t, pool, pool, nil, req(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, v1.CapacityTypeOnDemand),
+		req(corev1.LabelInstanceTypeStable, corev1.NodeSelectorOpIn, "m5.large"))
+	create(t, deployment(ns, "pause", 1, podSpec(pool, requests("500m", "1Gi"))))
+	waitRunning(t, ns, 1)
+
+	templates := 0
+	for _, r := range worldOf(t).sim.Requests().Requests("ec2", "CreateLaunchTemplate") {
+		if !tagged(r.Parameters, v1.LabelNodeClass, pool) || r.Parameters["DryRun"] == "true" {
+			continue // the node class's validation asks a dry run with an image only
+		}
+		templates++
+		if v := fmt.Sprint(r.Parameters["LaunchTemplateData.NetworkInterface.1.Ipv4PrefixCount"]); v != "2" {
+			t.Errorf("launch template of node class %s: primary interface Ipv4PrefixCount %s, want 2 (parameters %v)", pool, v, r.Parameters)
+		}
+	}
+	if templates == 0 {
+		t.Fatalf("no CreateLaunchTemplate call for node class %s", pool)
+	}
+	const wantPods = 29 // 3 ENIs × (10 IPv4 addresses − 1) + 2
+	for _, n := range nodesOf(t, pool) {
+		if got := n.Status.Capacity.Pods().Value(); got != wantPods {
+			t.Errorf("node %s pods capacity %d, want %d", n.Name, got, wantPods)
+		}
+	}
+	for _, c := range claimsOf(t, pool) {
+		if got := c.Status.Capacity.Pods().Value(); got != wantPods {
+			t.Errorf("nodeclaim %s pods capacity %d, want %d", c.Name, got, wantPods)
+		}
+	}
+}
+
+// tagged reports whether a request's tag specifications carry key=value.
+func tagged(params map[string]any, key, value string) bool {
+	for k, v := range params {
+		if strings.HasPrefix(k, "TagSpecification.") && strings.HasSuffix(k, ".Key") && v == key &&
+			params[strings.TrimSuffix(k, ".Key")+".Value"] == value {
+			return true
+		}
+	}
+	return false
 }

@@ -37,10 +37,10 @@ type EC2NodeClassSpec struct {
 	// follows the subnet's MapPublicIpOnLaunch.
 	// +optional
 	AssociatePublicIPAddress *bool `json:"associatePublicIPAddress,omitempty"`
-	// IPPrefixCount is the number of IP prefixes to assign to the primary
-	// network interface. Joist does not assign prefixes yet, so the CRD
-	// refuses it rather than ignore it.
-	// +kubebuilder:validation:XValidation:message="ipPrefixCount is not supported: Joist does not assign IPv4 prefixes to network interfaces yet, remove it",rule="false"
+	// IPPrefixCount is the number of IPv4 prefixes (/28) assigned to the
+	// primary network interface at launch (Ipv4PrefixCount in the launch
+	// template), for prefix delegation. Pod capacity stays the ENI-limited
+	// count, as in Karpenter: set kubelet maxPods to use the prefixes.
 	// +kubebuilder:validation:Minimum:=0
 	// +optional
 	IPPrefixCount *int32 `json:"ipPrefixCount,omitempty" hash:"ignore"`

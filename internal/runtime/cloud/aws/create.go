@@ -254,8 +254,8 @@ func (p *Provider) templateConfig(claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, g
 	return launchtemplate.Config{
 		NodeClass: nc.Name, AMIID: g.ami.ID, UserData: ud, SecurityGroupIDs: groups, BlockDeviceMappings: bdms,
 		MetadataOptions: nc.Spec.MetadataOptions, InstanceProfile: nc.Status.InstanceProfile, Tags: tags,
-		DetailedMonitoring:    nc.Spec.DetailedMonitoring != nil && *nc.Spec.DetailedMonitoring,
-		AssociatePublicIP:     nc.Spec.AssociatePublicIPAddress,
+		DetailedMonitoring: nc.Spec.DetailedMonitoring != nil && *nc.Spec.DetailedMonitoring,
+		AssociatePublicIP:  nc.Spec.AssociatePublicIPAddress, IPPrefixCount: nc.Spec.IPPrefixCount,
 		CapacityReservationID: reservationID, ReservationsSelected: len(nc.Spec.CapacityReservationSelectorTerms) > 0,
 		ConnectionTracking: nc.Spec.ConnectionTracking, EnclaveOptions: nc.Spec.EnclaveOptions, CPUOptions: nc.Spec.CPUOptions,
 	}, nil

@@ -42,3 +42,21 @@ func TestNodeClassOptionsReachTheTemplate(t *testing.T) {
 		t.Errorf("a node class without the options got %+v", plain)
 	}
 }
+
+// ipPrefixCount goes on the primary interface, which then carries the
+// security groups; 0 is passed as set, not dropped.
+func TestIPPrefixCountOnThePrimaryInterface(t *testing.T) {
+	for _, n := range []int32{0, 1, 16} {
+		cfg := config("default", "general", "ami-1")
+		cfg.SecurityGroupIDs = []string{"sg-1"}
+		cfg.IPPrefixCount = aws.Int32(n)
+		d := data(cfg)
+		if len(d.NetworkInterfaces) != 1 || len(d.SecurityGroupIds) != 0 {
+			t.Fatalf("prefix count %d: interfaces %v, groups %v; want the groups on one primary interface", n, d.NetworkInterfaces, d.SecurityGroupIds)
+		}
+		ni := d.NetworkInterfaces[0]
+		if aws.ToInt32(ni.DeviceIndex) != 0 || ni.Ipv4PrefixCount == nil || *ni.Ipv4PrefixCount != n || len(ni.Groups) != 1 {
+			t.Errorf("prefix count %d: primary interface %+v", n, ni)
+		}
+	}
+}

@@ -1,7 +1,7 @@
 // Package launchtemplate keeps one EC2 launch template per distinct launch
 // configuration (AMI, user data, security groups, block devices, metadata
-// options, instance profile, tags, monitoring, public IP, connection
-// tracking, enclave and CPU options) of each
+// options, instance profile, tags, monitoring, public IP, IPv4 prefixes,
+// connection tracking, enclave and CPU options) of each
 // EC2NodeClass. Templates are named after a hash of the cluster, the node
 // class and the configuration, so equal configurations share a template
 // across restarts and no two owners share a name; they are created on
@@ -65,6 +65,8 @@ type Config struct {
 	// are counted for.
 	CapacityReservationID string
 	ReservationsSelected  bool
+	// IPPrefixCount is the IPv4 prefixes of the primary interface.
+	IPPrefixCount *int32
 	// ConnectionTracking, EnclaveOptions and CPUOptions are the node class's.
 	ConnectionTracking *awsv1.ConnectionTracking
 	EnclaveOptions     *awsv1.EnclaveOptions
@@ -442,11 +444,13 @@ func data(cfg Config) *ec2types.RequestLaunchTemplateData {
 	}
 	groups := append([]string{}, cfg.SecurityGroupIDs...)
 	sort.Strings(groups)
-	if cfg.AssociatePublicIP != nil || cfg.ConnectionTracking != nil {
-		// The public IP choice and the connection tracking timeouts live on
-		// the primary interface, which must then carry the security groups.
+	if cfg.AssociatePublicIP != nil || cfg.ConnectionTracking != nil || cfg.IPPrefixCount != nil {
+		// The public IP choice, the prefixes and the connection tracking
+		// timeouts live on the primary interface, which must then carry the
+		// security groups.
 		d.NetworkInterfaces = []ec2types.LaunchTemplateInstanceNetworkInterfaceSpecificationRequest{{
 			DeviceIndex: aws.Int32(0), AssociatePublicIpAddress: cfg.AssociatePublicIP, Groups: groups,
+			Ipv4PrefixCount:                 cfg.IPPrefixCount,
 			ConnectionTrackingSpecification: connectionTracking(cfg.ConnectionTracking),
 		}}
 	} else {
