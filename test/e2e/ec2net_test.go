@@ -20,6 +20,7 @@ import (
 func testEC2Networking(t *testing.T) {
 	t.Run("pod-eni", testPodENI)
 	t.Run("prefix-delegation", testPrefixDelegation)
+	t.Run("efa", testEFA)
 }
 
 // testPodENI: a pod with security groups of its own (it requests
@@ -33,10 +34,7 @@ func testPodENI(t *testing.T) {
 	ns := namespace(t, "e2e-pod-eni")
 	nodePool(t, pool, pool, nil, spotAndOnDemand, amd64,
 		req(corev1.LabelInstanceTypeStable, corev1.NodeSelectorOpIn, "t3.large", "t3.xlarge", "m5.large", "m5.xlarge"))
-	spec := podSpec(pool, requests("500m", "1Gi"))
-	spec.Containers[0].Resources.Requests[instancetype.ResourcePodENI] = resource.MustParse("1")
-	spec.Containers[0].Resources.Limits = corev1.ResourceList{instancetype.ResourcePodENI: resource.MustParse("1")}
-	create(t, deployment(ns, "pause", 2, spec))
+	create(t, deployment(ns, "pause", 2, withOne(podSpec(pool, requests("500m", "1Gi")), instancetype.ResourcePodENI)))
 	waitRunning(t, ns, 2)
 
 	for _, n := range nodesOf(t, pool) {
@@ -107,4 +105,50 @@ func tagged(params map[string]any, key, value string) bool {
 		}
 	}
 	return false
+}
+
+// testEFA: a pod requesting vpc.amazonaws.com/efa, on a pool of m5 and
+// c5n types, gets a c5n (m5 has no EFA) launched with the type's EFA
+// interface, so the node has the EFA device and the pod runs.
+func testEFA(t *testing.T) {
+	t.Parallel()
+	const pool = "efa"
+	nodeClass(t, pool)
+	ns := namespace(t, "e2e-efa")
+	nodePool(t, pool, pool, nil, req(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, v1.CapacityTypeOnDemand),
+		req(corev1.LabelInstanceTypeStable, corev1.NodeSelectorOpIn, "m5.xlarge", "m5.2xlarge", "c5n.9xlarge", "c5n.18xlarge"))
+	create(t, deployment(ns, "pause", 1, withOne(podSpec(pool, requests("1", "2Gi")), instancetype.ResourceEFA)))
+	waitRunning(t, ns, 1)
+
+	nodes := nodesOf(t, pool)
+	if len(nodes) != 1 {
+		t.Fatalf("%d nodes, want 1", len(nodes))
+	}
+	n := nodes[0]
+	typ := n.Labels[corev1.LabelInstanceTypeStable]
+	if !strings.HasPrefix(typ, "c5n.") {
+		t.Errorf("EFA pod runs on %s, want a c5n type (the pool's only EFA types)", typ)
+	}
+	if got := n.Status.Allocatable[instancetype.ResourceEFA]; got.Value() != 1 {
+		t.Errorf("node %s (%s) allocatable efa %s, want 1", n.Name, typ, got.String())
+	}
+	inst, ok := instances(t, pool)[n.Spec.ProviderID]
+	if !ok {
+		t.Fatalf("no instance for node %s", n.Name)
+	}
+	var kinds []string
+	for _, ni := range inst.NetworkInterfaces {
+		kinds = append(kinds, aws.ToString(ni.InterfaceType))
+	}
+	if fmt.Sprint(kinds) != "[efa]" {
+		t.Errorf("instance %s interfaces %v, want [efa] (the primary interface as EFA)", aws.ToString(inst.InstanceId), kinds)
+	}
+	t.Logf("EFA pod runs on %s with interfaces %v", typ, kinds)
+}
+
+// withOne has the pod request (and limit) one of an extended resource.
+func withOne(spec corev1.PodSpec, name corev1.ResourceName) corev1.PodSpec {
+	spec.Containers[0].Resources.Requests[name] = resource.MustParse("1")
+	spec.Containers[0].Resources.Limits = corev1.ResourceList{name: resource.MustParse("1")}
+	return spec
 }

@@ -66,6 +66,16 @@ func Instance(info ec2types.InstanceTypeInfo, nc *awsv1.EC2NodeClass) capacity.I
 		EphemeralStorage: EphemeralStorage(info, nc),
 		Extended:         extended(info),
 	}
+	if nis := nc.Spec.NetworkInterfaces; len(nis) > 0 {
+		// The node class's interfaces decide the EFA devices a node has
+		// (one per efa-only interface), and the efa-only ones on the
+		// default card carry no pod IPs.
+		delete(in.Extended, ResourceEFA)
+		if n := EFAOnly(nis, -1); n > 0 {
+			in.Extended[ResourceEFA] = *resource.NewQuantity(int64(n), resource.DecimalSI)
+		}
+		in.EFAOnlyENIs = EFAOnly(nis, 0)
+	}
 	if OS(nc.AMIFamily()) == "windows" {
 		// Only Windows nodes hand out pod IPs as a resource.
 		if n := WindowsPrivateIPv4s(string(info.InstanceType)); n > 0 {
