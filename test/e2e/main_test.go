@@ -87,6 +87,7 @@ func TestShared(t *testing.T) {
 	}
 	t.Run("provisioning", testProvisioning)
 	t.Run("reserved-capacity", testReservedCapacity)
+	t.Run("ec2net", testEC2Networking)
 	t.Run("disruption", testDisruption)
 	t.Run("safety", testSafety)
 	t.Run("faults", testSharedFaults)

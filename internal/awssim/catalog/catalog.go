@@ -30,6 +30,14 @@ type Catalog struct {
 	offerings map[string]map[string]map[string]bool // region -> zone -> type -> offered
 	spot      map[string]map[string]SpotEstimate    // region -> type -> estimate
 	ebs       map[string]map[string]VolumePrice     // region -> volume type -> price
+	vpc       map[string]VPCLimits                  // type -> VPC resource controller limits
+}
+
+// VPCLimits is what the VPC resource controller knows of a type.
+type VPCLimits struct {
+	// BranchInterfaces are the pod ENIs a trunking-compatible type
+	// advertises (vpc.amazonaws.com/pod-eni); 0 when it cannot trunk.
+	BranchInterfaces int64 `json:"branchInterfaces"`
 }
 
 // VolumePrice is the list price of an EBS volume type: per GB-month of
@@ -83,6 +91,7 @@ func parse() (*Catalog, error) {
 		{"data/offerings.json", &offerings},
 		{"data/spot_price_estimates.json.gz", &c.spot},
 		{"data/ebs_prices.json", &c.ebs},
+		{"data/vpc_limits.json.gz", &c.vpc},
 	} {
 		if err := readJSON(f.name, f.into); err != nil {
 			return nil, err
@@ -154,6 +163,12 @@ func (c *Catalog) VolumePrices(region string) map[string]VolumePrice { return c.
 func (c *Catalog) OnDemandPrice(region, instanceType string) (float64, bool) {
 	p, ok := c.onDemand[region][instanceType]
 	return p, ok
+}
+
+// VPC returns the VPC resource controller's limits of a type.
+func (c *Catalog) VPC(instanceType string) (VPCLimits, bool) {
+	l, ok := c.vpc[instanceType]
+	return l, ok
 }
 
 // Spot returns the Spot Instance Advisor estimate of a type in a region.

@@ -48,7 +48,21 @@ type launchSpec struct {
 	metadata      *ec2types.InstanceMetadataOptionsResponse
 	reservation   *capacityReservation
 	reservationID string
+	// interfaces beyond the primary one (card 0, device 0) the template
+	// declares, EFA set-ups in particular.
+	interfaces []extraInterface
+	// primaryKind is the primary interface's type: interface, or efa.
+	primaryKind string
 }
+
+// extraInterface is a network interface besides the primary one.
+type extraInterface struct {
+	card, device int32
+	kind         string // interface, efa or efa-only
+}
+
+// isEFA reports whether the interface type brings an EFA device.
+func isEFA(kind string) bool { return kind == "efa" || kind == "efa-only" }
 
 var (
 	statePending      = ec2types.InstanceState{Code: ptr(int32(0)), Name: ec2types.InstanceStateNamePending}
@@ -136,6 +150,21 @@ func (s *Service) launch(spec launchSpec, index int) *instance {
 		CapacityReservationSpecification: &ec2types.CapacityReservationSpecificationResponse{
 			CapacityReservationPreference: ec2types.CapacityReservationPreferenceOpen,
 		},
+	}
+	in.NetworkInterfaces[0].InterfaceType = ptr(spec.primaryKind)
+	for _, x := range spec.interfaces {
+		ni := ec2types.InstanceNetworkInterface{
+			NetworkInterfaceId: ptr("eni-" + s.ids.Hex(17)), SubnetId: spec.subnet.SubnetId, VpcId: spec.subnet.VpcId,
+			Status: ec2types.NetworkInterfaceStatusInUse, InterfaceType: ptr(x.kind), OwnerId: ptr(s.opts.AccountID),
+			Attachment: &ec2types.InstanceNetworkInterfaceAttachment{
+				AttachmentId: ptr("eni-attach-" + s.ids.Hex(17)), DeviceIndex: ptr(x.device), NetworkCardIndex: ptr(x.card),
+				Status: ec2types.AttachmentStatusAttached, AttachTime: ptr(now), DeleteOnTermination: ptr(true),
+			},
+		}
+		if x.kind != "efa-only" {
+			ni.Groups = groups
+		}
+		in.NetworkInterfaces = append(in.NetworkInterfaces, ni)
 	}
 	if info != nil && info.VCpuInfo != nil {
 		in.CpuOptions = &ec2types.CpuOptions{CoreCount: info.VCpuInfo.DefaultCores, ThreadsPerCore: info.VCpuInfo.DefaultThreadsPerCore}

@@ -10,7 +10,7 @@ import (
 // instance. Overrides and request parameters are applied by the caller.
 // Caller holds s.mu.
 func (s *Service) specFromTemplate(d *ec2types.RequestLaunchTemplateData) (launchSpec, *protocol.Error) {
-	spec := launchSpec{capacityType: "on-demand", instanceType: string(d.InstanceType), userData: deref(d.UserData)}
+	spec := launchSpec{capacityType: "on-demand", instanceType: string(d.InstanceType), userData: deref(d.UserData), primaryKind: "interface"}
 	if err := s.setImage(&spec, deref(d.ImageId)); err != nil {
 		return spec, err
 	}
@@ -23,9 +23,18 @@ func (s *Service) specFromTemplate(d *ec2types.RequestLaunchTemplateData) (launc
 		}
 	}
 	for _, ni := range d.NetworkInterfaces {
-		if deref(ni.DeviceIndex) != 0 {
+		kind := deref(ni.InterfaceType)
+		if kind == "" {
+			kind = "interface"
+		}
+		if card, device := deref(ni.NetworkCardIndex), deref(ni.DeviceIndex); card != 0 || device != 0 {
+			spec.interfaces = append(spec.interfaces, extraInterface{card: card, device: device, kind: kind})
 			continue
 		}
+		if kind == "efa-only" {
+			return spec, errorf("InvalidParameterCombination", "The primary network interface (network card 0, device 0) cannot be of type efa-only.")
+		}
+		spec.primaryKind = kind
 		spec.groups = append(spec.groups, ni.Groups...)
 		if id := deref(ni.SubnetId); id != "" {
 			if spec.subnet = s.subnetByID(id); spec.subnet == nil {
@@ -152,6 +161,9 @@ func (s *Service) launchable(spec launchSpec) *protocol.Error {
 			return errorf("InvalidParameterValue", "Value (%s) for parameter iamInstanceProfile.name is invalid. Invalid IAM Instance Profile name", spec.profile)
 		}
 	}
+	if err := interfacesFit(info, spec); err != nil {
+		return err
+	}
 	archOK := false
 	for _, a := range info.ProcessorInfo.SupportedArchitectures {
 		if string(a) == string(spec.image.Architecture) {
@@ -204,4 +216,44 @@ func (s *Service) capacityFor(spec launchSpec, already int) bool {
 			*r.AvailabilityZone == *spec.subnet.AvailabilityZone
 	}
 	return s.available(pool{spec.instanceType, *spec.subnet.AvailabilityZone, spec.capacityType}) > already
+}
+
+// interfacesFit checks a launch's network interfaces against its type: the
+// network cards and device slots exist, and EFA interfaces are supported,
+// no more of them than the type has.
+func interfacesFit(info *ec2types.InstanceTypeInfo, spec launchSpec) *protocol.Error {
+	n := info.NetworkInfo
+	efa := 0
+	if isEFA(spec.primaryKind) {
+		efa++
+	}
+	for _, x := range spec.interfaces {
+		slots := int32(-1)
+		if n != nil {
+			for _, card := range n.NetworkCards {
+				if deref(card.NetworkCardIndex) == x.card {
+					slots = deref(card.MaximumNetworkInterfaces)
+				}
+			}
+		}
+		if slots < 0 {
+			return errorf("InvalidParameterValue", "Network card index %d is not supported by instance type %s.", x.card, spec.instanceType)
+		}
+		if x.device >= slots {
+			return errorf("InvalidParameterValue", "Device index %d on network card %d exceeds the %d interfaces instance type %s supports there.", x.device, x.card, slots, spec.instanceType)
+		}
+		if isEFA(x.kind) {
+			efa++
+		}
+	}
+	if efa == 0 {
+		return nil
+	}
+	if n == nil || !deref(n.EfaSupported) || n.EfaInfo == nil {
+		return errorf("InvalidParameterCombination", "Elastic Fabric Adapter (EFA) interfaces are not supported by instance type %s.", spec.instanceType)
+	}
+	if most := deref(n.EfaInfo.MaximumEfaInterfaces); int32(efa) > most {
+		return errorf("InvalidParameterCombination", "Instance type %s supports at most %d EFA interfaces, %d requested.", spec.instanceType, most, efa)
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -12,6 +13,13 @@ import (
 
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/catalog"
 )
+
+// ResourcePodENI is the extended resource of pods with security groups of
+// their own.
+const ResourcePodENI corev1.ResourceName = "vpc.amazonaws.com/pod-eni"
+
+// ResourceEFA is the extended resource of EFA devices.
+const ResourceEFA corev1.ResourceName = "vpc.amazonaws.com/efa"
 
 // KwokAnnotation marks a Node kwok keeps alive (heartbeats, Ready, pods).
 const KwokAnnotation = "kwok.x-k8s.io/node"
@@ -58,6 +66,21 @@ func Node(in ec2types.Instance, jc *JoinConfig, region, kubeletVersion string) (
 	}
 	if g := info.GpuInfo; g != nil && len(g.Gpus) > 0 && g.Gpus[0].Count != nil && strings.EqualFold(*g.Gpus[0].Manufacturer, "NVIDIA") {
 		capacity["nvidia.com/gpu"] = *resource.NewQuantity(int64(*g.Gpus[0].Count), resource.DecimalSI)
+	}
+	// The EFA device plugin advertises the EFA devices the instance has.
+	efa := int64(0)
+	for _, ni := range in.NetworkInterfaces {
+		if t := aws.ToString(ni.InterfaceType); t == "efa" || t == "efa-only" {
+			efa++
+		}
+	}
+	if efa > 0 {
+		capacity[ResourceEFA] = *resource.NewQuantity(efa, resource.DecimalSI)
+	}
+	// The VPC resource controller of a cluster with security groups for
+	// pods enabled advertises the branch interfaces of trunking types.
+	if l, ok := cat.VPC(string(in.InstanceType)); ok && l.BranchInterfaces > 0 {
+		capacity[ResourcePodENI] = *resource.NewQuantity(l.BranchInterfaces, resource.DecimalSI)
 	}
 	alloc, err := allocatable(capacity, vcpus, maxPods, jc)
 	if err != nil {

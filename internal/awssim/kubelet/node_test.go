@@ -117,3 +117,53 @@ func TestNodeImageDefaultsWithoutKubeletConfig(t *testing.T) {
 		t.Error("an unreadable eviction threshold was accepted")
 	}
 }
+
+// Trunking-compatible types advertise their branch interfaces as pod ENIs,
+// as the VPC resource controller does; others advertise none.
+func TestNodeAdvertisesPodENIsOfTrunkingTypes(t *testing.T) {
+	for typ, want := range map[string]int64{"m5.large": 9, "c5n.18xlarge": 107, "t3.large": 0} {
+		in := ec2types.Instance{
+			InstanceId: aws.String("i-0123456789abcdef0"), InstanceType: ec2types.InstanceType(typ), PrivateDnsName: aws.String("ip-10-0-0-1.us-west-2.compute.internal"),
+			PrivateIpAddress: aws.String("10.0.0.1"), Architecture: ec2types.ArchitectureValuesX8664,
+			Placement: &ec2types.Placement{AvailabilityZone: aws.String("us-west-2a"), AvailabilityZoneId: aws.String("usw2-az1")},
+		}
+		node, err := Node(in, &JoinConfig{}, "us-west-2", "v1.36.3")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := node.Status.Allocatable[ResourcePodENI]
+		switch {
+		case want == 0 && ok:
+			t.Errorf("%s: pod-eni = %s, want none (not trunking-compatible)", typ, got.String())
+		case want > 0 && got.Value() != want:
+			t.Errorf("%s: allocatable pod-eni = %s, want %d", typ, got.String(), want)
+		}
+	}
+}
+
+// The node advertises one vpc.amazonaws.com/efa per EFA interface the
+// instance has (as the EFA device plugin counts devices), none without.
+func TestNodeAdvertisesTheInstancesEFADevices(t *testing.T) {
+	in := ec2types.Instance{
+		InstanceId: aws.String("i-0123456789abcdef0"), InstanceType: "c6in.32xlarge", PrivateDnsName: aws.String("ip-10-0-0-1.us-west-2.compute.internal"),
+		PrivateIpAddress: aws.String("10.0.0.1"), Architecture: ec2types.ArchitectureValuesX8664,
+		Placement: &ec2types.Placement{AvailabilityZone: aws.String("us-west-2a"), AvailabilityZoneId: aws.String("usw2-az1")},
+	}
+	for _, tc := range []struct {
+		kinds []string
+		want  int64
+	}{{[]string{"interface"}, 0}, {[]string{"efa", "efa"}, 2}, {[]string{"interface", "efa-only"}, 1}} {
+		in.NetworkInterfaces = nil
+		for _, k := range tc.kinds {
+			in.NetworkInterfaces = append(in.NetworkInterfaces, ec2types.InstanceNetworkInterface{InterfaceType: aws.String(k)})
+		}
+		node, err := Node(in, &JoinConfig{}, "us-west-2", "v1.36.3")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := node.Status.Allocatable[ResourceEFA]
+		if got.Value() != tc.want {
+			t.Errorf("interfaces %v: allocatable efa %s, want %d", tc.kinds, got.String(), tc.want)
+		}
+	}
+}

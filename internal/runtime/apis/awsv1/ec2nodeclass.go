@@ -37,10 +37,10 @@ type EC2NodeClassSpec struct {
 	// follows the subnet's MapPublicIpOnLaunch.
 	// +optional
 	AssociatePublicIPAddress *bool `json:"associatePublicIPAddress,omitempty"`
-	// IPPrefixCount is the number of IP prefixes to assign to the primary
-	// network interface. Joist does not assign prefixes yet, so the CRD
-	// refuses it rather than ignore it.
-	// +kubebuilder:validation:XValidation:message="ipPrefixCount is not supported: Joist does not assign IPv4 prefixes to network interfaces yet, remove it",rule="false"
+	// IPPrefixCount is the number of IPv4 prefixes (/28) assigned to the
+	// primary network interface at launch (Ipv4PrefixCount in the launch
+	// template), for prefix delegation. Pod capacity stays the ENI-limited
+	// count, as in Karpenter: set kubelet maxPods to use the prefixes.
 	// +kubebuilder:validation:Minimum:=0
 	// +optional
 	IPPrefixCount *int32 `json:"ipPrefixCount,omitempty" hash:"ignore"`
@@ -111,11 +111,13 @@ type EC2NodeClassSpec struct {
 	// +kubebuilder:default={"httpEndpoint":"enabled","httpProtocolIPv6":"disabled","httpPutResponseHopLimit":1,"httpTokens":"required"}
 	// +optional
 	MetadataOptions *MetadataOptions `json:"metadataOptions,omitempty"`
-	// NetworkInterfaces replace the single primary interface (EFA set-ups).
-	// When given, they must include the primary interface (card 0, device 0,
-	// type interface). Joist launches with the primary interface only, so
-	// the CRD refuses interfaces rather than ignore them.
-	// +kubebuilder:validation:XValidation:message="networkInterfaces is not supported: Joist launches instances with the primary network interface only (no EFA) yet, remove it",rule="self.size() == 0"
+	// NetworkInterfaces replace the single primary interface (EFA set-ups):
+	// the launch template declares each, and only instance types with the
+	// network cards, device slots and EFA interfaces they name are launched.
+	// They must include the primary interface (card 0, device 0, type
+	// interface). Nodes advertise one vpc.amazonaws.com/efa per efa-only
+	// interface, and efa-only interfaces on card 0 lower the ENI-limited pod
+	// count.
 	// +kubebuilder:validation:XValidation:message="networkInterfaces must include the primary interface {networkCardIndex: 0, deviceIndex: 0, interfaceType: interface}",rule="self.size() == 0 || self.exists(x, x.deviceIndex == 0 && x.networkCardIndex == 0 && x.interfaceType == 'interface')"
 	// +kubebuilder:validation:XValidation:message="networkInterfaces must not repeat a networkCardIndex and deviceIndex pair, and may have at most one efa-only interface per network card",rule="self.all(x, self.filter(y, x.networkCardIndex == y.networkCardIndex && x.deviceIndex == y.deviceIndex).size() == 1 && (x.interfaceType != 'efa-only' || self.filter(y, x.networkCardIndex == y.networkCardIndex && y.interfaceType == 'efa-only').size() == 1))"
 	// +kubebuilder:validation:MaxItems:=150

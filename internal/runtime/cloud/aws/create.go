@@ -21,6 +21,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/ami"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instance"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instancetype"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/launchtemplate"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/userdata"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
@@ -104,6 +105,7 @@ func (p *Provider) Create(ctx context.Context, claim *v1.NodeClaim) (*v1.NodeCla
 type launchGroup struct {
 	ami   awsv1.AMI
 	pods  int64
+	efa   int64 // EFA interfaces to declare
 	cands []candidate
 }
 
@@ -117,9 +119,15 @@ func (p *Provider) launch(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC
 		}
 		images[c.it.Name] = image.ID
 		pods := c.it.Capacity.Pods().Value()
-		key := fmt.Sprintf("%s/%d", image.ID, pods)
+		var efa int64
+		if _, ok := claim.Spec.Resources.Requests[instancetype.ResourceEFA]; ok && len(nc.Spec.NetworkInterfaces) == 0 {
+			// Pods asking for EFA get every EFA interface the type has.
+			q := c.it.Capacity[instancetype.ResourceEFA]
+			efa = q.Value()
+		}
+		key := fmt.Sprintf("%s/%d/%d", image.ID, pods, efa)
 		if groups[key] == nil {
-			groups[key] = &launchGroup{ami: image, pods: pods}
+			groups[key] = &launchGroup{ami: image, pods: pods, efa: efa}
 		}
 		groups[key].cands = append(groups[key].cands, c)
 	}
@@ -254,8 +262,9 @@ func (p *Provider) templateConfig(claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, g
 	return launchtemplate.Config{
 		NodeClass: nc.Name, AMIID: g.ami.ID, UserData: ud, SecurityGroupIDs: groups, BlockDeviceMappings: bdms,
 		MetadataOptions: nc.Spec.MetadataOptions, InstanceProfile: nc.Status.InstanceProfile, Tags: tags,
-		DetailedMonitoring:    nc.Spec.DetailedMonitoring != nil && *nc.Spec.DetailedMonitoring,
-		AssociatePublicIP:     nc.Spec.AssociatePublicIPAddress,
+		DetailedMonitoring: nc.Spec.DetailedMonitoring != nil && *nc.Spec.DetailedMonitoring,
+		AssociatePublicIP:  nc.Spec.AssociatePublicIPAddress, IPPrefixCount: nc.Spec.IPPrefixCount,
+		NetworkInterfaces: nc.Spec.NetworkInterfaces, EFACount: int(g.efa),
 		CapacityReservationID: reservationID, ReservationsSelected: len(nc.Spec.CapacityReservationSelectorTerms) > 0,
 		ConnectionTracking: nc.Spec.ConnectionTracking, EnclaveOptions: nc.Spec.EnclaveOptions, CPUOptions: nc.Spec.CPUOptions,
 	}, nil

@@ -184,7 +184,8 @@ func (p *Provider) ensureFresh(ctx context.Context) error {
 
 // List returns the types the node class can launch into the given zones (its
 // subnets' zones), with every offering, available or not. Types without an
-// AMI among the node class's resolved AMIs are left out.
+// AMI among the node class's resolved AMIs, and types that cannot take its
+// network interfaces, are left out.
 func (p *Provider) List(ctx context.Context, nc *awsv1.EC2NodeClass, zones []string) ([]*scheduling.InstanceType, error) {
 	if err := p.ensureFresh(ctx); err != nil {
 		return nil, err
@@ -211,7 +212,8 @@ func (p *Provider) List(ctx context.Context, nc *awsv1.EC2NodeClass, zones []str
 		AMIs    []awsv1.AMI
 		Zones   string
 		CRs     []awsv1.CapacityReservation
-	}{nc.Name, nc.AMIFamily(), nc.Spec.Kubelet.String(), nc.Spec.BlockDeviceMappings, nc.Spec.InstanceStorePolicy, nc.Status.AMIs, strings.Join(zones, ","), nc.Status.CapacityReservations})
+		NIs     []awsv1.NetworkInterface
+	}{nc.Name, nc.AMIFamily(), nc.Spec.Kubelet.String(), nc.Spec.BlockDeviceMappings, nc.Spec.InstanceStorePolicy, nc.Status.AMIs, strings.Join(zones, ","), nc.Status.CapacityReservations, nc.Spec.NetworkInterfaces})
 	if r, ok := p.results.Get(key); ok && r.gen == gen {
 		return r.types, nil
 	}
@@ -242,6 +244,9 @@ func (p *Provider) compute(nc *awsv1.EC2NodeClass, zones []string) ([]*schedulin
 	out := make([]*scheduling.InstanceType, 0, len(names))
 	for _, name := range names {
 		info := p.infos[name]
+		if !FitsNetworkInterfaces(info, nc.Spec.NetworkInterfaces) {
+			continue
+		}
 		labels := Labels(info, p.opts.Region, os)
 		labels[v1.LabelNodeClass] = nc.Name
 		if _, ok := ami.ForLabels(nc.Status.AMIs, labels); !ok {

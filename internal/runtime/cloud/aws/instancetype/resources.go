@@ -12,7 +12,8 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/capacity"
 )
 
-// Extended resource names of accelerators and EFA.
+// Extended resource names of accelerators, EFA and the VPC resource
+// controller's pod ENIs and Windows IPv4 addresses.
 const (
 	ResourceNVIDIAGPU  corev1.ResourceName = "nvidia.com/gpu"
 	ResourceAMDGPU     corev1.ResourceName = "amd.com/gpu"
@@ -20,6 +21,9 @@ const (
 	ResourceNeuron     corev1.ResourceName = "aws.amazon.com/neuron"
 	ResourceNeuronCore corev1.ResourceName = "aws.amazon.com/neuroncore"
 	ResourceEFA        corev1.ResourceName = "vpc.amazonaws.com/efa"
+	ResourcePodENI     corev1.ResourceName = "vpc.amazonaws.com/pod-eni"
+	// ResourcePrivateIPv4Address is what Windows pods request for their IP.
+	ResourcePrivateIPv4Address corev1.ResourceName = "vpc.amazonaws.com/PrivateIPv4Address"
 )
 
 // CapacityFamily maps a node class's AMI family to the overhead model's.
@@ -61,6 +65,22 @@ func Instance(info ec2types.InstanceTypeInfo, nc *awsv1.EC2NodeClass) capacity.I
 		Arch:             Arch(info),
 		EphemeralStorage: EphemeralStorage(info, nc),
 		Extended:         extended(info),
+	}
+	if nis := nc.Spec.NetworkInterfaces; len(nis) > 0 {
+		// The node class's interfaces decide the EFA devices a node has
+		// (one per efa-only interface), and the efa-only ones on the
+		// default card carry no pod IPs.
+		delete(in.Extended, ResourceEFA)
+		if n := EFAOnly(nis, -1); n > 0 {
+			in.Extended[ResourceEFA] = *resource.NewQuantity(int64(n), resource.DecimalSI)
+		}
+		in.EFAOnlyENIs = EFAOnly(nis, 0)
+	}
+	if OS(nc.AMIFamily()) == "windows" {
+		// Only Windows nodes hand out pod IPs as a resource.
+		if n := WindowsPrivateIPv4s(string(info.InstanceType)); n > 0 {
+			in.Extended[ResourcePrivateIPv4Address] = *resource.NewQuantity(n, resource.DecimalSI)
+		}
 	}
 	if info.VCpuInfo != nil {
 		in.VCPUs = int64(aws.ToInt32(info.VCpuInfo.DefaultVCpus))
@@ -125,6 +145,7 @@ func extended(info ec2types.InstanceTypeInfo) corev1.ResourceList {
 	if n := info.NetworkInfo; n != nil && aws.ToBool(n.EfaSupported) && n.EfaInfo != nil {
 		add(ResourceEFA, int64(aws.ToInt32(n.EfaInfo.MaximumEfaInterfaces)))
 	}
+	add(ResourcePodENI, PodENIs(string(info.InstanceType)))
 	return out
 }
 

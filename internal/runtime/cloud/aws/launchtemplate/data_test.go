@@ -42,3 +42,63 @@ func TestNodeClassOptionsReachTheTemplate(t *testing.T) {
 		t.Errorf("a node class without the options got %+v", plain)
 	}
 }
+
+// ipPrefixCount goes on the primary interface, which then carries the
+// security groups; 0 is passed as set, not dropped.
+func TestIPPrefixCountOnThePrimaryInterface(t *testing.T) {
+	for _, n := range []int32{0, 1, 16} {
+		cfg := config("default", "general", "ami-1")
+		cfg.SecurityGroupIDs = []string{"sg-1"}
+		cfg.IPPrefixCount = aws.Int32(n)
+		d := data(cfg)
+		if len(d.NetworkInterfaces) != 1 || len(d.SecurityGroupIds) != 0 {
+			t.Fatalf("prefix count %d: interfaces %v, groups %v; want the groups on one primary interface", n, d.NetworkInterfaces, d.SecurityGroupIds)
+		}
+		ni := d.NetworkInterfaces[0]
+		if aws.ToInt32(ni.DeviceIndex) != 0 || ni.Ipv4PrefixCount == nil || *ni.Ipv4PrefixCount != n || len(ni.Groups) != 1 {
+			t.Errorf("prefix count %d: primary interface %+v", n, ni)
+		}
+	}
+}
+
+// The node class's interfaces are declared as written; efa-only ones carry
+// no prefixes, public IP or connection tracking (EC2 refuses them there).
+// Without interfaces, an EFA count declares one efa interface per card.
+func TestNetworkInterfacesInTheTemplate(t *testing.T) {
+	cfg := config("default", "general", "ami-1")
+	cfg.SecurityGroupIDs = []string{"sg-1"}
+	cfg.IPPrefixCount = aws.Int32(2)
+	cfg.ConnectionTracking = &awsv1.ConnectionTracking{UDPTimeout: aws.Int32(30)}
+	cfg.NetworkInterfaces = []awsv1.NetworkInterface{
+		{NetworkCardIndex: 0, DeviceIndex: 0, InterfaceType: awsv1.NetworkInterfaceTypeInterface},
+		{NetworkCardIndex: 1, DeviceIndex: 0, InterfaceType: awsv1.NetworkInterfaceTypeEFAOnly},
+	}
+	cfg.EFACount = 4 // ignored: the node class's interfaces win
+	d := data(cfg)
+	if len(d.NetworkInterfaces) != 2 || len(d.SecurityGroupIds) != 0 {
+		t.Fatalf("interfaces %+v, template groups %v; want the two declared, groups on them", d.NetworkInterfaces, d.SecurityGroupIds)
+	}
+	p, e := d.NetworkInterfaces[0], d.NetworkInterfaces[1]
+	if aws.ToString(p.InterfaceType) != "interface" || aws.ToInt32(p.Ipv4PrefixCount) != 2 || p.ConnectionTrackingSpecification == nil || len(p.Groups) != 1 {
+		t.Errorf("primary interface %+v", p)
+	}
+	if aws.ToString(e.InterfaceType) != "efa-only" || aws.ToInt32(e.NetworkCardIndex) != 1 || e.Ipv4PrefixCount != nil || e.ConnectionTrackingSpecification != nil || e.AssociatePublicIpAddress != nil {
+		t.Errorf("efa-only interface %+v", e)
+	}
+
+	cfg.NetworkInterfaces = nil
+	cfg.EFACount = 2
+	d = data(cfg)
+	if len(d.NetworkInterfaces) != 2 {
+		t.Fatalf("EFA count 2: interfaces %+v", d.NetworkInterfaces)
+	}
+	for i, ni := range d.NetworkInterfaces {
+		device := int32(1)
+		if i == 0 {
+			device = 0
+		}
+		if aws.ToString(ni.InterfaceType) != "efa" || aws.ToInt32(ni.NetworkCardIndex) != int32(i) || aws.ToInt32(ni.DeviceIndex) != device || aws.ToInt32(ni.Ipv4PrefixCount) != 2 {
+			t.Errorf("EFA interface %d: %+v", i, ni)
+		}
+	}
+}

@@ -1,7 +1,7 @@
 // Package launchtemplate keeps one EC2 launch template per distinct launch
 // configuration (AMI, user data, security groups, block devices, metadata
-// options, instance profile, tags, monitoring, public IP, connection
-// tracking, enclave and CPU options) of each
+// options, instance profile, tags, monitoring, public IP, IPv4 prefixes,
+// network interfaces, connection tracking, enclave and CPU options) of each
 // EC2NodeClass. Templates are named after a hash of the cluster, the node
 // class and the configuration, so equal configurations share a template
 // across restarts and no two owners share a name; they are created on
@@ -65,6 +65,13 @@ type Config struct {
 	// are counted for.
 	CapacityReservationID string
 	ReservationsSelected  bool
+	// IPPrefixCount is the IPv4 prefixes of the primary interface.
+	IPPrefixCount *int32
+	// NetworkInterfaces are the node class's; without them, EFACount > 0
+	// declares that many EFA interfaces, one per network card, for types
+	// launched for pods that request EFA.
+	NetworkInterfaces []awsv1.NetworkInterface
+	EFACount          int
 	// ConnectionTracking, EnclaveOptions and CPUOptions are the node class's.
 	ConnectionTracking *awsv1.ConnectionTracking
 	EnclaveOptions     *awsv1.EnclaveOptions
@@ -442,11 +449,15 @@ func data(cfg Config) *ec2types.RequestLaunchTemplateData {
 	}
 	groups := append([]string{}, cfg.SecurityGroupIDs...)
 	sort.Strings(groups)
-	if cfg.AssociatePublicIP != nil || cfg.ConnectionTracking != nil {
-		// The public IP choice and the connection tracking timeouts live on
-		// the primary interface, which must then carry the security groups.
+	if nis := interfaces(cfg, groups); nis != nil {
+		d.NetworkInterfaces = nis
+	} else if cfg.AssociatePublicIP != nil || cfg.ConnectionTracking != nil || cfg.IPPrefixCount != nil {
+		// The public IP choice, the prefixes and the connection tracking
+		// timeouts live on the primary interface, which must then carry the
+		// security groups.
 		d.NetworkInterfaces = []ec2types.LaunchTemplateInstanceNetworkInterfaceSpecificationRequest{{
 			DeviceIndex: aws.Int32(0), AssociatePublicIpAddress: cfg.AssociatePublicIP, Groups: groups,
+			Ipv4PrefixCount:                 cfg.IPPrefixCount,
 			ConnectionTrackingSpecification: connectionTracking(cfg.ConnectionTracking),
 		}}
 	} else {
@@ -459,6 +470,41 @@ func data(cfg Config) *ec2types.RequestLaunchTemplateData {
 		d.CpuOptions = &ec2types.LaunchTemplateCpuOptionsRequest{NestedVirtualization: ec2types.NestedVirtualizationSpecification(*c.NestedVirtualization)}
 	}
 	return d
+}
+
+// interfaces are the template's interfaces for the node class's
+// networkInterfaces or an EFA count, nil for neither. EC2 refuses IP
+// prefixes, a public IP and connection tracking on efa-only interfaces.
+func interfaces(cfg Config, groups []string) []ec2types.LaunchTemplateInstanceNetworkInterfaceSpecificationRequest {
+	var out []ec2types.LaunchTemplateInstanceNetworkInterfaceSpecificationRequest
+	for _, ni := range cfg.NetworkInterfaces {
+		r := ec2types.LaunchTemplateInstanceNetworkInterfaceSpecificationRequest{
+			NetworkCardIndex: aws.Int32(ni.NetworkCardIndex), DeviceIndex: aws.Int32(ni.DeviceIndex),
+			InterfaceType: aws.String(string(ni.InterfaceType)), Groups: groups,
+		}
+		if ni.InterfaceType != awsv1.NetworkInterfaceTypeEFAOnly {
+			r.Ipv4PrefixCount, r.AssociatePublicIpAddress = cfg.IPPrefixCount, cfg.AssociatePublicIP
+			r.ConnectionTrackingSpecification = connectionTracking(cfg.ConnectionTracking)
+		}
+		out = append(out, r)
+	}
+	if len(cfg.NetworkInterfaces) > 0 {
+		return out
+	}
+	for card := range cfg.EFACount {
+		// Device 0 on the first card is the primary interface; the others
+		// take device 1, so one card keeps the primary route.
+		device := int32(1)
+		if card == 0 {
+			device = 0
+		}
+		out = append(out, ec2types.LaunchTemplateInstanceNetworkInterfaceSpecificationRequest{
+			NetworkCardIndex: aws.Int32(int32(card)), DeviceIndex: aws.Int32(device), InterfaceType: aws.String("efa"),
+			Groups: groups, Ipv4PrefixCount: cfg.IPPrefixCount, AssociatePublicIpAddress: cfg.AssociatePublicIP,
+			ConnectionTrackingSpecification: connectionTracking(cfg.ConnectionTracking),
+		})
+	}
+	return out
 }
 
 func connectionTracking(c *awsv1.ConnectionTracking) *ec2types.ConnectionTrackingSpecificationRequest {
