@@ -175,11 +175,8 @@ func (c *Controller) Pass(ctx context.Context) (bool, error) {
 			consolidationTimeouts.WithLabelValues(consolidationTypeOf(m.name)).Inc()
 		}
 		c.reportRejected(out.Rejected)
-<<<<<<< HEAD
 		c.observeMoves(out.Moves)
-=======
 		c.reportRepairBlocked(out)
->>>>>>> repair
 		if out.Command == nil {
 			c.reportBudgetBlocked(env, candidates, budgets, m)
 			continue

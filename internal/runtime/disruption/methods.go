@@ -30,15 +30,12 @@ type Outcome struct {
 	Eligible int
 	// TimedOut is set when the method's time limit cut it short.
 	TimedOut bool
-<<<<<<< HEAD
 	// Moves are the consolidation moves scored (see Move).
 	Moves []Move
-=======
 	// Blocked (DisruptionBlocked events) and RepairBlocked
 	// (NodeRepairBlocked events) say why repair passed candidates over.
 	Blocked       map[*Candidate]string
 	RepairBlocked map[*Candidate]string
->>>>>>> repair
 }
 
 // Emptiness deletes every empty, consolidatable candidate of a dynamic

@@ -15,12 +15,9 @@ import (
 const (
 	labelDecision          = "decision"
 	labelConsolidationType = "consolidation_type"
-<<<<<<< HEAD
 	labelPolicy            = "policy"
-=======
 	labelCondition         = "condition"
 	labelImageID           = "image_id"
->>>>>>> repair
 )
 
 var (
@@ -49,7 +46,6 @@ var (
 		Namespace: metrics.Namespace, Subsystem: "voluntary_disruption", Name: "failed_validations_total",
 		Help: "Consolidation and emptiness commands dropped by their delayed validation, by consolidation type.",
 	}, []string{labelConsolidationType})
-<<<<<<< HEAD
 	consolidationMoves = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: metrics.Namespace, Name: "consolidation_moves_total",
 		Help: "Consolidation moves considered, by decision (approved, rejected by the Balanced score), NodePool and consolidation policy.",
@@ -59,12 +55,10 @@ var (
 		Help:    "Scores of moves in Balanced NodePools, by decision, NodePool and consolidation policy.",
 		Buckets: []float64{0.1, 0.25, 0.33, 0.5, 1.0, 2.0, 5.0, 10.0},
 	}, []string{labelDecision, metrics.LabelNodePool, labelPolicy})
-=======
 	unhealthyDisrupted = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: metrics.Namespace, Subsystem: "nodeclaims", Name: "unhealthy_disrupted_total",
 		Help: "Unhealthy NodeClaims disrupted by node repair, by the condition repaired, nodepool, capacity type, image ID and termination mode.",
 	}, []string{labelCondition, metrics.LabelNodePool, metrics.LabelCapacityType, labelImageID, metrics.LabelTerminationMode})
->>>>>>> repair
 	allowedDisruptions = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: metrics.Namespace, Subsystem: "nodepools", Name: "allowed_disruptions",
 		Help: "Nodes each NodePool may still start disrupting, by reason.",
@@ -73,11 +67,7 @@ var (
 
 func init() {
 	crmetrics.Registry.MustRegister(decisions, eligibleNodes, evaluationDuration, queueFailures, consolidationTimeouts,
-<<<<<<< HEAD
-		failedValidations, allowedDisruptions, consolidationMoves, consolidationScore)
-=======
-		failedValidations, allowedDisruptions, unhealthyDisrupted)
->>>>>>> repair
+		failedValidations, allowedDisruptions, consolidationMoves, consolidationScore, unhealthyDisrupted)
 	// The series of every method exist from the start, at zero.
 	for _, m := range methods {
 		reason := reasonLabel(m.reason)

@@ -23,17 +23,10 @@ func (o *Operator) WithTermination() error {
 	return termination.Register(o.Manager, o.Cloud, o.Recorder, o.Clock)
 }
 
-<<<<<<< HEAD
-// WithDisruption registers the disruption loop (emptiness, drift,
-// consolidation, budgets), the controllers it reads (NodeClaim
-// conditions, pod events, the NodePool hash, expiration) and the static
-// NodePool controller.
-=======
 // WithDisruption registers the disruption loop (node repair with the
-// NodeRepair gate, emptiness, drift, consolidation, budgets) and the
-// controllers it reads: NodeClaim conditions, pod events, the NodePool
-// hash and expiration.
->>>>>>> repair
+// NodeRepair gate, emptiness, drift, consolidation, budgets), the
+// controllers it reads (NodeClaim conditions, pod events, the NodePool
+// hash, expiration) and the static NodePool controller.
 func (o *Operator) WithDisruption() error {
 	if o.Cloud == nil {
 		return fmt.Errorf("operator: SetCloud must be called before WithDisruption")
