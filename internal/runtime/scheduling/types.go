@@ -25,6 +25,9 @@ type Offering struct {
 	// holds (0: full, though healthy). Both are empty for other offerings.
 	ReservationID       string
 	ReservationCapacity int
+	// PriceOverlaid says a NodeOverlay set Price: the launch then ranks
+	// offerings by Price instead of leaving the choice to EC2's prices.
+	PriceOverlaid bool
 }
 
 // Reserved reports whether the offering launches into a capacity
