@@ -91,6 +91,7 @@ func TestShared(t *testing.T) {
 	t.Run("safety", testSafety)
 	t.Run("faults", testSharedFaults)
 	t.Run("metrics", testMetrics)
+	t.Run("nodeoverlay", testNodeOverlay)
 }
 
 var (
@@ -173,7 +174,9 @@ func startWorld(ctx context.Context, opts worldOptions) (*world, error) {
 	if err := createNodeRole(ctx, out.sim); err != nil {
 		return out, err
 	}
-	settings := map[string]string{"CLUSTER_NAME": clusterName}
+	// NodeOverlay is on in every world: with no overlay it changes nothing,
+	// and the nodeoverlay scenarios need it.
+	settings := map[string]string{"CLUSTER_NAME": clusterName, "FEATURE_GATES": "NodeOverlay=true"}
 	if opts.interruptionQueue {
 		if err := createInterruptionQueue(ctx, out.sim); err != nil {
 			return out, err
