@@ -27,6 +27,7 @@ func testNodeOverlay(t *testing.T) {
 	t.Run("independent", func(t *testing.T) {
 		t.Run("price", testOverlayPrice)
 		t.Run("extended-resource", testOverlayExtendedResource)
+		t.Run("conflict", testOverlayConflict)
 	})
 }
 
@@ -152,4 +153,45 @@ func testOverlayExtendedResource(t *testing.T) {
 	})
 	waitRunning(t, ns, 1)
 	t.Logf("pod requesting %s runs on %s (%s)", device, claim.Status.NodeName, claim.Labels[corev1.LabelInstanceTypeStable])
+}
+
+// testOverlayConflict: two overlays of equal weight that set the same
+// resource on the same pool conflict; the controller applies the one whose
+// name comes later in the alphabet and reports the other not Ready with
+// reason Conflict, and a heavier overlay on the same resource does not
+// conflict with either.
+func testOverlayConflict(t *testing.T) {
+	t.Parallel()
+	const pool = "overlay-conflict"
+	nodePool(t, pool, overlayClass, nil, onDemand, amd64, categoriesCMR)
+	spec := func(weight int32, count string) v1alpha1.NodeOverlaySpec {
+		return v1alpha1.NodeOverlaySpec{
+			Weight:       &weight,
+			Requirements: []v1alpha1.NodeSelectorRequirement{{Key: v1.NodePoolLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{pool}}},
+			Capacity:     corev1.ResourceList{device: resource.MustParse(count)},
+		}
+	}
+	nodeOverlay(t, &v1alpha1.NodeOverlay{ObjectMeta: metav1.ObjectMeta{Name: "e2e-conflict-b"}, Spec: spec(5, "1")})
+	nodeOverlay(t, &v1alpha1.NodeOverlay{ObjectMeta: metav1.ObjectMeta{Name: "e2e-conflict-heavy"}, Spec: spec(6, "3")})
+	create(t, &v1alpha1.NodeOverlay{ObjectMeta: metav1.ObjectMeta{Name: "e2e-conflict-a"}, Spec: spec(5, "2")})
+	eventually(t, "NodeOverlay e2e-conflict-a reported in conflict", func() (bool, string) {
+		got := &v1alpha1.NodeOverlay{}
+		if err := worldOf(t).kube.Get(context.Background(), client.ObjectKey{Name: "e2e-conflict-a"}, got); err != nil {
+			return false, err.Error()
+		}
+		c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionTypeValidationSucceeded)
+		ready := meta.FindStatusCondition(got.Status.Conditions, v1.ConditionTypeReady)
+		ok := c != nil && c.Status == metav1.ConditionFalse && c.Reason == v1alpha1.ReasonConflict &&
+			ready != nil && ready.Status == metav1.ConditionFalse
+		return ok, fmt.Sprintf("conditions %v", got.Status.Conditions)
+	})
+	for _, name := range []string{"e2e-conflict-b", "e2e-conflict-heavy"} {
+		got := &v1alpha1.NodeOverlay{}
+		if err := worldOf(t).kube.Get(context.Background(), client.ObjectKey{Name: name}, got); err != nil {
+			t.Fatal(err)
+		}
+		if !meta.IsStatusConditionTrue(got.Status.Conditions, v1.ConditionTypeReady) {
+			t.Errorf("%s is not Ready: %v", name, got.Status.Conditions)
+		}
+	}
 }
