@@ -92,9 +92,18 @@ func testOverlayPrice(t *testing.T) {
 		},
 	})
 	create(t, deployment(ns, "second", 1, spec))
-	_, second := launchedType(t, pool, 2, map[string]bool{firstClaim: true})
+	secondClaim, second := launchedType(t, pool, 2, map[string]bool{firstClaim: true})
 	if second == first || !slices.Contains(types, second) {
 		t.Fatalf("after %s's price was raised tenfold the pool launched %s, want the other of %v", first, second, types)
+	}
+	for name, want := range map[string]string{firstClaim: "", secondClaim: "true"} {
+		c := &v1.NodeClaim{}
+		if err := worldOf(t).kube.Get(context.Background(), client.ObjectKey{Name: name}, c); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Annotations[v1alpha1.PriceOverlayAppliedAnnotationKey]; got != want {
+			t.Errorf("nodeclaim %s: %s=%q, want %q", name, v1alpha1.PriceOverlayAppliedAnnotationKey, got, want)
+		}
 	}
 	t.Logf("cheapest %s launched first; with its price raised by a NodeOverlay the next launch is %s", first, second)
 }

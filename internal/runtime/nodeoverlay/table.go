@@ -256,6 +256,7 @@ func (tc *typeChange) apply(it *scheduling.InstanceType) *scheduling.InstanceTyp
 			c.Capacity[name] = q.DeepCopy()
 			c.Allocatable[name] = q.DeepCopy()
 		}
+		c.CapacityOverlaid = true
 	}
 	if len(tc.prices) > 0 {
 		c.Offerings = make([]scheduling.Offering, len(it.Offerings))

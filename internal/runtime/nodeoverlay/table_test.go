@@ -186,6 +186,9 @@ func TestWeightOrderHigherWins(t *testing.T) {
 	if q := it.Capacity[corev1.ResourceCPU]; q.Cmp(resource.MustParse("2")) != 0 {
 		t.Errorf("cpu capacity changed to %s", q.String())
 	}
+	if !it.CapacityOverlaid || its["c5.large"].CapacityOverlaid {
+		t.Errorf("CapacityOverlaid m5.large %v c5.large %v, want true and false", it.CapacityOverlaid, its["c5.large"].CapacityOverlaid)
+	}
 }
 
 func TestCapacityReplacesAnExistingExtendedResource(t *testing.T) {

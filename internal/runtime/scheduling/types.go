@@ -44,6 +44,9 @@ type InstanceType struct {
 	Capacity    corev1.ResourceList
 	Allocatable corev1.ResourceList
 	Offerings   []Offering
+	// CapacityOverlaid says a NodeOverlay added or set extended resources
+	// in Capacity and Allocatable.
+	CapacityOverlaid bool
 }
 
 // Requirement is a NodePool requirement with its optional minValues.
