@@ -15,6 +15,10 @@ var clusterRules = []rbacv1.PolicyRule{
 	// termination, interruption and garbage collection update and delete.
 	{APIGroups: []string{"karpenter.sh"}, Resources: []string{"nodeclaims"}, Verbs: []string{"get", "list", "watch", "create", "patch", "update", "delete"}},
 	{APIGroups: []string{"karpenter.sh"}, Resources: []string{"nodeclaims/status"}, Verbs: []string{"patch", "update"}},
+	// NodeOverlays: their controller reads them and reports validation and
+	// conflicts on their status.
+	{APIGroups: []string{"karpenter.sh"}, Resources: []string{"nodeoverlays"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{"karpenter.sh"}, Resources: []string{"nodeoverlays/status"}, Verbs: []string{"patch", "update"}},
 	// EC2NodeClasses: the node class controller resolves and reports status,
 	// and holds a finalizer.
 	{APIGroups: []string{"karpenter.k8s.aws"}, Resources: []string{"ec2nodeclasses"}, Verbs: []string{"get", "list", "watch", "patch", "update"}},

@@ -15,15 +15,16 @@ import (
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1alpha1"
 )
 
 // apiObject matches a Kubernetes object literal in runtime source.
-var apiObject = regexp.MustCompile(`&(corev1|appsv1|policyv1|storagev1|coordinationv1|v1|awsv1)\.([A-Z]\w*?)(List)?\{`)
+var apiObject = regexp.MustCompile(`&(corev1|appsv1|policyv1|storagev1|coordinationv1|v1|v1alpha1|awsv1)\.([A-Z]\w*?)(List)?\{`)
 
 var groups = map[string]schema.GroupVersion{
 	"corev1": {Version: "v1"}, "appsv1": {Group: "apps", Version: "v1"}, "policyv1": {Group: "policy", Version: "v1"},
 	"storagev1": {Group: "storage.k8s.io", Version: "v1"}, "coordinationv1": {Group: "coordination.k8s.io", Version: "v1"},
-	"v1": {Group: "karpenter.sh", Version: "v1"}, "awsv1": {Group: "karpenter.k8s.aws", Version: "v1"},
+	"v1": {Group: "karpenter.sh", Version: "v1"}, "v1alpha1": {Group: "karpenter.sh", Version: "v1alpha1"}, "awsv1": {Group: "karpenter.k8s.aws", Version: "v1"},
 }
 
 func plural(kind string) string {
@@ -31,7 +32,7 @@ func plural(kind string) string {
 	switch {
 	case strings.HasSuffix(k, "ss"):
 		return k + "es"
-	case strings.HasSuffix(k, "y"):
+	case strings.HasSuffix(k, "y") && !strings.HasSuffix(k, "ay"):
 		return k[:len(k)-1] + "ies"
 	}
 	return k + "s"
@@ -58,7 +59,7 @@ func allows(rules []rbacv1.PolicyRule, group, resource string, verbs ...string) 
 // permissions.
 func TestRBACCoversTheRuntimesObjects(t *testing.T) {
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1.AddToScheme, awsv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1.AddToScheme, v1alpha1.AddToScheme, awsv1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			t.Fatal(err)
 		}

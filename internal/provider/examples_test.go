@@ -17,7 +17,7 @@ func TestAccExamples(t *testing.T) {
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..", "examples", "resources")
 	config := providerBlock()
-	for _, typ := range []string{"joist_ec2_node_class", "joist_node_pool"} {
+	for _, typ := range []string{"joist_ec2_node_class", "joist_node_pool", "joist_node_overlay"} {
 		raw, err := os.ReadFile(filepath.Join(root, typ, "resource.tf"))
 		if err != nil {
 			t.Fatal(err)
@@ -32,6 +32,8 @@ func TestAccExamples(t *testing.T) {
 			Check: resource.ComposeTestCheckFunc(
 				checkLive(nodePoolGVKResource, "default", "spec.disruption.budgets[1].schedule", "0 9 * * mon-fri"),
 				checkLive(ec2NodeClassGVR, "default", "spec.kubelet.maxPods", "110"),
+				checkLive(nodeOverlayGVR, "m5-savings-plan", "spec.priceAdjustment", "-30%"),
+				checkLive(nodeOverlayGVR, "fuse-devices", "spec.requirements[0].values[0]", "default"),
 			),
 		}},
 	})

@@ -50,8 +50,10 @@ func (k *kind) gvr() schema.GroupVersionResource {
 var (
 	nodePoolKind     = sync.OnceValue(func() *kind { return newKind(nodePoolGVK, "nodepools") })
 	ec2NodeClassKind = sync.OnceValue(func() *kind { return newKind(ec2NodeClassGVK, "ec2nodeclasses") })
+	nodeOverlayKind  = sync.OnceValue(func() *kind { return newKind(nodeOverlayGVK, "nodeoverlays") })
 
 	nodePoolGVK     = schema.GroupVersionKind{Group: "karpenter.sh", Version: "v1", Kind: "NodePool"}
 	nodeClaimGVR    = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodeclaims"}
 	ec2NodeClassGVK = schema.GroupVersionKind{Group: "karpenter.k8s.aws", Version: "v1", Kind: "EC2NodeClass"}
+	nodeOverlayGVK  = schema.GroupVersionKind{Group: "karpenter.sh", Version: "v1alpha1", Kind: "NodeOverlay"}
 )

@@ -80,7 +80,7 @@ func (p *JoistProvider) Configure(ctx context.Context, req provider.ConfigureReq
 }
 
 func (p *JoistProvider) Resources(_ context.Context) []func() resource.Resource {
-	return []func() resource.Resource{NewNodePoolResource, NewEC2NodeClassResource, NewInterruptionQueueResource, NewNodeIAMRoleResource, NewControllerIAMRoleResource, NewControllerResource(p.version)}
+	return []func() resource.Resource{NewNodePoolResource, NewEC2NodeClassResource, NewNodeOverlayResource, NewInterruptionQueueResource, NewNodeIAMRoleResource, NewControllerIAMRoleResource, NewControllerResource(p.version)}
 }
 
 func (p *JoistProvider) DataSources(_ context.Context) []func() datasource.DataSource {

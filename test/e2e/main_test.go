@@ -95,6 +95,7 @@ func TestShared(t *testing.T) {
 	t.Run("metrics", testMetrics)
 	t.Run("static", testStatic)
 	t.Run("balanced", testBalanced)
+	t.Run("nodeoverlay", testNodeOverlay)
 }
 
 var (
@@ -177,9 +178,10 @@ func startWorld(ctx context.Context, opts worldOptions) (*world, error) {
 	if err := createNodeRole(ctx, out.sim); err != nil {
 		return out, err
 	}
-	// StaticCapacity (off by default, as in Karpenter) for the static
-	// NodePool scenarios; no other scenario sets replicas.
-	settings := map[string]string{"CLUSTER_NAME": clusterName, "FEATURE_GATES": "StaticCapacity=true"}
+	// StaticCapacity and NodeOverlay (off by default, as in Karpenter) for
+	// the static NodePool and NodeOverlay scenarios: with no static pool and
+	// no overlay they change nothing.
+	settings := map[string]string{"CLUSTER_NAME": clusterName, "FEATURE_GATES": "StaticCapacity=true,NodeOverlay=true"}
 	if opts.interruptionQueue {
 		if err := createInterruptionQueue(ctx, out.sim); err != nil {
 			return out, err

@@ -8,14 +8,17 @@ import (
 
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/nodeclass"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeoverlay"
 )
 
 // catalogRefresh is how often prices and instance types are re-read.
 const catalogRefresh = 12 * time.Hour
 
-// WithAWS builds the EC2 cloud provider, installs it, and registers the
-// EC2NodeClass status controller, its garbage collector (launch templates,
-// instance profiles) and the price/catalog refresher.
+// WithAWS builds the EC2 cloud provider, installs it (with NodeOverlays
+// applied to its instance types and their controller when the NodeOverlay
+// gate is on), and registers the EC2NodeClass status controller, its
+// garbage collector (launch templates, instance profiles) and the
+// price/catalog refresher.
 func (o *Operator) WithAWS() (*awsprovider.Provider, error) {
 	s := o.Settings
 	p, err := awsprovider.New(o.AWS, o.Manager.GetClient(), awsprovider.Settings{
@@ -37,6 +40,13 @@ func (o *Operator) WithAWS() (*awsprovider.Provider, error) {
 		return nil, err
 	}
 	o.SetCloud(p)
+	if s.FeatureGates.Enabled("NodeOverlay") {
+		store := nodeoverlay.NewStore()
+		p.SetOverlay(store)
+		if err := nodeoverlay.NewController(o.Manager.GetClient(), p, p.NodeClasses(), store).Register(o.Manager); err != nil {
+			return nil, err
+		}
+	}
 	if err := nodeclass.NewController(o.Manager.GetClient(), p, o.Recorder).Register(o.Manager); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package provisioning
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1alpha1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 )
 
@@ -41,6 +43,16 @@ func NewNodeClaim(pool *v1.NodePool, nc *scheduling.NewClaim) *v1.NodeClaim {
 	annotations[v1.NodePoolHashAnnotationKey] = pool.Hash()
 	annotations[v1.NodePoolHashVersionAnnotationKey] = v1.NodePoolHashVersion
 	annotations[v1.NodeClaimMinValuesRelaxedAnnotationKey] = strconv.FormatBool(nc.MinValuesRelaxed)
+	// Karpenter marks the claims some of whose instance types a NodeOverlay
+	// changed.
+	for _, o := range nc.InstanceTypes {
+		if slices.ContainsFunc(o.Type.Offerings, func(of scheduling.Offering) bool { return of.PriceOverlaid }) {
+			annotations[v1alpha1.PriceOverlayAppliedAnnotationKey] = "true"
+		}
+		if o.Type.CapacityOverlaid {
+			annotations[v1alpha1.CapacityOverlayAppliedAnnotationKey] = "true"
+		}
+	}
 
 	claim := &v1.NodeClaim{
 		ObjectMeta: metav1.ObjectMeta{

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1alpha1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/simulation"
 	"github.com/joistdev/terraform-provider-joist/internal/testenv"
@@ -160,6 +161,39 @@ func TestNewNodeClaimMetadataAndSpec(t *testing.T) {
 	if len(claim.Spec.Taints) != 1 || len(claim.Spec.StartupTaints) != 1 || claim.Spec.NodeClassRef.Name != "default" ||
 		claim.Spec.ExpireAfter.String() != "720h" || claim.Spec.TerminationGracePeriod.Duration != time.Hour {
 		t.Errorf("spec %+v", claim.Spec)
+	}
+}
+
+// A claim whose instance types a NodeOverlay re-priced or gave extended
+// resources carries Karpenter's annotations saying so; others carry none.
+func TestNewNodeClaimOverlayAnnotations(t *testing.T) {
+	pool := testPool()
+	pod := tolerantPod("a", "1")
+	pod.Spec.NodeSelector = nil
+	for _, c := range []struct {
+		name            string
+		edit            func(its []*scheduling.InstanceType)
+		price, capacity bool
+	}{
+		{"none", func([]*scheduling.InstanceType) {}, false, false},
+		{"price", func(its []*scheduling.InstanceType) { its[0].Offerings[1].PriceOverlaid = true }, true, false},
+		{"capacity", func(its []*scheduling.InstanceType) { its[1].CapacityOverlaid = true }, false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			its := []*scheduling.InstanceType{instanceType("c5.xlarge", 4, 8, 0.06, 0.17), instanceType("m5.xlarge", 4, 16, 0.07, 0.19)}
+			c.edit(its)
+			plan, err := scheduling.Solve(scheduling.Input{NodePools: []*scheduling.NodePool{simulation.SolverPool(pool, its, nil)}, Pods: []*corev1.Pod{pod}})
+			if err != nil || len(plan.NewClaims) != 1 || len(plan.NewClaims[0].InstanceTypes) != 2 {
+				t.Fatalf("plan %+v, %v: want one claim with both types", plan, err)
+			}
+			claim := NewNodeClaim(pool, plan.NewClaims[0])
+			if got := claim.Annotations[v1alpha1.PriceOverlayAppliedAnnotationKey] == "true"; got != c.price {
+				t.Errorf("price-overlay-applied %v, want %v", got, c.price)
+			}
+			if got := claim.Annotations[v1alpha1.CapacityOverlayAppliedAnnotationKey] == "true"; got != c.capacity {
+				t.Errorf("capacity-overlay-applied %v, want %v", got, c.capacity)
+			}
+		})
 	}
 }
 

@@ -25,6 +25,9 @@ type Offering struct {
 	// holds (0: full, though healthy). Both are empty for other offerings.
 	ReservationID       string
 	ReservationCapacity int
+	// PriceOverlaid says a NodeOverlay set Price: the launch then ranks
+	// offerings by Price instead of leaving the choice to EC2's prices.
+	PriceOverlaid bool
 }
 
 // Reserved reports whether the offering launches into a capacity
@@ -41,6 +44,9 @@ type InstanceType struct {
 	Capacity    corev1.ResourceList
 	Allocatable corev1.ResourceList
 	Offerings   []Offering
+	// CapacityOverlaid says a NodeOverlay added or set extended resources
+	// in Capacity and Allocatable.
+	CapacityOverlaid bool
 }
 
 // Requirement is a NodePool requirement with its optional minValues.

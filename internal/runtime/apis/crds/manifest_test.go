@@ -20,6 +20,7 @@ import (
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1alpha1"
 )
 
 // manifestCase is one file of testdata/valid or testdata/invalid: a manifest
@@ -175,6 +176,8 @@ func assertWireCompatible(t *testing.T, obj *unstructured.Unstructured) {
 		typed = &v1.NodeClaim{}
 	case ec2NodeClassGVK:
 		typed = &awsv1.EC2NodeClass{}
+	case nodeOverlayGVK:
+		typed = &v1alpha1.NodeOverlay{}
 	default:
 		t.Fatalf("no Go type for %s", obj.GroupVersionKind())
 	}

@@ -27,6 +27,7 @@ func TestNamesAndColumns(t *testing.T) {
 		"nodeclaims.karpenter.sh": {nil, []string{"Type", "Capacity", "Zone", "Node", "Ready", "Age"},
 			[]string{"ImageID", "ID", "NodePool", "NodeClass", "Drifted"}, "v1"},
 		"ec2nodeclasses.karpenter.k8s.aws": {[]string{"ec2nc", "ec2ncs"}, []string{"Ready", "Age"}, []string{"Role"}, "v1"},
+		"nodeoverlays.karpenter.sh":        {[]string{"overlays"}, []string{"Ready", "Age"}, []string{"Weight"}, "v1alpha1"},
 	}
 	if len(defs) != len(want) {
 		t.Fatalf("got %d CRDs, want %d", len(defs), len(want))

@@ -48,7 +48,7 @@ func (p *Provider) Create(ctx context.Context, claim *v1.NodeClaim) (*v1.NodeCla
 		return nil, &cloud.CreateError{Reason: "InvalidRequirements", Err: err}
 	}
 	zoneNames, zoneIDs := zones(nc)
-	its, err := p.instanceTypes.List(ctx, nc, zoneNames)
+	its, err := p.poolInstanceTypes(ctx, nc, zoneNames, claim.Labels[v1.NodePoolLabelKey])
 	if err != nil {
 		return nil, err
 	}
@@ -167,6 +167,7 @@ func (p *Provider) launch(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC
 					continue
 				}
 				to.Overrides = append(to.Overrides, instance.Override{InstanceType: c.it.Name, SubnetID: aws.ToString(s.SubnetId), Zone: o.Zone, Price: o.Price})
+				req.Prioritized = req.Prioritized || o.PriceOverlaid
 			}
 		}
 		if len(to.Overrides) > 0 {

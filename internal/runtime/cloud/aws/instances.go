@@ -138,14 +138,36 @@ func (p *Provider) toClaim(ctx context.Context, inst *instance.Instance) *v1.Nod
 }
 
 // GetInstanceTypes returns every type the pool's node class can launch,
-// with unavailable offerings marked.
+// with unavailable offerings marked and the NodeOverlays applied.
 func (p *Provider) GetInstanceTypes(ctx context.Context, pool *v1.NodePool) ([]*scheduling.InstanceType, error) {
 	nc, err := p.nodeClass(ctx, pool.Spec.Template.Spec.NodeClassRef)
 	if err != nil {
 		return nil, err
 	}
 	names, _ := zones(nc)
+	return p.poolInstanceTypes(ctx, nc, names, pool.Name)
+}
+
+// BaseInstanceTypes are GetInstanceTypes before any NodeOverlay: what the
+// overlays are evaluated against.
+func (p *Provider) BaseInstanceTypes(ctx context.Context, pool *v1.NodePool) ([]*scheduling.InstanceType, error) {
+	nc, err := p.nodeClass(ctx, pool.Spec.Template.Spec.NodeClassRef)
+	if err != nil {
+		return nil, err
+	}
+	names, _ := zones(nc)
 	return p.instanceTypes.List(ctx, nc, names)
+}
+
+// poolInstanceTypes is the one place a pool's instance types get their
+// NodeOverlays: listing them for the controllers and launching. A claim of
+// no pool ("" here) gets none, as in Karpenter.
+func (p *Provider) poolInstanceTypes(ctx context.Context, nc *awsv1.EC2NodeClass, zones []string, pool string) ([]*scheduling.InstanceType, error) {
+	its, err := p.instanceTypes.List(ctx, nc, zones)
+	if err != nil || p.overlay == nil || pool == "" {
+		return its, err
+	}
+	return p.overlay.Apply(pool, its)
 }
 
 // Drift reasons.

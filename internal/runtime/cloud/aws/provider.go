@@ -49,6 +49,9 @@ type Provider struct {
 	ec2              *ec2.Client
 	validations      *ttlcache.TTL[string, validation]
 	deleting         singleflight.Group // by instance ID
+	// overlay, when set (the NodeOverlay gate), adjusts every pool's
+	// instance types (poolInstanceTypes).
+	overlay cloud.InstanceTypeOverlay
 }
 
 var _ cloud.Provider = (*Provider)(nil)
@@ -100,6 +103,10 @@ func New(cfg aws.Config, kube client.Client, settings Settings) (*Provider, erro
 
 // Name is "aws".
 func (p *Provider) Name() string { return "aws" }
+
+// SetOverlay installs the NodeOverlay adjustments; call it before the
+// manager starts.
+func (p *Provider) SetOverlay(o cloud.InstanceTypeOverlay) { p.overlay = o }
 
 // NodeClasses is the one kind the provider serves, EC2NodeClass.
 func (p *Provider) NodeClasses() []cloud.NodeClassKind {

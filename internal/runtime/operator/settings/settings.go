@@ -376,7 +376,7 @@ var Gates = []Gate{
 	// so Karpenter's settings apply unchanged.
 	{Name: "ReservedCapacity", Default: true},
 	{Name: "SpotToSpotConsolidation", Default: false},
-	{Name: "NodeOverlay", Default: false, Unsupported: "NodeOverlay price and capacity adjustments are not applied to instance types"},
+	{Name: "NodeOverlay", Default: false},
 	{Name: "StaticCapacity", Default: false},
 	{Name: "CapacityBuffer", Default: false, Unsupported: "there is no CapacityBuffer API"},
 	{Name: "TerminateFirstDrift", Default: false, Unsupported: "drifted nodes are replaced before they are terminated"},

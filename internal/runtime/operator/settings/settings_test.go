@@ -152,12 +152,13 @@ func TestKarpentersDefaultSettingsApply(t *testing.T) {
 
 func TestSettingsJoistActsOn(t *testing.T) {
 	s, err := ParseSettings([]string{"--isolated-vpc", "--ami-refresh-interval=5m"}, env(map[string]string{
-		"CLUSTER_NAME": "prod", "DISABLE_DRY_RUN": "true", "FEATURE_GATES": "SpotToSpotConsolidation=true",
+		"CLUSTER_NAME": "prod", "DISABLE_DRY_RUN": "true", "FEATURE_GATES": "SpotToSpotConsolidation=true,NodeOverlay=true",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !s.IsolatedVPC || !s.DisableDryRun || s.AMIRefreshInterval != 5*time.Minute || !s.FeatureGates.Enabled("SpotToSpotConsolidation") {
+	if !s.IsolatedVPC || !s.DisableDryRun || s.AMIRefreshInterval != 5*time.Minute || !s.FeatureGates.Enabled("SpotToSpotConsolidation") ||
+		!s.FeatureGates.Enabled("NodeOverlay") {
 		t.Errorf("got %+v", s)
 	}
 }

@@ -138,6 +138,10 @@ type Request struct {
 	Templates     []TemplateOverrides
 	Tags          map[string]string
 	Context       *string
+	// Prioritized ranks the pools by their Price (the fleet's priority)
+	// instead of EC2's prices: a NodeOverlay changed some price, and EC2
+	// does not know it.
+	Prioritized bool
 }
 
 // ErrLaunchTemplateNotFound means a template the request named is gone.
@@ -180,9 +184,14 @@ func (p *Provider) fleet(ctx context.Context, req Request, n int) ([]*Instance, 
 		},
 		TagSpecifications: tagSpecs(req.Tags, req.CapacityType),
 	}
-	if req.CapacityType == v1.CapacityTypeSpot {
+	switch {
+	case req.CapacityType == v1.CapacityTypeSpot && req.Prioritized:
+		in.SpotOptions = &ec2types.SpotOptionsRequest{AllocationStrategy: ec2types.SpotAllocationStrategyCapacityOptimizedPrioritized}
+	case req.CapacityType == v1.CapacityTypeSpot:
 		in.SpotOptions = &ec2types.SpotOptionsRequest{AllocationStrategy: ec2types.SpotAllocationStrategyPriceCapacityOptimized}
-	} else {
+	case req.Prioritized:
+		in.OnDemandOptions = &ec2types.OnDemandOptionsRequest{AllocationStrategy: ec2types.FleetOnDemandAllocationStrategyPrioritized}
+	default:
 		in.OnDemandOptions = &ec2types.OnDemandOptionsRequest{AllocationStrategy: ec2types.FleetOnDemandAllocationStrategyLowestPrice}
 	}
 	out, err := p.ec2.CreateFleet(ctx, in)
