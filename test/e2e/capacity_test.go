@@ -30,6 +30,7 @@ func TestCapacityLoss(t *testing.T) {
 	t.Run("registration-timeout", testRegistrationTimeout)
 	t.Run("insufficient-capacity", testInsufficientCapacity)
 	t.Run("interruption", testInterruption)
+	t.Run("node-repair", testNodeRepair)
 }
 
 // testRegistrationTimeout: one of two instances launched for a Deployment

@@ -178,10 +178,10 @@ func startWorld(ctx context.Context, opts worldOptions) (*world, error) {
 	if err := createNodeRole(ctx, out.sim); err != nil {
 		return out, err
 	}
-	// StaticCapacity and NodeOverlay (off by default, as in Karpenter) for
-	// the static NodePool and NodeOverlay scenarios: with no static pool and
-	// no overlay they change nothing.
-	settings := map[string]string{"CLUSTER_NAME": clusterName, "FEATURE_GATES": "StaticCapacity=true,NodeOverlay=true"}
+	// StaticCapacity, NodeOverlay and NodeRepair (off by default, as in
+	// Karpenter) for their scenarios: with no static pool, no overlay and no
+	// node unhealthy past a repair policy's toleration they change nothing.
+	settings := map[string]string{"CLUSTER_NAME": clusterName, "FEATURE_GATES": "StaticCapacity=true,NodeOverlay=true,NodeRepair=true"}
 	if opts.interruptionQueue {
 		if err := createInterruptionQueue(ctx, out.sim); err != nil {
 			return out, err
