@@ -69,20 +69,11 @@ func testControlPlaneRestart(t *testing.T) {
 	t.Run("drain", func(t *testing.T) { testDrainAcrossRestarts(t, np, claims, inv) })
 }
 
-// drainAcrossRestartsStalls is why testDrainAcrossRestarts is skipped: in
-// its one run, after kube-apiserver restarted during the first drift
-// replacement (the controller lost its Lease and restarted), the first
-// drifted node went but none of the five others was disrupted in the next
-// four minutes, with the NodePool's budget of one node. The cause is not
-// found yet; the scale-outs across both restarts hold.
-const drainAcrossRestartsStalls = "drift stalls after a kube-apiserver restart during a drift replacement: 1 of 6 drifted nodes replaced within 4m"
-
 // testDrainAcrossRestarts: a template change drifts every node; they are
 // replaced one at a time, each drained. kube-apiserver restarts during the
 // first drain, etcd during a later one. Every node is replaced once and
 // the PodDisruptionBudget holds.
 func testDrainAcrossRestarts(t *testing.T, np *v1.NodePool, claims *claimLog, inv *invariants) {
-	t.Skip(drainAcrossRestartsStalls)
 	const pool = "control-plane"
 	ctx := context.Background()
 	wd := worldOf(t)
