@@ -6,9 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/fault"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 )
 
@@ -125,14 +127,14 @@ func testDrainAcrossRestarts(t *testing.T, np *v1.NodePool, claims *claimLog, in
 	inv.check(t)
 }
 
-// testAWSErrors: a scale-out while EC2 answers in bursts of 5xx errors and
-// EC2 and SQS throttle a share of their calls gets every pod Running
-// without giving up a NodeClaim, and a scheduled change sent while SQS
-// fails is acted on; a consolidation while new instances stay invisible to
-// Describe calls for 45 s neither collects a replacement nor breaks the
-// PodDisruptionBudget. SSM is called too rarely here (the node class's AMI
-// parameters, resolved before) for its faults to fire: TestShared's
-// transient-errors scenario throttles it.
+// testAWSErrors: a scale-out while EC2 answers in bursts of 5xx errors,
+// EC2 and SQS throttle a share of their calls, SQS fails some and SSM
+// throttles and fails the node class's AMI resolutions gets every pod
+// Running without giving up a NodeClaim, the node class keeps its AMIs,
+// and a scheduled change sent while SQS fails is acted on; a consolidation
+// while new instances stay invisible to Describe calls for 45 s neither
+// collects a replacement nor breaks the PodDisruptionBudget. (TestShared's
+// transient-errors scenario keeps SSM failing for a minute and more.)
 func testAWSErrors(t *testing.T) {
 	const pool = "aws-errors"
 	ctx := context.Background()
@@ -151,6 +153,12 @@ func testAWSErrors(t *testing.T) {
 		{Service: "ec2", Kind: fault.Throttle, Rate: 0.3},
 		{Service: "sqs", Kind: fault.Throttle, Rate: 0.3},
 		{Service: "sqs", Kind: fault.ServerError, Rate: 0.5},
+		// SSM is read when the node class's AMIs are resolved again (every
+		// minute, AMI_REFRESH_INTERVAL): the next three calls are
+		// throttled and the three after fail, so at least two resolutions
+		// fail through all of the SDK's attempts.
+		{Service: "ssm", Kind: fault.Throttle, Count: 3},
+		{Service: "ssm", Kind: fault.ServerError, Count: 3},
 	} {
 		a, err := wd.sim.Faults().Add(f)
 		if err != nil {
@@ -199,11 +207,36 @@ func testAWSErrors(t *testing.T) {
 		}
 		return false, fmt.Sprintf("nodeclaim %s of instance %s still there", victim.Name, id)
 	})
+	// The SSM faults fire at the node class's next AMI resolution, within
+	// a minute of their start; the node class keeps its AMIs meanwhile.
+	eventually(t, "the SSM faults fired", func() (bool, string) {
+		fired := 0
+		for _, f := range wd.sim.Faults().List() {
+			if f.Service == "ssm" {
+				fired += f.Fired
+			}
+		}
+		return fired == 6, fmt.Sprintf("%d of 6 fired", fired)
+	})
 	for _, f := range wd.sim.Faults().List() {
-		t.Logf("fault %s %s at rate %.1f fired %d times", f.Service, f.Kind, f.Rate, f.Fired)
+		t.Logf("fault %s %s (rate %.1f, count %d) fired %d times", f.Service, f.Kind, f.Rate, f.Count, f.Fired)
 		if f.Fired == 0 {
 			t.Errorf("the %s %s fault never fired: the scenario tested nothing", f.Service, f.Kind)
 		}
+	}
+	nc := &awsv1.EC2NodeClass{}
+	if err := wd.kube.Get(ctx, client.ObjectKey{Name: "outages"}, nc); err != nil {
+		t.Fatal(err)
+	}
+	if !meta.IsStatusConditionTrue(nc.Status.Conditions, v1.ConditionTypeReady) || len(nc.Status.AMIs) == 0 {
+		t.Errorf("EC2NodeClass outages lost its AMIs or readiness while SSM failed: %d AMIs, conditions %v", len(nc.Status.AMIs), nc.Status.Conditions)
+	}
+	reported := false
+	for _, e := range runtimeEvents(t, "default", "outages", "TransientAWSError") {
+		reported = reported || e.Action == "ResolveAMIs"
+	}
+	if !reported {
+		t.Error("no TransientAWSError event for the AMIs of EC2NodeClass outages: the SSM failures went unreported")
 	}
 	for _, f := range added {
 		wd.sim.Faults().Remove(f.ID)
