@@ -278,7 +278,11 @@ func testRunawayScaleUp(t *testing.T) {
 // testOutOfBandTermination: with no interruption queue, an instance
 // terminated outside Joist (an operator, a failed host) loses its Node and
 // NodeClaim, and its pod runs on a new node; the other replicas are not
-// disturbed beyond the one the loss took.
+// disturbed beyond the one the loss took. The cloud's node-lifecycle
+// controller (awssim's stand-in) deletes the Node of the terminated
+// instance, and Joist's Node finalizer takes the NodeClaim with it:
+// garbage collection, which would find the claim's instance gone a minute
+// or two later, has nothing left to collect.
 func testOutOfBandTermination(t *testing.T) {
 	t.Parallel()
 	const pool, replicas = "out-of-band", 4
@@ -303,6 +307,9 @@ func testOutOfBandTermination(t *testing.T) {
 			fmt.Sprintf("nodeclaim: %v; node: %v", cErr, nErr)
 	})
 	t.Logf("instance %s terminated out of band: nodeclaim %s and node %s gone %s later", id, victim.Name, victim.Status.NodeName, time.Since(terminated).Round(time.Second))
+	if gc := runtimeEvents(t, "default", victim.Name, "GarbageCollected"); len(gc) > 0 {
+		t.Errorf("nodeclaim %s was garbage collected (%s): the deletion of its Node did not take it", victim.Name, gc[0].Note)
+	}
 	inv.check(t)
 	if created, deleted := claims.names(); len(created) != 1 || len(deleted) != 1 || deleted[0] != victim.Name {
 		t.Errorf("nodeclaims created %v and deleted %v after the termination; want one replacement for %s", created, deleted, victim.Name)
