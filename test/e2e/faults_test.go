@@ -219,6 +219,27 @@ func testSharedFaults(t *testing.T) {
 // ready; in the runaway scenario nothing does.
 var startupTaint = corev1.Taint{Key: "e2e.joist.dev/agent-not-ready", Value: "true", Effect: corev1.TaintEffectNoSchedule}
 
+// removeStartupTaint removes startupTaint from the pool's nodes, as the
+// agent that owns it does once it is ready.
+func removeStartupTaint(ctx context.Context, kube client.Client, pool string) error {
+	list := &corev1.NodeList{}
+	if err := kube.List(ctx, list, client.MatchingLabels{v1.NodePoolLabelKey: pool}); err != nil {
+		return err
+	}
+	for _, n := range list.Items {
+		isStartup := func(taint corev1.Taint) bool { return taint.Key == startupTaint.Key }
+		if !slices.ContainsFunc(n.Spec.Taints, isStartup) {
+			continue
+		}
+		patch := client.MergeFrom(n.DeepCopy())
+		n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, isStartup)
+		if err := kube.Patch(ctx, &n, patch); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // testRunawayScaleUp: pods that can never run on the nodes launched for
 // them (the NodePool's startup taint is never removed: the agent that
 // should remove it is broken) keep their first nodes: over several
@@ -256,18 +277,8 @@ func testRunawayScaleUp(t *testing.T) {
 	}
 	t.Logf("%d pods pending for 90 s on %d nodes of their own; no nodeclaim created or deleted meanwhile", replicas, len(first))
 	// The agent recovers: the pods run on the nodes made for them.
-	for _, n := range nodesOf(t, pool) {
-		patch := client.MergeFrom(n.DeepCopy())
-		var keep []corev1.Taint
-		for _, taint := range n.Spec.Taints {
-			if taint.Key != startupTaint.Key {
-				keep = append(keep, taint)
-			}
-		}
-		n.Spec.Taints = keep
-		if err := worldOf(t).kube.Patch(context.Background(), &n, patch); err != nil {
-			t.Fatal(err)
-		}
+	if err := removeStartupTaint(context.Background(), worldOf(t).kube, pool); err != nil {
+		t.Fatal(err)
 	}
 	inv.check(t)
 	if created, _ := claims.counts(); created != len(first) {

@@ -3,9 +3,11 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -72,9 +74,12 @@ func testControlPlaneRestart(t *testing.T) {
 }
 
 // testDrainAcrossRestarts: a template change drifts every node; they are
-// replaced one at a time, each drained. kube-apiserver restarts during the
-// first drain, etcd during a later one. Every node is replaced once and
-// the PodDisruptionBudget holds.
+// replaced one at a time, each drained. kube-apiserver restarts while the
+// first replacement is launched and cannot initialize yet (its node keeps
+// a startup taint until the test, as the node's agent, removes it once
+// the apiserver is back): the restarted controller must resume that
+// command, not disrupt the node again. etcd restarts during a later
+// drain. Every node is replaced once and the PodDisruptionBudget holds.
 func testDrainAcrossRestarts(t *testing.T, np *v1.NodePool, claims *claimLog, inv *invariants) {
 	const pool = "control-plane"
 	ctx := context.Background()
@@ -88,9 +93,17 @@ func testDrainAcrossRestarts(t *testing.T, np *v1.NodePool, claims *claimLog, in
 	}
 	patch := client.MergeFrom(np.DeepCopy())
 	np.Spec.Template.Labels = map[string]string{"e2e.joist.dev/revision": "2"}
+	np.Spec.Template.Spec.StartupTaints = []corev1.Taint{startupTaint}
 	if err := wd.kube.Patch(ctx, np, patch); err != nil {
 		t.Fatal(err)
 	}
+	var agentReady atomic.Bool
+	stopAgent := observe(time.Second, func() {
+		if agentReady.Load() {
+			_ = removeStartupTaint(ctx, wd.kube, pool) // retried next second
+		}
+	})
+	defer stopAgent()
 	drained := func(n int) func() (bool, string) {
 		return func() (bool, string) {
 			_, deleted := claims.names()
@@ -103,10 +116,13 @@ func testDrainAcrossRestarts(t *testing.T, np *v1.NodePool, claims *claimLog, in
 			return gone >= n, fmt.Sprintf("%d old nodes disrupted", gone)
 		}
 	}
-	eventually(t, "the first drain under way", drained(1))
+	// The first command has tainted its node and created its replacement,
+	// which waits for the agent.
+	claims.waitCreated(t, 6, "the first drift replacement")
 	if err := wd.sandbox.RestartAPIServer(ctx, outage); err != nil {
 		t.Fatal(err)
 	}
+	agentReady.Store(true)
 	eventually(t, "the fourth drain under way", drained(4))
 	if err := wd.sandbox.RestartEtcd(ctx, outage); err != nil {
 		t.Fatal(err)
