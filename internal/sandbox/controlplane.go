@@ -173,9 +173,14 @@ func (s *Sandbox) startKwok(ctx context.Context, port int, timeout time.Duration
 	if port, err = portOrFree(port); err != nil {
 		return err
 	}
+	resync := filepath.Join(s.Dir, "kwok-pod-ready-resync.yaml")
+	if err := os.WriteFile(resync, []byte(podReadyResyncStage), 0o644); err != nil {
+		return err
+	}
 	args := []string{
 		"--kubeconfig=" + kc,
 		"--config=" + filepath.Join(s.BinDir, "kwok-stages.yaml"),
+		"--config=" + resync,
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector=" + KwokNodeAnnotation + "=" + KwokNodeAnnotationValue,
 		"--server-address=" + hostPort(port),
@@ -184,3 +189,43 @@ func (s *Sandbox) startKwok(ctx context.Context, port int, timeout time.Duration
 	}
 	return s.run(ctx, "kwok", args, timeout, healthz(fmt.Sprintf("http://%s/healthz", hostPort(port))))
 }
+
+// podReadyResyncStage does for kwok's pods what a kubelet's status manager
+// does: when kube-controller-manager has marked a running pod not Ready
+// because its node stopped reporting (a control-plane outage longer than the
+// node monitor grace period), the kubelet reports the pod's real status
+// again once it reaches the apiserver; its containers never stopped. kwok's
+// own stages only make Pending pods Ready, so without this a pod marked not
+// Ready stays so for good: its PodDisruptionBudget then allows no eviction
+// and every drain in the cluster stalls.
+const podReadyResyncStage = `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-ready-resync
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'DoesNotExist'
+    - key: '.status.phase'
+      operator: 'In'
+      values:
+      - 'Running'
+    - key: '.status.conditions.[] | select( .type == "ContainersReady" ) | .status'
+      operator: 'In'
+      values:
+      - 'True'
+    - key: '.status.conditions.[] | select( .type == "Ready" ) | .status'
+      operator: 'In'
+      values:
+      - 'False'
+  next:
+    statusTemplate: |
+      conditions:
+      - lastTransitionTime: {{ Now | Quote }}
+        status: "True"
+        type: Ready
+`

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 )
 
 func binDir(t *testing.T) string {
@@ -162,6 +163,46 @@ func TestControlPlaneRunsAWorkload(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatalf("after restarting etcd and kube-apiserver, 4 pods Running: %v; pods: %s", err, podSummary(pods))
+	}
+
+	// A pod kube-controller-manager marked not Ready while its node did not
+	// report (as after a long control-plane outage) is Ready again once the
+	// node reports, as a kubelet makes it.
+	var pod corev1.Pod
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodRunning {
+			pod = p
+		}
+	}
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p, err := cs.CoreV1().Pods("default").Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for i, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady {
+				p.Status.Conditions[i].Status = corev1.ConditionFalse
+			}
+		}
+		_, err = cs.CoreV1().Pods("default").UpdateStatus(ctx, p, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		p, err := cs.CoreV1().Pods("default").Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady {
+				return c.Status == corev1.ConditionTrue, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Errorf("pod %s marked not Ready did not become Ready again: %v", pod.Name, err)
 	}
 
 	pids := sb.PIDs()

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,7 +37,7 @@ func TestCapacityLoss(t *testing.T) {
 // testRegistrationTimeout: one of two instances launched for a Deployment
 // fails to boot and never becomes a Node. After the registration timeout
 // its NodeClaim is deleted and the instance terminated, and its pod runs
-// on a new node.
+// on a new node; users are told with RegistrationFailed events.
 func testRegistrationTimeout(t *testing.T) {
 	t.Parallel()
 	const pool, replicas = "boot", 2
@@ -79,6 +80,21 @@ func testRegistrationTimeout(t *testing.T) {
 	if gone := time.Since(launched); gone < lifecycle.RegistrationTimeout {
 		t.Errorf("nodeclaim %s deleted %s after its launch, before the registration timeout", broken.Name, gone.Round(time.Second))
 	}
+	// Users see it: a RegistrationFailed warning on the NodeClaim and on
+	// its NodePool, naming the instance.
+	eventually(t, "RegistrationFailed events on nodeclaim "+broken.Name+" and nodepool "+pool, func() (bool, string) {
+		var missing []string
+		for _, name := range []string{broken.Name, pool} {
+			found := false
+			for _, e := range runtimeEvents(t, "default", name, "RegistrationFailed") {
+				found = found || strings.Contains(e.Note, id)
+			}
+			if !found {
+				missing = append(missing, name)
+			}
+		}
+		return len(missing) == 0, fmt.Sprintf("no RegistrationFailed event naming %s on %v", id, missing)
+	})
 	inv.check(t)
 	eventually(t, "the instance that never registered terminated", func() (bool, string) {
 		s := instanceStateOf(t, id)

@@ -109,7 +109,9 @@ type Workload struct {
 //     disrupted (tainted karpenter.sh/disrupted, deleted, or gone), and none
 //     fails;
 //   - no PodDisruptionBudget violated: once all Replicas were Ready, never
-//     more than MaxUnavailable of them are not.
+//     more than MaxUnavailable of them are not (a pod marked not Ready
+//     because its node stopped reporting counts as available: see
+//     nodeUnreachable).
 //
 // It uses informers, which resume after the apiserver comes back.
 type PodWatch struct {
@@ -200,7 +202,7 @@ func (p *PodWatch) see(ctx context.Context, obj any, deleted bool) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.healthy[pod.Name] = !deleted && pod.DeletionTimestamp == nil && pod.Status.Phase == corev1.PodRunning && podReady(pod)
+	p.healthy[pod.Name] = !deleted && pod.DeletionTimestamp == nil && pod.Status.Phase == corev1.PodRunning && (podReady(pod) || nodeUnreachable(pod))
 	if !p.judged[pod.Name] {
 		if c := disruptionTarget(pod); c != nil {
 			p.judged[pod.Name] = true
@@ -291,6 +293,21 @@ func disruptionTarget(p *corev1.Pod) *corev1.PodCondition {
 		}
 	}
 	return nil
+}
+
+// nodeUnreachable is true for a pod kube-controller-manager marked not
+// Ready because its node stopped reporting (Ready False while its containers
+// are ready), as during a control-plane outage: an involuntary disruption
+// that no PodDisruptionBudget governs, and not one of the workload's pods
+// taken away; it is Ready again once its node reports.
+func nodeUnreachable(p *corev1.Pod) bool {
+	containers := false
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.ContainersReady {
+			containers = c.Status == corev1.ConditionTrue
+		}
+	}
+	return containers && !podReady(p)
 }
 
 func podReady(p *corev1.Pod) bool {

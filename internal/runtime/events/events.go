@@ -29,6 +29,9 @@ const (
 	FailedLaunch              = "FailedLaunch"
 	GarbageCollected          = "GarbageCollected"
 	InstanceTerminating       = "InstanceTerminating"
+	// RegistrationFailed is the reason Karpenter gives a NodePool's
+	// NodeRegistrationHealthy condition when a node never registers.
+	RegistrationFailed = "RegistrationFailed"
 )
 
 // Actions, the verb the events API asks for.

@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim"
 )
 
@@ -35,7 +38,31 @@ func (c *Controller) liveness(ctx context.Context, claim *v1.NodeClaim) (result,
 	launched := nodeclaim.Get(claim, v1.ConditionTypeLaunched).LastTransitionTime.Time
 	left := launched.Add(RegistrationTimeout).Sub(now)
 	if left <= 0 {
+		c.registrationFailed(ctx, claim)
 		return c.deleteClaim(ctx, claim, "registration_timeout", fmt.Errorf("node not registered within %s of launch", RegistrationTimeout))
 	}
 	return result{requeue: reconcile.Result{RequeueAfter: left}}, nil
+}
+
+// registrationFailed tells users, on the NodeClaim and on its NodePool,
+// that the claim's instance never became a Node and the claim is given up:
+// the NodePool is where a boot that fails for every node (a broken AMI or
+// user data) shows.
+func (c *Controller) registrationFailed(ctx context.Context, claim *v1.NodeClaim) {
+	pool := &v1.NodePool{}
+	if err := c.kube.Get(ctx, client.ObjectKey{Name: claim.Labels[v1.NodePoolLabelKey]}, pool); err != nil {
+		log.FromContext(ctx).Error(err, "reading the nodepool to report a registration timeout")
+		pool = nil
+	}
+	announceRegistrationFailed(c.recorder, claim, pool)
+}
+
+// announceRegistrationFailed emits the RegistrationFailed events, on the
+// NodePool too unless it is nil.
+func announceRegistrationFailed(rec *events.Recorder, claim *v1.NodeClaim, pool *v1.NodePool) {
+	what := fmt.Sprintf("the node of instance %s did not register within %s of its launch", claim.Status.ProviderID, RegistrationTimeout)
+	rec.Warning(claim, events.RegistrationFailed, events.ActionRegister, "Failed to register node: %s; deleting the NodeClaim", what)
+	if pool != nil {
+		rec.Warning(pool, events.RegistrationFailed, events.ActionRegister, "Failed to register node: NodeClaim %s: %s; the NodeClaim is deleted", claim.Name, what)
+	}
 }
