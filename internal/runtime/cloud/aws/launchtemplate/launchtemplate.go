@@ -69,6 +69,10 @@ type Config struct {
 	ConnectionTracking *awsv1.ConnectionTracking
 	EnclaveOptions     *awsv1.EnclaveOptions
 	CPUOptions         *awsv1.CPUOptions
+	// IPv6 launches into an IPv6 cluster: the primary interface gets an
+	// IPv6 address and makes it the instance's primary one, which the VPC
+	// CNI in IPv6 mode and the node's registration use.
+	IPv6 bool
 }
 
 // use is what the provider knows of a template's use.
@@ -442,13 +446,18 @@ func data(cfg Config) *ec2types.RequestLaunchTemplateData {
 	}
 	groups := append([]string{}, cfg.SecurityGroupIDs...)
 	sort.Strings(groups)
-	if cfg.AssociatePublicIP != nil || cfg.ConnectionTracking != nil {
-		// The public IP choice and the connection tracking timeouts live on
-		// the primary interface, which must then carry the security groups.
-		d.NetworkInterfaces = []ec2types.LaunchTemplateInstanceNetworkInterfaceSpecificationRequest{{
+	if cfg.AssociatePublicIP != nil || cfg.ConnectionTracking != nil || cfg.IPv6 {
+		// The public IP choice, the connection tracking timeouts and the
+		// IPv6 address live on the primary interface, which must then carry
+		// the security groups.
+		ni := ec2types.LaunchTemplateInstanceNetworkInterfaceSpecificationRequest{
 			DeviceIndex: aws.Int32(0), AssociatePublicIpAddress: cfg.AssociatePublicIP, Groups: groups,
 			ConnectionTrackingSpecification: connectionTracking(cfg.ConnectionTracking),
-		}}
+		}
+		if cfg.IPv6 {
+			ni.PrimaryIpv6, ni.Ipv6AddressCount = aws.Bool(true), aws.Int32(1)
+		}
+		d.NetworkInterfaces = []ec2types.LaunchTemplateInstanceNetworkInterfaceSpecificationRequest{ni}
 	} else {
 		d.SecurityGroupIds = groups
 	}
