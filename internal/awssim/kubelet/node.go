@@ -35,8 +35,14 @@ func Node(in ec2types.Instance, jc *JoinConfig, region, kubeletVersion string) (
 	if in.Architecture == ec2types.ArchitectureValuesArm64 {
 		arch = "arm64"
 	}
+	// Windows instances run Windows Server Core; their kubelet reports the
+	// OS (and, see Kubelet, the build).
+	os, osImage := "linux", "Amazon Linux 2023"
+	if in.Platform == ec2types.PlatformValuesWindows {
+		os, osImage = "windows", "Windows Server Core"
+	}
 	labels := map[string]string{
-		corev1.LabelHostname: name, corev1.LabelArchStable: arch, corev1.LabelOSStable: "linux",
+		corev1.LabelHostname: name, corev1.LabelArchStable: arch, corev1.LabelOSStable: os,
 		corev1.LabelInstanceTypeStable: string(in.InstanceType), corev1.LabelTopologyZone: zone, corev1.LabelTopologyRegion: region,
 		"topology.k8s.aws/zone-id":  *in.Placement.AvailabilityZoneId,
 		"k8s.io/cloud-provider-aws": "", // the AWS cloud controller's mark
@@ -81,8 +87,8 @@ func Node(in ec2types.Instance, jc *JoinConfig, region, kubeletVersion string) (
 				{Type: corev1.NodeInternalIP, Address: ip}, {Type: corev1.NodeInternalDNS, Address: name}, {Type: corev1.NodeHostName, Address: name},
 			},
 			NodeInfo: corev1.NodeSystemInfo{
-				Architecture: arch, OperatingSystem: "linux", KubeletVersion: kubeletVersion, KubeProxyVersion: kubeletVersion,
-				ContainerRuntimeVersion: "containerd://1.7.27", OSImage: "Amazon Linux 2023", SystemUUID: *in.InstanceId,
+				Architecture: arch, OperatingSystem: os, KubeletVersion: kubeletVersion, KubeProxyVersion: kubeletVersion,
+				ContainerRuntimeVersion: "containerd://1.7.27", OSImage: osImage, SystemUUID: *in.InstanceId,
 				MachineID: strings.TrimPrefix(*in.InstanceId, "i-"), BootID: *in.InstanceId,
 			},
 			Conditions: []corev1.NodeCondition{{
