@@ -28,6 +28,10 @@ func TestIPv6Cluster(t *testing.T) {
 	ns := namespace(t, "e2e-ipv6")
 	create(t, deployment(ns, "pause", 1, podSpec("ipv6", requests("1", "1Gi"))))
 	waitRunning(t, ns, 1)
+	nodes := nodesOf(t, "ipv6")
+	if len(nodes) != 1 || len(nodes[0].Status.Addresses) == 0 || !strings.Contains(nodes[0].Status.Addresses[0].Address, ":") {
+		t.Errorf("the node does not register with an IPv6 InternalIP first: %v", nodes)
+	}
 
 	var templates []string
 	for _, r := range w.sim.Requests().Requests("ec2", "CreateLaunchTemplate") {

@@ -70,6 +70,12 @@ func Node(in ec2types.Instance, jc *JoinConfig, region, kubeletVersion string) (
 		return nil, err
 	}
 	ip := *in.PrivateIpAddress
+	addresses := []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}}
+	if in.Ipv6Address != nil {
+		// Nodes of IPv6 clusters register with their IPv6 address first.
+		addresses = append([]corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: *in.Ipv6Address}}, addresses...)
+	}
+	addresses = append(addresses, corev1.NodeAddress{Type: corev1.NodeInternalDNS, Address: name}, corev1.NodeAddress{Type: corev1.NodeHostName, Address: name})
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        name,
@@ -83,9 +89,7 @@ func Node(in ec2types.Instance, jc *JoinConfig, region, kubeletVersion string) (
 		Status: corev1.NodeStatus{
 			Capacity:    capacity,
 			Allocatable: alloc,
-			Addresses: []corev1.NodeAddress{
-				{Type: corev1.NodeInternalIP, Address: ip}, {Type: corev1.NodeInternalDNS, Address: name}, {Type: corev1.NodeHostName, Address: name},
-			},
+			Addresses:   addresses,
 			NodeInfo: corev1.NodeSystemInfo{
 				Architecture: arch, OperatingSystem: os, KubeletVersion: kubeletVersion, KubeProxyVersion: kubeletVersion,
 				ContainerRuntimeVersion: "containerd://1.7.27", OSImage: osImage, SystemUUID: *in.InstanceId,

@@ -147,6 +147,16 @@ func TestWindowsBootstrapShapesAWindowsNode(t *testing.T) {
 	if node.Labels[corev1.LabelOSStable] != "windows" || node.Status.NodeInfo.OperatingSystem != "windows" {
 		t.Errorf("os label %q, node info %q; want windows", node.Labels[corev1.LabelOSStable], node.Status.NodeInfo.OperatingSystem)
 	}
+	if len(node.Status.Addresses) != 3 || node.Status.Addresses[0] != (corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: "10.0.0.1"}) {
+		t.Errorf("addresses of an IPv4 node = %v", node.Status.Addresses)
+	}
+	in.Ipv6Address = aws.String("2600:1f14:6c3:1::1")
+	if node, err = Node(in, jc, "us-west-2", "v1.36.3"); err != nil {
+		t.Fatal(err)
+	}
+	if a := node.Status.Addresses; len(a) != 4 || a[0] != (corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: "2600:1f14:6c3:1::1"}) || a[1].Address != "10.0.0.1" {
+		t.Errorf("addresses of a node with an IPv6 address = %v, want the IPv6 InternalIP first", a)
+	}
 	if WindowsBuild("windows2022") != "10.0.20348" || WindowsBuild("al2023") != "" {
 		t.Error("Windows builds are wrong")
 	}

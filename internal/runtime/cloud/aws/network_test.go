@@ -81,6 +81,11 @@ func TestIPv6ClusterNodeClassesAndLaunches(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.Delete(ctx, got) })
+	id := got.Status.ProviderID[strings.LastIndex(got.Status.ProviderID, "/")+1:]
+	if inst, _, ok := sim.EC2.Instance(id); !ok || aws.ToString(inst.Ipv6Address) == "" || len(inst.NetworkInterfaces) == 0 ||
+		len(inst.NetworkInterfaces[0].Ipv6Addresses) != 1 || !aws.ToBool(inst.NetworkInterfaces[0].Ipv6Addresses[0].IsPrimaryIpv6) {
+		t.Errorf("instance %s has no primary IPv6 address: %+v", id, inst.NetworkInterfaces)
+	}
 	var lt string
 	for _, r := range sim.Requests().Requests("ec2", "CreateLaunchTemplate") {
 		if r.Parameters["LaunchTemplateData.NetworkInterface.1.PrimaryIpv6"] == "true" {
