@@ -22,7 +22,7 @@ func (s *Server) joinCluster(ctx context.Context) error {
 	n := s.EC2.Network()
 	if _, err := s.EKS.RegisterCluster(eks.Cluster{
 		Name: s.opts.ClusterName, Endpoint: cfg.Host, CertificateAuthorityPEM: ca, Version: s.opts.KubernetesVersion,
-		VpcID: n.VpcID, SubnetIDs: n.PrivateSubnetIDs, SecurityGroupIDs: []string{n.NodeSecurityGroupID},
+		IPFamily: s.opts.IPFamily, VpcID: n.VpcID, SubnetIDs: n.PrivateSubnetIDs, SecurityGroupIDs: []string{n.NodeSecurityGroupID},
 		ClusterSecurityGroupID: n.ClusterSecurityGroupID,
 	}); err != nil {
 		return fmt.Errorf("awssim: registering EKS cluster %s: %w", s.opts.ClusterName, err)

@@ -16,6 +16,10 @@ type Options struct {
 	AccountID         string // default 123456789012
 	ClusterName       string // default "joist"; the karpenter.sh/discovery tag value
 	KubernetesVersion string // default 1.36; names the seeded EKS AMIs and their SSM parameters
+	// IPFamily of the EKS cluster registered for RESTConfig: "ipv4" (the
+	// default) or "ipv6", which DescribeCluster reports with an IPv6
+	// service CIDR.
+	IPFamily string
 
 	// AccessKeyID and SecretAccessKey are the static credentials Env and
 	// AWSConfig hand out. Signatures are not verified.

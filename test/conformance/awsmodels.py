@@ -19,7 +19,7 @@ it enforces, at /_awssim/operations):
    values from the model's set.
 
 Usage: awsmodels.py --endpoint URL [--region R] [--cluster NAME]
-(the cluster is one awssim's EKS has registered)
+(the cluster is one awssim's EKS has registered, and NAME-ipv6 an IPv6 one)
 AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY come from the environment.
 Exit status 1 lists every difference found.
 """
@@ -546,6 +546,7 @@ def scenario(clients, cluster):
     # EKS
     eks.list_clusters()
     eks.describe_cluster(name=cluster)
+    eks.describe_cluster(name=cluster + "-ipv6")  # the IPv6 network config's shape
     eks.create_access_entry(clusterName=cluster, principalArn=role["Arn"], type="EC2_LINUX", tags={"a": "b"})
     eks.list_access_entries(clusterName=cluster)
     eks.describe_access_entry(clusterName=cluster, principalArn=role["Arn"])

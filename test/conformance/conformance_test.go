@@ -41,6 +41,9 @@ func TestAWSServiceModels(t *testing.T) {
 	if _, err := s.EKS.RegisterCluster(eks.Cluster{Name: cluster, Endpoint: "https://127.0.0.1:6443", CertificateAuthorityPEM: []byte(caPEM)}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := s.EKS.RegisterCluster(eks.Cluster{Name: cluster + "-ipv6", Endpoint: "https://127.0.0.1:6443", CertificateAuthorityPEM: []byte(caPEM), IPFamily: "ipv6"}); err != nil {
+		t.Fatal(err)
+	}
 	script, err := filepath.Abs("awsmodels.py")
 	if err != nil {
 		t.Fatal(err)

@@ -51,6 +51,8 @@ type worldOptions struct {
 	// interruptionQueue creates the queue and its EventBridge rules as
 	// joist_interruption_queue does, and points the controller at it.
 	interruptionQueue bool
+	// ipFamily of the EKS cluster: "ipv4" (default) or "ipv6".
+	ipFamily string
 }
 
 // parallelScenarios is how many scenarios run at once unless -test.parallel
@@ -163,7 +165,7 @@ func startWorld(ctx context.Context, opts worldOptions) (*world, error) {
 	}
 	if out.sandbox, err = sandbox.Start(ctx, sandbox.Options{
 		BinDir: bin, Progress: progress, RunControllers: true, EveryReplica: true, SystemNodes: 2,
-		AWS: &awssim.Options{ClusterName: clusterName, BootDelay: 0},
+		AWS: &awssim.Options{ClusterName: clusterName, BootDelay: 0, IPFamily: opts.ipFamily},
 	}); err != nil {
 		return out, err
 	}

@@ -40,6 +40,7 @@ func testProvisioning(t *testing.T) {
 		t.Run("zonal-spread", testZonalSpread)
 		t.Run("unservable", testUnservable)
 		t.Run("limits", testLimits)
+		t.Run("windows", testWindows)
 	})
 	t.Run("controller-restart", testControllerRestart)
 }

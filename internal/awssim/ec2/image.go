@@ -2,6 +2,7 @@ package ec2
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
@@ -10,15 +11,18 @@ import (
 // The image families, architectures and variants EKS publishes optimized
 // images for, and the simulator seeds.
 var (
-	ImageFamilies      = []string{"al2023", "al2", "bottlerocket"}
+	ImageFamilies      = []string{"al2023", "al2", "bottlerocket", "windows2019", "windows2022", "windows2025"}
 	ImageArchitectures = []string{"x86_64", "arm64"}
 	ImageVariants      = []string{"standard", "nvidia", "neuron"}
 )
 
 // published is whether EKS publishes an image of a family, architecture and
-// variant: no arm64 GPU image for AL2, and Neuron images for AL2023 on
-// x86_64 only.
+// variant: no arm64 GPU image for AL2, Neuron images for AL2023 on x86_64
+// only, and Windows Server Core images for x86_64 without accelerators.
 func published(family, arch, variant string) bool {
+	if IsWindows(family) {
+		return arch == "x86_64" && variant == "standard"
+	}
 	switch variant {
 	case "nvidia":
 		return family != "al2" || arch != "arm64"
@@ -28,16 +32,20 @@ func published(family, arch, variant string) bool {
 	return true
 }
 
+// IsWindows says whether an image family is an EKS-optimized Windows
+// Server Core family.
+func IsWindows(family string) bool { return strings.HasPrefix(family, "windows") }
+
 // amazonAccount owns the EKS-optimized images in the simulated region.
 const amazonAccount = "602401143452"
 
 // ImageRelease is one published EKS-optimized image.
 type ImageRelease struct {
-	Family       string // al2023, al2, bottlerocket
+	Family       string // al2023, al2, bottlerocket, windows2019, windows2022, windows2025
 	Architecture string // x86_64, arm64
 	Variant      string // standard, nvidia, neuron
 	Release      int    // 0 for the seeded image, counting up with each publication
-	Version      string // the family's release version string, e.g. v20261101 or 1.50.0
+	Version      string // the family's release version string, e.g. v20261101, 1.50.0 or 2026.11.01
 	ImageID      string
 	Name         string
 }
@@ -88,6 +96,13 @@ func newImage(s *Service, family, arch, variant string, n int) *image {
 			flavour = "-nvidia"
 		}
 		r.Name = fmt.Sprintf("bottlerocket-aws-k8s-%s%s-%s-v%s-%s", k8s, flavour, arch, r.Version, s.ids.Hex(8))
+	case "windows2019", "windows2022", "windows2025":
+		r.Version = created.Format("2006.01.02")
+		r.Name = fmt.Sprintf("Windows_Server-%s-English-Core-EKS_Optimized-%s-%s", strings.TrimPrefix(family, "windows"), k8s, r.Version)
+	}
+	platform, details, root, size := ec2types.PlatformValues(""), "Linux/UNIX", "/dev/xvda", int32(20)
+	if IsWindows(family) {
+		platform, details, root, size = ec2types.PlatformValuesWindows, "Windows", "/dev/sda1", 50
 	}
 	return &image{release: r, Image: ec2types.Image{
 		ImageId:            ptr(r.ImageID),
@@ -102,17 +117,18 @@ func newImage(s *Service, family, arch, variant string, n int) *image {
 		Public:             ptr(true),
 		State:              ec2types.ImageStateAvailable,
 		ImageType:          ec2types.ImageTypeValuesMachine,
-		RootDeviceName:     ptr("/dev/xvda"),
+		RootDeviceName:     ptr(root),
 		RootDeviceType:     ec2types.DeviceTypeEbs,
 		VirtualizationType: ec2types.VirtualizationTypeHvm,
 		Hypervisor:         ec2types.HypervisorTypeXen,
 		EnaSupport:         ptr(true),
-		PlatformDetails:    ptr("Linux/UNIX"),
+		Platform:           platform,
+		PlatformDetails:    ptr(details),
 		UsageOperation:     ptr("RunInstances"),
 		BlockDeviceMappings: []ec2types.BlockDeviceMapping{{
-			DeviceName: ptr("/dev/xvda"),
+			DeviceName: ptr(root),
 			Ebs: &ec2types.EbsBlockDevice{
-				SnapshotId: ptr("snap-" + s.ids.Hex(17)), VolumeSize: ptr(int32(20)),
+				SnapshotId: ptr("snap-" + s.ids.Hex(17)), VolumeSize: ptr(size),
 				VolumeType: ec2types.VolumeTypeGp3, DeleteOnTermination: ptr(true), Encrypted: ptr(false),
 			},
 		}},
@@ -169,4 +185,14 @@ func (s *Service) imageByID(id string) *image {
 		}
 	}
 	return nil
+}
+
+// ImageFamily is the family of the image with an ID, "" when unknown.
+func (s *Service) ImageFamily(id string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if im := s.imageByID(id); im != nil {
+		return im.release.Family
+	}
+	return ""
 }

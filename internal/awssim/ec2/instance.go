@@ -53,6 +53,9 @@ type launchSpec struct {
 	interfaces []extraInterface
 	// primaryKind is the primary interface's type: interface, or efa.
 	primaryKind string
+	// ipv6: the primary interface asks for an IPv6 address (PrimaryIpv6 or
+	// Ipv6AddressCount), as launches into IPv6 clusters do.
+	ipv6 bool
 }
 
 // extraInterface is a network interface besides the primary one.
@@ -125,7 +128,8 @@ func (s *Service) launch(spec launchSpec, index int) *instance {
 		Monitoring:         &ec2types.Monitoring{State: ec2types.MonitoringStateDisabled},
 		SecurityGroups:     groups,
 		Tags:               spec.tags,
-		PlatformDetails:    ptr("Linux/UNIX"),
+		Platform:           spec.image.Platform,
+		PlatformDetails:    spec.image.PlatformDetails,
 		UsageOperation:     ptr("RunInstances"),
 		BootMode:           ec2types.BootModeValuesUefiPreferred,
 		MetadataOptions:    spec.metadata,
@@ -165,6 +169,14 @@ func (s *Service) launch(spec launchSpec, index int) *instance {
 			ni.Groups = groups
 		}
 		in.NetworkInterfaces = append(in.NetworkInterfaces, ni)
+	}
+	if spec.ipv6 {
+		// One address per instance, derived from its IPv4 one so it is
+		// unique in the VPC's (simulated) 2600:1f14:6c3::/56.
+		v4 := ip.As4()
+		v6 := fmt.Sprintf("2600:1f14:6c3:%x::%x", uint16(v4[1])<<8|uint16(v4[2]), v4[3])
+		in.Ipv6Address = ptr(v6)
+		in.NetworkInterfaces[0].Ipv6Addresses = []ec2types.InstanceIpv6Address{{Ipv6Address: ptr(v6), IsPrimaryIpv6: ptr(true)}}
 	}
 	if info != nil && info.VCpuInfo != nil {
 		in.CpuOptions = &ec2types.CpuOptions{CoreCount: info.VCpuInfo.DefaultCores, ThreadsPerCore: info.VCpuInfo.DefaultThreadsPerCore}

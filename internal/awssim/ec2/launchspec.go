@@ -36,6 +36,7 @@ func (s *Service) specFromTemplate(d *ec2types.RequestLaunchTemplateData) (launc
 		}
 		spec.primaryKind = kind
 		spec.groups = append(spec.groups, ni.Groups...)
+		spec.ipv6 = spec.ipv6 || deref(ni.PrimaryIpv6) || deref(ni.Ipv6AddressCount) > 0
 		if id := deref(ni.SubnetId); id != "" {
 			if spec.subnet = s.subnetByID(id); spec.subnet == nil {
 				return spec, errorf("InvalidSubnetID.NotFound", "The subnet ID '%s' does not exist", id)

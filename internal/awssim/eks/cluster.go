@@ -17,15 +17,19 @@ type Cluster struct {
 	Endpoint                string // e.g. https://127.0.0.1:6443
 	CertificateAuthorityPEM []byte // the API server's CA bundle
 	Version                 string // Kubernetes minor version, e.g. "1.36"
-	ServiceIPv4CIDR         string // default 10.100.0.0/16
-	RoleARN                 string // cluster IAM role; default eksClusterRole in the account
-	VpcID                   string
-	SubnetIDs               []string
-	SecurityGroupIDs        []string
-	ClusterSecurityGroupID  string
-	OIDCIssuer              string // default https://oidc.eks.<region>.amazonaws.com/id/<hex>
-	AuthenticationMode      string // default API_AND_CONFIG_MAP
-	Tags                    map[string]string
+	// IPFamily is "ipv4" (the default) or "ipv6". An IPv6 cluster assigns
+	// services from ServiceIPv6CIDR and reports no IPv4 service CIDR.
+	IPFamily               string
+	ServiceIPv4CIDR        string // default 10.100.0.0/16 (IPv4 clusters)
+	ServiceIPv6CIDR        string // default fd5e:9a41:77c3::/108 (IPv6 clusters)
+	RoleARN                string // cluster IAM role; default eksClusterRole in the account
+	VpcID                  string
+	SubnetIDs              []string
+	SecurityGroupIDs       []string
+	ClusterSecurityGroupID string
+	OIDCIssuer             string // default https://oidc.eks.<region>.amazonaws.com/id/<hex>
+	AuthenticationMode     string // default API_AND_CONFIG_MAP
+	Tags                   map[string]string
 }
 
 // cluster is a registered cluster with its access entries and associations.
@@ -48,8 +52,21 @@ func (s *Service) RegisterCluster(c Cluster) (string, error) {
 	// EKS reports the endpoint as a bare origin; a REST config's host may
 	// end in a slash.
 	c.Endpoint = strings.TrimRight(c.Endpoint, "/")
-	if c.ServiceIPv4CIDR == "" {
-		c.ServiceIPv4CIDR = "10.100.0.0/16"
+	switch c.IPFamily {
+	case "", "ipv4":
+		c.IPFamily = "ipv4"
+		if c.ServiceIPv4CIDR == "" {
+			c.ServiceIPv4CIDR = "10.100.0.0/16"
+		}
+	case "ipv6":
+		// EKS picks an IPv6 service range from the unique local block
+		// (fc00::/7); the cluster has no IPv4 service range.
+		c.ServiceIPv4CIDR = ""
+		if c.ServiceIPv6CIDR == "" {
+			c.ServiceIPv6CIDR = "fd5e:9a41:77c3::/108"
+		}
+	default:
+		return "", fmt.Errorf("registering an EKS cluster: IPFamily %q is not ipv4 or ipv6", c.IPFamily)
 	}
 	if c.RoleARN == "" {
 		c.RoleARN = "arn:aws:iam::" + s.account + ":role/eksClusterRole"
@@ -123,7 +140,8 @@ type vpcConfigJSON struct {
 }
 
 type networkConfigJSON struct {
-	ServiceIpv4Cidr string `json:"serviceIpv4Cidr"`
+	ServiceIpv4Cidr string `json:"serviceIpv4Cidr,omitempty"`
+	ServiceIpv6Cidr string `json:"serviceIpv6Cidr,omitempty"`
 	IPFamily        string `json:"ipFamily"`
 }
 
@@ -149,7 +167,7 @@ func (cl *cluster) render() clusterJSON {
 			EndpointPublicAccess:   true,
 			PublicAccessCidrs:      []string{"0.0.0.0/0"},
 		},
-		KubernetesNetworkConfig: networkConfigJSON{ServiceIpv4Cidr: cl.spec.ServiceIPv4CIDR, IPFamily: "ipv4"},
+		KubernetesNetworkConfig: networkConfigJSON{ServiceIpv4Cidr: cl.spec.ServiceIPv4CIDR, ServiceIpv6Cidr: cl.spec.ServiceIPv6CIDR, IPFamily: cl.spec.IPFamily},
 		Status:                  "ACTIVE",
 		PlatformVersion:         "eks.1",
 		Tags:                    maps.Clone(cl.tags),

@@ -257,3 +257,30 @@ func TestDeleteCluster(t *testing.T) {
 		t.Fatalf("deleting a deleted cluster: %v, want ResourceNotFoundException", err)
 	}
 }
+
+func TestDescribeClusterReportsTheIPFamily(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	if _, err := w.service.RegisterCluster(eks.Cluster{Name: "six", Endpoint: "https://127.0.0.1:7443", CertificateAuthorityPEM: []byte(caPEM), IPFamily: "ipv6"}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := w.eks.DescribeCluster(ctx, &awseks.DescribeClusterInput{Name: aws.String("six")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := out.Cluster.KubernetesNetworkConfig
+	if n.IpFamily != "ipv6" || aws.ToString(n.ServiceIpv6Cidr) != "fd5e:9a41:77c3::/108" || n.ServiceIpv4Cidr != nil {
+		t.Fatalf("IPv6 cluster network = family %q, v6 %v, v4 %v; want ipv6, fd5e:9a41:77c3::/108 and no IPv4 range", n.IpFamily, aws.ToString(n.ServiceIpv6Cidr), aws.ToString(n.ServiceIpv4Cidr))
+	}
+	out, err = w.eks.DescribeCluster(ctx, &awseks.DescribeClusterInput{Name: aws.String("demo")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n = out.Cluster.KubernetesNetworkConfig
+	if n.IpFamily != "ipv4" || aws.ToString(n.ServiceIpv4Cidr) == "" || n.ServiceIpv6Cidr != nil {
+		t.Fatalf("IPv4 cluster network = family %q, v4 %v, v6 %v", n.IpFamily, aws.ToString(n.ServiceIpv4Cidr), aws.ToString(n.ServiceIpv6Cidr))
+	}
+	if _, err := w.service.RegisterCluster(eks.Cluster{Name: "bad", Endpoint: "https://127.0.0.1:7443", CertificateAuthorityPEM: []byte(caPEM), IPFamily: "dual"}); err == nil {
+		t.Fatal("RegisterCluster with IPFamily dual succeeded")
+	}
+}

@@ -32,13 +32,15 @@ type JoinConfig struct {
 // ParseUserData reads the join configuration from instance user data in any
 // of the formats EKS node images accept: an AL2023 NodeConfig (alone or in a
 // MIME multipart document), an AL2 bootstrap.sh call (a shell script alone or
-// in MIME), or Bottlerocket TOML settings. It returns nil when the user data
-// tells the node to join no cluster.
+// in MIME), Bottlerocket TOML settings, or a Windows Start-EKSBootstrap.ps1
+// call. It returns nil when the user data tells the node to join no cluster.
 func ParseUserData(userData string) (*JoinConfig, error) {
 	trimmed := strings.TrimSpace(userData)
 	switch {
 	case trimmed == "":
 		return nil, nil
+	case strings.HasPrefix(trimmed, "<powershell>"):
+		return parseWindowsBootstrap(trimmed)
 	case strings.HasPrefix(trimmed, "MIME-Version:") || strings.HasPrefix(trimmed, "Content-Type: multipart"):
 		return parseMIME(trimmed)
 	case strings.Contains(trimmed, "[settings.kubernetes"):

@@ -26,7 +26,10 @@ type Options struct {
 	Region         string        // for the topology.kubernetes.io/region label
 	BootDelay      time.Duration // from running to Node registration
 	KubeletVersion string        // default v1.36.0
-	Logger         logr.Logger
+	// ImageFamily names the family of an image ID (windows2022, al2023,
+	// ...): Windows nodes report their build from it. Nil: none known.
+	ImageFamily func(imageID string) string
+	Logger      logr.Logger
 }
 
 // Kubelet registers and removes Nodes for instances. Observe is its input;
@@ -174,6 +177,11 @@ func (k *Kubelet) register(in ec2types.Instance, jc *JoinConfig, log logr.Logger
 	if err != nil {
 		log.Error(err, "building the Node")
 		return
+	}
+	if node.Labels[corev1.LabelOSStable] == string(corev1.Windows) && k.opts.ImageFamily != nil && in.ImageId != nil {
+		if build := WindowsBuild(k.opts.ImageFamily(*in.ImageId)); build != "" {
+			node.Labels[corev1.LabelWindowsBuild] = build
+		}
 	}
 	if err := k.post(node); err != nil {
 		k.mu.Lock()

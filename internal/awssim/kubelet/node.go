@@ -43,8 +43,14 @@ func Node(in ec2types.Instance, jc *JoinConfig, region, kubeletVersion string) (
 	if in.Architecture == ec2types.ArchitectureValuesArm64 {
 		arch = "arm64"
 	}
+	// Windows instances run Windows Server Core; their kubelet reports the
+	// OS (and, see Kubelet, the build).
+	os, osImage := "linux", "Amazon Linux 2023"
+	if in.Platform == ec2types.PlatformValuesWindows {
+		os, osImage = "windows", "Windows Server Core"
+	}
 	labels := map[string]string{
-		corev1.LabelHostname: name, corev1.LabelArchStable: arch, corev1.LabelOSStable: "linux",
+		corev1.LabelHostname: name, corev1.LabelArchStable: arch, corev1.LabelOSStable: os,
 		corev1.LabelInstanceTypeStable: string(in.InstanceType), corev1.LabelTopologyZone: zone, corev1.LabelTopologyRegion: region,
 		"topology.k8s.aws/zone-id":  *in.Placement.AvailabilityZoneId,
 		"k8s.io/cloud-provider-aws": "", // the AWS cloud controller's mark
@@ -87,6 +93,12 @@ func Node(in ec2types.Instance, jc *JoinConfig, region, kubeletVersion string) (
 		return nil, err
 	}
 	ip := *in.PrivateIpAddress
+	addresses := []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}}
+	if in.Ipv6Address != nil {
+		// Nodes of IPv6 clusters register with their IPv6 address first.
+		addresses = append([]corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: *in.Ipv6Address}}, addresses...)
+	}
+	addresses = append(addresses, corev1.NodeAddress{Type: corev1.NodeInternalDNS, Address: name}, corev1.NodeAddress{Type: corev1.NodeHostName, Address: name})
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        name,
@@ -100,12 +112,10 @@ func Node(in ec2types.Instance, jc *JoinConfig, region, kubeletVersion string) (
 		Status: corev1.NodeStatus{
 			Capacity:    capacity,
 			Allocatable: alloc,
-			Addresses: []corev1.NodeAddress{
-				{Type: corev1.NodeInternalIP, Address: ip}, {Type: corev1.NodeInternalDNS, Address: name}, {Type: corev1.NodeHostName, Address: name},
-			},
+			Addresses:   addresses,
 			NodeInfo: corev1.NodeSystemInfo{
-				Architecture: arch, OperatingSystem: "linux", KubeletVersion: kubeletVersion, KubeProxyVersion: kubeletVersion,
-				ContainerRuntimeVersion: "containerd://1.7.27", OSImage: "Amazon Linux 2023", SystemUUID: *in.InstanceId,
+				Architecture: arch, OperatingSystem: os, KubeletVersion: kubeletVersion, KubeProxyVersion: kubeletVersion,
+				ContainerRuntimeVersion: "containerd://1.7.27", OSImage: osImage, SystemUUID: *in.InstanceId,
 				MachineID: strings.TrimPrefix(*in.InstanceId, "i-"), BootID: *in.InstanceId,
 			},
 			Conditions: []corev1.NodeCondition{{

@@ -167,3 +167,50 @@ func TestNodeAdvertisesTheInstancesEFADevices(t *testing.T) {
 		}
 	}
 }
+
+// windowsUserData is the shape of Karpenter's Windows user data: the
+// node class's PowerShell, then the Start-EKSBootstrap.ps1 call.
+const windowsUserData = `<powershell>
+Write-Output 'it''s mine'
+[string]$EKSBootstrapScriptFile = "$env:ProgramFiles\Amazon\EKS\Start-EKSBootstrap.ps1"
+& $EKSBootstrapScriptFile -EKSClusterName 'test-cluster' -APIServerEndpoint 'https://example:6443' -Base64ClusterCA 'Q0E=' -KubeletExtraArgs '--node-labels=karpenter.sh/nodepool=win,team=a --register-with-taints=karpenter.sh/unregistered:NoExecute,os=windows:NoSchedule --max-pods=110' -DNSClusterIP '10.100.0.10'
+</powershell>
+`
+
+func TestWindowsBootstrapShapesAWindowsNode(t *testing.T) {
+	jc, err := ParseUserData(windowsUserData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jc == nil || jc.Cluster != "test-cluster" || jc.MaxPods != 110 || jc.Labels["team"] != "a" || len(jc.Taints) != 2 || jc.Taints[1].Key != "os" {
+		t.Fatalf("join configuration = %+v", jc)
+	}
+	in := ec2types.Instance{
+		InstanceId: aws.String("i-0123456789abcdef0"), InstanceType: "m5.large", PrivateDnsName: aws.String("ip-10-0-0-1.us-west-2.compute.internal"),
+		PrivateIpAddress: aws.String("10.0.0.1"), Architecture: ec2types.ArchitectureValuesX8664, Platform: ec2types.PlatformValuesWindows,
+		Placement: &ec2types.Placement{AvailabilityZone: aws.String("us-west-2a"), AvailabilityZoneId: aws.String("usw2-az1")},
+	}
+	node, err := Node(in, jc, "us-west-2", "v1.36.3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if node.Labels[corev1.LabelOSStable] != "windows" || node.Status.NodeInfo.OperatingSystem != "windows" {
+		t.Errorf("os label %q, node info %q; want windows", node.Labels[corev1.LabelOSStable], node.Status.NodeInfo.OperatingSystem)
+	}
+	if len(node.Status.Addresses) != 3 || node.Status.Addresses[0] != (corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: "10.0.0.1"}) {
+		t.Errorf("addresses of an IPv4 node = %v", node.Status.Addresses)
+	}
+	in.Ipv6Address = aws.String("2600:1f14:6c3:1::1")
+	if node, err = Node(in, jc, "us-west-2", "v1.36.3"); err != nil {
+		t.Fatal(err)
+	}
+	if a := node.Status.Addresses; len(a) != 4 || a[0] != (corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: "2600:1f14:6c3:1::1"}) || a[1].Address != "10.0.0.1" {
+		t.Errorf("addresses of a node with an IPv6 address = %v, want the IPv6 InternalIP first", a)
+	}
+	if WindowsBuild("windows2022") != "10.0.20348" || WindowsBuild("al2023") != "" {
+		t.Error("Windows builds are wrong")
+	}
+	if jc, err := ParseUserData("<powershell>\nWrite-Output 'no bootstrap'\n</powershell>"); jc != nil || err != nil {
+		t.Errorf("PowerShell without the bootstrap call joins %+v (%v), want no cluster", jc, err)
+	}
+}

@@ -72,7 +72,11 @@ func TestAMIParameterPathsFollowEKSConventions(t *testing.T) {
 			t.Errorf("%s/%s/%s: %v lacks %s", c.family, c.arch, c.variant, paths, c.want)
 		}
 	}
-	if _, err := ssm.AMIParameters("1.36", "windows2022", "x86_64", "standard", "", ""); err == nil {
+	if paths, err := ssm.AMIParameters("1.36", "windows2022", "x86_64", "standard", "", ""); err != nil ||
+		len(paths) != 1 || paths[0] != "/aws/service/ami-windows-latest/Windows_Server-2022-English-Core-EKS_Optimized-1.36/image_id" {
+		t.Errorf("windows2022 parameters = %v, %v", paths, err)
+	}
+	if _, err := ssm.AMIParameters("1.36", "windows2012", "x86_64", "standard", "", ""); err == nil {
 		t.Error("unknown family accepted")
 	}
 	if _, err := ssm.AMIParameters("1.36", "bottlerocket", "x86_64", "neuron", "", "1.50.0"); err == nil {

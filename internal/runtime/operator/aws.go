@@ -25,7 +25,7 @@ func (o *Operator) WithAWS() (*awsprovider.Provider, error) {
 		ClusterName:             s.ClusterName,
 		ClusterEndpoint:         s.ClusterEndpoint,
 		ClusterCABundle:         s.ClusterCABundle,
-		ClusterCIDR:             s.ClusterCIDR,
+		KubeDNSIP:               s.KubeDNSIP,
 		KubernetesVersionFunc:   awsprovider.DiscoverKubernetesVersion(o.Manager.GetConfig()),
 		VMMemoryOverheadPercent: s.VMMemoryOverheadPercent,
 		ReservedENIs:            s.ReservedENIs,

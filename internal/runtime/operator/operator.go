@@ -73,12 +73,20 @@ func New(ctx context.Context, s *Settings) (*Operator, error) {
 	if awsCfg.Region == "" {
 		return nil, fmt.Errorf("no AWS region: set AWS_REGION")
 	}
-	if err := discoverCluster(ctx, awsCfg, s); err != nil {
-		return nil, err
-	}
 	restCfg, err := restConfig(s)
 	if err != nil {
 		return nil, err
+	}
+	if err := discoverCluster(ctx, awsCfg, s, restCfg); err != nil {
+		return nil, err
+	}
+	if ip, err := kubeDNSIP(ctx, restCfg); err != nil {
+		// Custom DNS setups have no kube-dns: nodes then use their image's
+		// default and the IP family comes from the service CIDR.
+		logger.Info("cluster DNS address not discovered; node classes without kubelet clusterDNS use the node image's default", "error", err.Error())
+	} else {
+		s.KubeDNSIP = ip
+		logger.V(1).Info("discovered kube-dns", "kube-dns-ip", ip)
 	}
 	scheme, err := Scheme()
 	if err != nil {

@@ -149,7 +149,7 @@ func (p *Provider) launch(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC
 	var templates []string
 	for _, k := range keys {
 		g := groups[k]
-		cfg, err := p.templateConfig(claim, nc, g, reservationID)
+		cfg, err := p.templateConfig(ctx, claim, nc, g, reservationID)
 		if err != nil {
 			return nil, nil, &cloud.CreateError{Reason: "LaunchTemplateConfigurationFailed", Err: err}
 		}
@@ -184,7 +184,7 @@ func (p *Provider) launch(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC
 			p.launchTemplates.Invalidate(name)
 		}
 		for i, k := range keys {
-			cfg, cfgErr := p.templateConfig(claim, nc, groups[k], reservationID)
+			cfg, cfgErr := p.templateConfig(ctx, claim, nc, groups[k], reservationID)
 			if cfgErr == nil {
 				var name string
 				if name, cfgErr = p.launchTemplates.Ensure(ctx, cfg); cfgErr == nil {
@@ -230,7 +230,7 @@ func (p *Provider) ownershipTags(nc *awsv1.EC2NodeClass, nodePool string) map[st
 
 // templateConfig is the launch configuration of a group of types, into
 // the capacity reservation reservationID when set.
-func (p *Provider) templateConfig(claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, g *launchGroup, reservationID string) (launchtemplate.Config, error) {
+func (p *Provider) templateConfig(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, g *launchGroup, reservationID string) (launchtemplate.Config, error) {
 	family := nc.AMIFamily()
 	kubelet := nc.Spec.Kubelet.DeepCopy()
 	if kubelet == nil {
@@ -242,11 +242,12 @@ func (p *Provider) templateConfig(claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, g
 	}
 	taints := append(append(append([]corev1.Taint{}, claim.Spec.Taints...), claim.Spec.StartupTaints...), v1.UnregisteredNoExecuteTaint)
 	raid0 := nc.Spec.InstanceStorePolicy != nil && *nc.Spec.InstanceStorePolicy == awsv1.InstanceStorePolicyRAID0
-	ud, err := userdata.Generate(family, userdata.Options{
-		ClusterName: p.settings.ClusterName, ClusterEndpoint: p.settings.ClusterEndpoint,
-		CABundle: p.settings.ClusterCABundle, ClusterCIDR: p.settings.ClusterCIDR,
-		Kubelet: kubelet, Labels: nodeLabels(claim), Taints: dedupTaints(taints), RAID0: raid0, Custom: nc.Spec.UserData,
-	})
+	opts, err := p.BootstrapOptions(ctx, nc, kubelet)
+	if err != nil {
+		return launchtemplate.Config{}, fmt.Errorf("EC2NodeClass %s user data: %w", nc.Name, err)
+	}
+	opts.Labels, opts.Taints, opts.RAID0 = nodeLabels(claim), dedupTaints(taints), raid0
+	ud, err := userdata.Generate(family, opts)
 	if err != nil {
 		return launchtemplate.Config{}, fmt.Errorf("EC2NodeClass %s user data: %w", nc.Name, err)
 	}
@@ -268,6 +269,7 @@ func (p *Provider) templateConfig(claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, g
 		NetworkInterfaces: nc.Spec.NetworkInterfaces, EFACount: int(g.efa),
 		CapacityReservationID: reservationID, ReservationsSelected: len(nc.Spec.CapacityReservationSelectorTerms) > 0,
 		ConnectionTracking: nc.Spec.ConnectionTracking, EnclaveOptions: nc.Spec.EnclaveOptions, CPUOptions: nc.Spec.CPUOptions,
+		IPv6: opts.IPv6,
 	}, nil
 }
 

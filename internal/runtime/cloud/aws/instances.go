@@ -107,7 +107,7 @@ func (p *Provider) toClaim(ctx context.Context, inst *instance.Instance) *v1.Nod
 		if nc != nil {
 			family = nc.AMIFamily()
 		}
-		maps.Copy(claim.Labels, instancetype.Labels(info, p.region, instancetype.OS(family)))
+		maps.Copy(claim.Labels, instancetype.LabelsFor(info, p.region, family))
 		if nc != nil {
 			if res, err := instancetype.Resources(info, nc, p.settings.VMMemoryOverheadPercent, p.settings.ReservedENIs); err == nil {
 				claim.Status.Capacity, claim.Status.Allocatable = res.Capacity, res.Allocatable
@@ -218,7 +218,7 @@ func (p *Provider) IsDrifted(ctx context.Context, claim *v1.NodeClaim) (cloud.Dr
 func (p *Provider) amisFor(nc *awsv1.EC2NodeClass, inst *instance.Instance) []string {
 	labels := map[string]string{corev1.LabelArchStable: inst.Architecture}
 	if info, ok := p.instanceTypes.Info(inst.Type); ok {
-		labels = instancetype.Labels(info, p.region, instancetype.OS(nc.AMIFamily()))
+		labels = instancetype.LabelsFor(info, p.region, nc.AMIFamily())
 	}
 	var out []string
 	for _, a := range nc.Status.AMIs {

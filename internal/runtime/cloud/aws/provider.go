@@ -6,6 +6,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	awspricing "github.com/aws/aws-sdk-go-v2/service/pricing"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
@@ -47,6 +48,7 @@ type Provider struct {
 	launchTemplates  *launchtemplate.Provider
 	instances        *instance.Provider
 	ec2              *ec2.Client
+	network          clusterNetwork
 	validations      *ttlcache.TTL[string, validation]
 	deleting         singleflight.Group // by instance ID
 	// overlay, when set (the NodeOverlay gate), adjusts every pool's
@@ -81,6 +83,7 @@ func New(cfg aws.Config, kube client.Client, settings Settings) (*Provider, erro
 	p := &Provider{
 		kube: kube, settings: settings, region: cfg.Region, ec2: ec2Client,
 		unavailable: cache.NewUnavailableOfferings(), validations: ttlcache.New[string, validation](ValidationTTL),
+		network: clusterNetwork{eks: eks.NewFromConfig(cfg), cluster: settings.ClusterName},
 	}
 	p.pricing = pricing.New(ec2Client, pricingClient, cfg.Region)
 	p.reservations = capacityreservation.New(ec2Client, settings.CapacityReservationRefresh)

@@ -14,8 +14,13 @@ type Settings struct {
 	ClusterEndpoint string
 	// ClusterCABundle is the base64 PEM written into node user data.
 	ClusterCABundle string
-	// ClusterCIDR is the service CIDR; AL2023 nodes need it.
+	// ClusterCIDR is the service CIDR AL2023 nodes need; when empty it is
+	// resolved with eks:DescribeCluster (see ResolveClusterCIDR).
 	ClusterCIDR string
+	// KubeDNSIP is the cluster IP of kube-system/kube-dns, discovered at
+	// start: the kubelet's clusterDNS when a node class sets none, and the
+	// cluster's IP family. Empty when there is no such service.
+	KubeDNSIP string
 	// KubernetesVersion is the control plane's minor version ("1.36"), used
 	// for AMI aliases; when empty KubernetesVersionFunc is asked.
 	KubernetesVersion     string

@@ -57,9 +57,10 @@ type Settings struct {
 	// Go runtime's soft limit is set to 90% of it, so the heap collects
 	// harder before the kernel kills the process.
 	MemoryLimit int64
-	// ClusterCIDR is the service CIDR, discovered with eks:DescribeCluster
-	// (AL2023 nodes need it); it has no flag.
-	ClusterCIDR string
+	// KubeDNSIP is kube-system/kube-dns's cluster IP, discovered at start
+	// (nodes' default cluster DNS and the cluster's IP family); it has no
+	// flag.
+	KubeDNSIP string
 }
 
 // setting is one flag with its environment variable.

@@ -2,6 +2,7 @@ package ami
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -98,13 +99,25 @@ func aliasVariants(alias awsv1.Alias, k8s string) ([]variant, error) {
 		if !latest {
 			return nil, fmt.Errorf("alias %s: Windows aliases only support @latest", alias)
 		}
+		if alias.Family == awsv1.AMIFamilyWindows2025 && minorBelow(k8s, 35) {
+			return nil, fmt.Errorf("alias %s: EKS publishes Windows Server 2025 images for Kubernetes 1.35 and later, and the cluster runs %s; use windows2022@latest", alias, k8s)
+		}
 		year := strings.TrimPrefix(alias.Family, "Windows")
 		out = append(out, variant{
-			Parameter:    fmt.Sprintf("/aws/service/ami-windows-latest/Windows_Server-%s-English-Core-EKS_Optimized-%s/image_id", year, k8s),
-			Requirements: []corev1.NodeSelectorRequirement{archReq(v1.ArchitectureAmd64)},
+			Parameter: fmt.Sprintf("/aws/service/ami-windows-latest/Windows_Server-%s-English-Core-EKS_Optimized-%s/image_id", year, k8s),
+			Requirements: []corev1.NodeSelectorRequirement{archReq(v1.ArchitectureAmd64),
+				{Key: corev1.LabelOSStable, Operator: corev1.NodeSelectorOpIn, Values: []string{string(corev1.Windows)}}},
 		})
 	default:
 		return nil, fmt.Errorf("alias %s: unknown family", alias)
 	}
 	return out, nil
+}
+
+// minorBelow says whether a "1.NN" Kubernetes version's minor is below min;
+// an unparsable version is not.
+func minorBelow(k8s string, min int) bool {
+	_, minor, _ := strings.Cut(k8s, ".")
+	n, err := strconv.Atoi(minor)
+	return err == nil && n < min
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	awspricing "github.com/aws/aws-sdk-go-v2/service/pricing"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/structhash"
@@ -234,7 +235,7 @@ type listed struct {
 func (p *Provider) compute(nc *awsv1.EC2NodeClass, zones []string) ([]*scheduling.InstanceType, error) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	os := OS(nc.AMIFamily())
+	family := nc.AMIFamily()
 	volumes := VolumeCost(nc, p.pricing)
 	names := make([]string, 0, len(p.infos))
 	for n := range p.infos {
@@ -247,7 +248,10 @@ func (p *Provider) compute(nc *awsv1.EC2NodeClass, zones []string) ([]*schedulin
 		if !FitsNetworkInterfaces(info, nc.Spec.NetworkInterfaces) {
 			continue
 		}
-		labels := Labels(info, p.opts.Region, os)
+		labels := LabelsFor(info, p.opts.Region, family)
+		if labels[corev1.LabelOSStable] == string(corev1.Windows) && labels[corev1.LabelArchStable] != v1.ArchitectureAmd64 {
+			continue // Windows Server runs on x86_64 only
+		}
 		labels[v1.LabelNodeClass] = nc.Name
 		if _, ok := ami.ForLabels(nc.Status.AMIs, labels); !ok {
 			continue

@@ -50,6 +50,31 @@ func OS(amiFamily string) string {
 	return "linux"
 }
 
+// WindowsBuild is the node.kubernetes.io/windows-build of nodes of a
+// Windows AMI family (the Windows Server Core release's build), "" for
+// other families.
+func WindowsBuild(amiFamily string) string {
+	switch amiFamily {
+	case awsv1.AMIFamilyWindows2019:
+		return "10.0.17763"
+	case awsv1.AMIFamilyWindows2022:
+		return "10.0.20348"
+	case awsv1.AMIFamilyWindows2025:
+		return "10.0.26100"
+	}
+	return ""
+}
+
+// LabelsFor are the type's Labels for nodes of an AMI family: its OS and,
+// for Windows, its build.
+func LabelsFor(info ec2types.InstanceTypeInfo, region, amiFamily string) map[string]string {
+	l := Labels(info, region, OS(amiFamily))
+	if build := WindowsBuild(amiFamily); build != "" {
+		l[corev1.LabelWindowsBuild] = build
+	}
+	return l
+}
+
 // KubeletOf extracts the settings the overhead model uses.
 func KubeletOf(kc awsv1.KubeletConfiguration) capacity.Kubelet {
 	k := kc.MustSettings()

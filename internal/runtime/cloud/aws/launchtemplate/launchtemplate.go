@@ -76,6 +76,10 @@ type Config struct {
 	ConnectionTracking *awsv1.ConnectionTracking
 	EnclaveOptions     *awsv1.EnclaveOptions
 	CPUOptions         *awsv1.CPUOptions
+	// IPv6 launches into an IPv6 cluster: the primary interface gets an
+	// IPv6 address and makes it the instance's primary one, which the VPC
+	// CNI in IPv6 mode and the node's registration use.
+	IPv6 bool
 }
 
 // use is what the provider knows of a template's use.
@@ -451,10 +455,10 @@ func data(cfg Config) *ec2types.RequestLaunchTemplateData {
 	sort.Strings(groups)
 	if nis := interfaces(cfg, groups); nis != nil {
 		d.NetworkInterfaces = nis
-	} else if cfg.AssociatePublicIP != nil || cfg.ConnectionTracking != nil || cfg.IPPrefixCount != nil {
-		// The public IP choice, the prefixes and the connection tracking
-		// timeouts live on the primary interface, which must then carry the
-		// security groups.
+	} else if cfg.AssociatePublicIP != nil || cfg.ConnectionTracking != nil || cfg.IPPrefixCount != nil || cfg.IPv6 {
+		// The public IP choice, the prefixes, the connection tracking
+		// timeouts and the IPv6 address live on the primary interface, which
+		// must then carry the security groups.
 		d.NetworkInterfaces = []ec2types.LaunchTemplateInstanceNetworkInterfaceSpecificationRequest{{
 			DeviceIndex: aws.Int32(0), AssociatePublicIpAddress: cfg.AssociatePublicIP, Groups: groups,
 			Ipv4PrefixCount:                 cfg.IPPrefixCount,
@@ -462,6 +466,9 @@ func data(cfg Config) *ec2types.RequestLaunchTemplateData {
 		}}
 	} else {
 		d.SecurityGroupIds = groups
+	}
+	if cfg.IPv6 {
+		withIPv6(d.NetworkInterfaces)
 	}
 	if e := cfg.EnclaveOptions; e != nil && e.Enabled != nil {
 		d.EnclaveOptions = &ec2types.LaunchTemplateEnclaveOptionsRequest{Enabled: aws.Bool(*e.Enabled)}
@@ -505,6 +512,22 @@ func interfaces(cfg Config, groups []string) []ec2types.LaunchTemplateInstanceNe
 		})
 	}
 	return out
+}
+
+// withIPv6 gives the primary interface of an IPv6 cluster's node its IPv6
+// address, and makes the prefixes every interface but an efa-only one is
+// delegated IPv6 prefixes, as pods there get IPv6 addresses.
+func withIPv6(nis []ec2types.LaunchTemplateInstanceNetworkInterfaceSpecificationRequest) {
+	for i := range nis {
+		ni := &nis[i]
+		if aws.ToString(ni.InterfaceType) == string(awsv1.NetworkInterfaceTypeEFAOnly) {
+			continue
+		}
+		ni.Ipv6PrefixCount, ni.Ipv4PrefixCount = ni.Ipv4PrefixCount, nil
+		if aws.ToInt32(ni.NetworkCardIndex) == 0 && aws.ToInt32(ni.DeviceIndex) == 0 {
+			ni.PrimaryIpv6, ni.Ipv6AddressCount = aws.Bool(true), aws.Int32(1)
+		}
+	}
 }
 
 func connectionTracking(c *awsv1.ConnectionTracking) *ec2types.ConnectionTrackingSpecificationRequest {

@@ -19,6 +19,14 @@ func AL2(o Options) (string, error) {
 	if o.CABundle != "" {
 		fmt.Fprintf(&b, " --b64-cluster-ca %s", shellQuote(o.CABundle))
 	}
+	if o.IPv6 {
+		// bootstrap.sh refuses --ip-family ipv6 without the service range
+		// when it is given the endpoint and CA.
+		b.WriteString(" \\\n--ip-family ipv6")
+		if o.ClusterCIDR != "" {
+			fmt.Fprintf(&b, " \\\n--service-ipv6-cidr %s", shellQuote(o.ClusterCIDR))
+		}
+	}
 	if dns := o.Kubelet.MustSettings().ClusterDNS; len(dns) > 0 {
 		fmt.Fprintf(&b, " \\\n--dns-cluster-ip %s", shellQuote(dns[0]))
 	}

@@ -49,7 +49,7 @@ type LocalStorage struct {
 // nodeadm merges NodeConfigs in order, so the runtime's fields win.
 func AL2023(o Options) (string, error) {
 	if o.ClusterCIDR == "" {
-		return "", fmt.Errorf("AL2023 nodes need the cluster's service CIDR: set the cluster CIDR setting")
+		return "", fmt.Errorf("AL2023 nodes need the cluster's service CIDR (IPv4 or IPv6), which eks:DescribeCluster reports; it is not known yet")
 	}
 	parts, err := customParts(o.Custom, ContentTypeShell)
 	if err != nil {

@@ -16,8 +16,11 @@ type Options struct {
 	ClusterEndpoint string
 	// CABundle is the base64 PEM of the cluster CA.
 	CABundle string
-	// ClusterCIDR is the service CIDR (AL2023 NodeConfig needs it).
+	// ClusterCIDR is the service CIDR, IPv4 or IPv6 (AL2023's NodeConfig
+	// needs it; AL2 passes it to bootstrap.sh on IPv6 clusters).
 	ClusterCIDR string
+	// IPv6 says the cluster's IP family is IPv6.
+	IPv6 bool
 	// Kubelet is the node class's kubelet configuration with maxPods resolved
 	// for the instance types sharing this user data. AL2023 passes all of it
 	// to the kubelet; the other families the fields of awsv1.KubeletSettings

@@ -150,3 +150,80 @@ func TestCustomPassesUserDataThrough(t *testing.T) {
 		t.Fatalf("Custom user data = %q, %v", out, err)
 	}
 }
+
+// ipv6Options are testOptions for an IPv6 cluster: an IPv6 service range
+// and the kube-dns address from it.
+func ipv6Options() Options {
+	o := testOptions(nil)
+	o.IPv6, o.ClusterCIDR = true, "fd5e:9a41:77c3::/108"
+	o.Kubelet = awsv1.KubeletConfigurationOf(awsv1.KubeletSettings{MaxPods: ptr[int32](110), ClusterDNS: []string{"fd5e:9a41:77c3::a"}})
+	return o
+}
+
+func TestIPv6UserDataPerFamily(t *testing.T) {
+	t.Run("AL2023", func(t *testing.T) {
+		out, err := AL2023(ipv6Options())
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts, err := ParseMIME(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var nc NodeConfig
+		if err := yaml.Unmarshal([]byte(parts[len(parts)-1].Body), &nc); err != nil {
+			t.Fatal(err)
+		}
+		if nc.Spec.Cluster.CIDR != "fd5e:9a41:77c3::/108" {
+			t.Errorf("NodeConfig cidr = %q, want the IPv6 service range", nc.Spec.Cluster.CIDR)
+		}
+		if dns, _ := nc.Spec.Kubelet.Config["clusterDNS"].([]any); len(dns) != 1 || dns[0] != "fd5e:9a41:77c3::a" {
+			t.Errorf("kubelet clusterDNS = %v, want [fd5e:9a41:77c3::a]", nc.Spec.Kubelet.Config["clusterDNS"])
+		}
+	})
+	t.Run("AL2", func(t *testing.T) {
+		out, err := AL2(ipv6Options())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"--ip-family ipv6", "--service-ipv6-cidr 'fd5e:9a41:77c3::/108'", "--dns-cluster-ip 'fd5e:9a41:77c3::a'"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("bootstrap.sh call lacks %q:\n%s", want, out)
+			}
+		}
+		v4, err := AL2(testOptions(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(v4, "--ip-family") || strings.Contains(v4, "--service-ipv6-cidr") {
+			t.Errorf("IPv4 bootstrap.sh call names an IP family:\n%s", v4)
+		}
+	})
+	t.Run("Bottlerocket", func(t *testing.T) {
+		out, err := Bottlerocket(ipv6Options())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Settings struct {
+				Kubernetes struct {
+					DNS string `toml:"cluster-dns-ip"`
+				} `toml:"kubernetes"`
+			} `toml:"settings"`
+		}
+		if _, err := toml.Decode(out, &doc); err != nil {
+			t.Fatal(err)
+		}
+		if doc.Settings.Kubernetes.DNS != "fd5e:9a41:77c3::a" {
+			t.Errorf("cluster-dns-ip = %q, want the IPv6 kube-dns address", doc.Settings.Kubernetes.DNS)
+		}
+	})
+	t.Run("Windows", func(t *testing.T) {
+		// EKS has no IPv6 Windows nodes (the provider refuses the pair);
+		// the script still carries whatever cluster DNS it is given.
+		out := Windows(ipv6Options())
+		if !strings.Contains(out, "-DNSClusterIP 'fd5e:9a41:77c3::a'") {
+			t.Errorf("Start-EKSBootstrap.ps1 call lacks the DNS address:\n%s", out)
+		}
+	})
+}

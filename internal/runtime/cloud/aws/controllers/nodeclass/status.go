@@ -178,7 +178,22 @@ func Resolve(ctx context.Context, p *awsprovider.Provider, nc *awsv1.EC2NodeClas
 		}
 	}
 
-	reason, msg := validate(p, nc)
+	var boot userdata.Options
+	var bootErr error
+	_ = bounded(func(ctx context.Context) error {
+		boot, bootErr = p.BootstrapOptions(ctx, nc, nc.Spec.Kubelet)
+		return nil
+	})
+	if cidrErr := (*awsprovider.ClusterCIDRError)(nil); errors.As(bootErr, &cidrErr) {
+		// Nothing launches from the node class until the CIDR is known:
+		// the condition names the cause, and the call is retried.
+		r.requeue = min(r.requeue, RequeueUnresolved)
+		if awserr.IsTransient(bootErr) {
+			r.transient = append(r.transient, Transient{Part: "cluster CIDR", Condition: v1.ConditionTypeValidationSucceeded, Call: awserr.Operation(bootErr), Err: bootErr})
+			r.requeue = min(r.requeue, RequeueTransient)
+		}
+	}
+	reason, msg := validate(nc, boot, bootErr)
 	if reason == "" {
 		_ = bounded(func(ctx context.Context) error { reason, msg = p.ValidateLaunchPermissions(ctx, nc); return nil })
 	}
@@ -194,7 +209,7 @@ func Resolve(ctx context.Context, p *awsprovider.Provider, nc *awsv1.EC2NodeClas
 // validate checks what the API schema cannot: that the kubelet
 // configuration is one the node's kubelet and AMI family take, that its
 // settings parse for the overhead model, and that user data can be generated.
-func validate(p *awsprovider.Provider, nc *awsv1.EC2NodeClass) (reason, message string) {
+func validate(nc *awsv1.EC2NodeClass, boot userdata.Options, bootErr error) (reason, message string) {
 	if errs := awsv1.ValidateKubelet(nc.Spec.Kubelet, nc.AMIFamily()); len(errs) > 0 {
 		return "InvalidKubeletConfiguration", errors.Join(errs...).Error()
 	}
@@ -202,11 +217,12 @@ func validate(p *awsprovider.Provider, nc *awsv1.EC2NodeClass) (reason, message 
 		instancetype.KubeletOf(nc.Spec.Kubelet), capacity.Options{Family: instancetype.CapacityFamily(nc.AMIFamily())}); err != nil {
 		return "InvalidKubeletConfiguration", err.Error()
 	}
-	s := p.Settings()
-	ud, err := userdata.Generate(nc.AMIFamily(), userdata.Options{
-		ClusterName: s.ClusterName, ClusterEndpoint: s.ClusterEndpoint, CABundle: s.ClusterCABundle,
-		ClusterCIDR: s.ClusterCIDR, Kubelet: nc.Spec.Kubelet, Custom: nc.Spec.UserData,
-	})
+	if cidrErr := (*awsprovider.ClusterCIDRError)(nil); errors.As(bootErr, &cidrErr) {
+		return "ClusterCIDRResolutionFailed", bootErr.Error()
+	} else if bootErr != nil {
+		return "InvalidAMIFamily", bootErr.Error()
+	}
+	ud, err := userdata.Generate(nc.AMIFamily(), boot)
 	if err != nil {
 		return "InvalidUserData", err.Error()
 	}
