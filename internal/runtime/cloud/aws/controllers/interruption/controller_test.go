@@ -196,6 +196,21 @@ func queueDepth(t *testing.T, ctx context.Context, url string) (visible, inFligh
 	return visible, inFlight
 }
 
+// waitQueued waits up to 10 s for want visible messages and returns how
+// many there are: EC2 hands its events to EventBridge on a goroutine of its
+// own, so a message follows the call that caused it, not at once.
+func waitQueued(t *testing.T, ctx context.Context, url string, want int) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		v, _ := queueDepth(t, ctx, url)
+		if v >= want || time.Now().After(deadline) {
+			return v
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 func gone(t *testing.T, ctx context.Context, nc *v1.NodeClaim) bool {
 	t.Helper()
 	err := kube.Get(ctx, client.ObjectKeyFromObject(nc), &v1.NodeClaim{})
@@ -219,7 +234,7 @@ func TestSpotInterruptionDeletesTheNodeClaim(t *testing.T) {
 	if err := sim.EC2.InterruptSpot(aws.ToString(spot.InstanceId), time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := queueDepth(t, ctx, url); v != 1 {
+	if v := waitQueued(t, ctx, url, 1); v != 1 {
 		t.Fatalf("queue holds %d messages after the warning, want 1 (EventBridge rule or queue policy broken)", v)
 	}
 	if err := c.Poll(ctx); err != nil {
@@ -256,7 +271,7 @@ func TestRebalanceAndUnparsableMessages(t *testing.T) {
 	if _, err := sqs.NewFromConfig(sim.AWSConfig()).SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("not an event")}); err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := queueDepth(t, ctx, url); v != 2 {
+	if v := waitQueued(t, ctx, url, 2); v != 2 {
 		t.Fatalf("queue holds %d messages, want 2", v)
 	}
 	if err := c.Poll(ctx); err != nil {
