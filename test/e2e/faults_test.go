@@ -303,7 +303,18 @@ func testOutOfBandTermination(t *testing.T) {
 	// exactly that, so any eviction Joist adds would break it.
 	_, inv := spreadWorkload(t, ns, pool, replicas, 1, pool)
 	waitRunning(t, ns, replicas)
-	victim := claimsOf(t, pool)[0]
+	// A node of the pool; a claim whose Node the status has not named yet
+	// (possible under load right after the pods run) would not do.
+	var victim v1.NodeClaim
+	eventually(t, "a registered nodeclaim in the pool", func() (bool, string) {
+		for _, c := range claimsOf(t, pool) {
+			if c.Status.NodeName != "" && c.Status.ProviderID != "" {
+				victim = c
+				return true, ""
+			}
+		}
+		return false, "no claim names its node yet"
+	})
 	claims := watchClaims(t, pool)
 	id := instanceID(t, victim.Status.ProviderID)
 	if _, err := ec2.NewFromConfig(worldOf(t).sim.AWSConfig()).TerminateInstances(context.Background(), &ec2.TerminateInstancesInput{InstanceIds: []string{id}}); err != nil {
