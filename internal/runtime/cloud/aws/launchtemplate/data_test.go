@@ -102,3 +102,35 @@ func TestNetworkInterfacesInTheTemplate(t *testing.T) {
 		}
 	}
 }
+
+// In an IPv6 cluster the primary interface gets the instance's primary
+// IPv6 address, and ipPrefixCount delegates IPv6 prefixes instead of IPv4
+// ones, also when the node class's interfaces shape the template (an
+// efa-only interface gets neither).
+func TestIPv6OnThePrimaryInterface(t *testing.T) {
+	cfg := config("default", "general", "ami-1")
+	cfg.IPv6, cfg.IPPrefixCount = true, aws.Int32(2)
+	d := data(cfg)
+	if len(d.NetworkInterfaces) != 1 {
+		t.Fatalf("interfaces %v, want the primary one", d.NetworkInterfaces)
+	}
+	ni := d.NetworkInterfaces[0]
+	if !aws.ToBool(ni.PrimaryIpv6) || aws.ToInt32(ni.Ipv6AddressCount) != 1 || aws.ToInt32(ni.Ipv6PrefixCount) != 2 || ni.Ipv4PrefixCount != nil {
+		t.Errorf("primary interface %+v, want a primary IPv6 address and 2 IPv6 prefixes, no IPv4 prefixes", ni)
+	}
+
+	cfg.NetworkInterfaces = []awsv1.NetworkInterface{
+		{NetworkCardIndex: 0, DeviceIndex: 0, InterfaceType: awsv1.NetworkInterfaceTypeInterface},
+		{NetworkCardIndex: 1, DeviceIndex: 0, InterfaceType: awsv1.NetworkInterfaceTypeEFAOnly},
+	}
+	d = data(cfg)
+	if len(d.NetworkInterfaces) != 2 {
+		t.Fatalf("interfaces %v, want the node class's two", d.NetworkInterfaces)
+	}
+	if p := d.NetworkInterfaces[0]; !aws.ToBool(p.PrimaryIpv6) || aws.ToInt32(p.Ipv6PrefixCount) != 2 || p.Ipv4PrefixCount != nil {
+		t.Errorf("primary interface %+v, want IPv6 and IPv6 prefixes", p)
+	}
+	if e := d.NetworkInterfaces[1]; e.PrimaryIpv6 != nil || e.Ipv6PrefixCount != nil || e.Ipv6AddressCount != nil {
+		t.Errorf("efa-only interface %+v, want no IPv6 settings", e)
+	}
+}
