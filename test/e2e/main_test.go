@@ -78,9 +78,12 @@ func run(m *testing.M) int {
 	return code
 }
 
-// TestShared runs the scenarios of the shared world one group after
-// another (within a group they run in parallel), while the scenarios that
-// need a world of their own run beside it.
+// TestShared runs the scenarios of the shared world, while the scenarios
+// that need a world of their own run beside it. The groups that change what
+// every scenario depends on (a controller restart, AWS faults and latency,
+// AMI releases) run one after another; the groups whose scenarios touch only
+// their own pools, classes and instances then run together (within every
+// group, scenarios run in parallel, at most parallelScenarios at once).
 func TestShared(t *testing.T) {
 	t.Parallel()
 	var err error
@@ -88,16 +91,26 @@ func TestShared(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("provisioning", testProvisioning)
-	t.Run("reserved-capacity", testReservedCapacity)
-	t.Run("ec2net", testEC2Networking)
 	t.Run("disruption", testDisruption)
 	t.Run("safety", testSafety)
-	t.Run("faults", testSharedFaults)
-	t.Run("health", testHealth)
-	t.Run("metrics", testMetrics)
-	t.Run("static", testStatic)
-	t.Run("balanced", testBalanced)
-	t.Run("nodeoverlay", testNodeOverlay)
+	for _, g := range []struct {
+		name string
+		run  func(*testing.T)
+	}{
+		{"reserved-capacity", testReservedCapacity},
+		{"ec2net", testEC2Networking},
+		{"faults", testSharedFaults},
+		{"health", testHealth},
+		{"metrics", testMetrics},
+		{"static", testStatic},
+		{"balanced", testBalanced},
+		{"nodeoverlay", testNodeOverlay},
+	} {
+		t.Run(g.name, func(t *testing.T) {
+			t.Parallel()
+			g.run(t)
+		})
+	}
 }
 
 var (
