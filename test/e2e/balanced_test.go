@@ -32,7 +32,6 @@ import (
 // (Each node also pays for its root volume, about $0.002/h, which moves
 // none of these scores across 0.5.)
 func testBalanced(t *testing.T) {
-	t.Parallel()
 	nodeClass(t, "balanced")
 	type setup struct {
 		pool    string

@@ -19,7 +19,6 @@ import (
 // scale subresource, as kubectl scale uses it, takes it to 5 and back to 2;
 // a deleted NodeClaim is replaced, and a template change replaces both.
 func testStatic(t *testing.T) {
-	t.Parallel()
 	nodeClass(t, "static")
 	ns := scenarioNamespace(t, "e2e-static")
 	np := consolidatingPool(t, "static", "0s", func(np *v1.NodePool) {
