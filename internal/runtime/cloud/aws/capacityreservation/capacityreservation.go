@@ -84,7 +84,11 @@ func queries(terms []awsv1.CapacityReservationSelectorTerm) ([]query, error) {
 // sorted by ID. A term naming a reservation that does not exist selects
 // nothing.
 func (p *Provider) List(ctx context.Context, nc *awsv1.EC2NodeClass) ([]ec2types.CapacityReservation, error) {
-	terms := nc.Spec.CapacityReservationSelectorTerms
+	return p.ListTerms(ctx, nc.Spec.CapacityReservationSelectorTerms)
+}
+
+// ListTerms is List for selector terms of any origin.
+func (p *Provider) ListTerms(ctx context.Context, terms []awsv1.CapacityReservationSelectorTerm) ([]ec2types.CapacityReservation, error) {
 	if len(terms) == 0 {
 		return nil, nil
 	}
