@@ -343,6 +343,11 @@ func TestCapacityBlockLaunchAndExpiration(t *testing.T) {
 	if exists(inBlock) || !exists(inODCR) {
 		t.Errorf("30 minutes before the block ends: claim in the block exists %v (want deleted), other claim exists %v (want kept)", exists(inBlock), exists(inODCR))
 	}
+	// The block's offering goes with the latest listing, before the node
+	// class's status catches up.
+	if reserved, _ := blockOffering(); reserved.Available {
+		t.Errorf("block brought within 40 minutes of its end still offered (status not yet re-resolved): %+v", reserved)
+	}
 	resolve(t, prov, nc)
 	if got := nc.Status.CapacityReservations; len(got) != 1 || got[0].State != awsv1.CapacityReservationStateExpiring {
 		t.Errorf("status.capacityReservations = %+v, want the block expiring", got)

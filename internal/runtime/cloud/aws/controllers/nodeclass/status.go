@@ -162,6 +162,11 @@ func Resolve(ctx context.Context, p *awsprovider.Provider, nc *awsv1.EC2NodeClas
 				continue
 			}
 			nc.Status.CapacityReservations = append(nc.Status.CapacityReservations, status)
+			// Resolve again when a block starts expiring, so its offering
+			// goes with its status.
+			if status.ReservationType == awsv1.CapacityReservationTypeCapacityBlock && status.State == awsv1.CapacityReservationStateActive && status.EndTime != nil {
+				r.requeue = min(r.requeue, max(time.Second, status.EndTime.Sub(now)-capacityreservation.ExpiringWithin))
+			}
 		}
 		setTrue(nc, v1.ConditionTypeCapacityReservationsReady)
 	}
