@@ -49,7 +49,7 @@ var (
 	utilities     = []string{r("events"), r("metrics"), r("ratelimit"), r("ttlcache"), r("volumetopology")}
 	pureRules     = []string{r("policy"), r("disruption/drift"), r("cloud/aws/instancetype"), r("operator/settings")}
 	coreControl   = []string{r("provisioning"), r("nodeclaim/lifecycle"), r("nodeclaim/garbagecollection"), r("termination"), r("nodepool"), r("nodeoverlay")}
-	awsControl    = []string{r("cloud/aws/controllers/interruption"), r("cloud/aws/controllers/nodeclass")}
+	awsControl    = []string{r("cloud/aws/controllers/capacityblock"), r("cloud/aws/controllers/interruption"), r("cloud/aws/controllers/nodeclass")}
 	controllerMay = append([]string{r("state"), r("pods"), r("simulation"), r("scheduling"), "=" + r("cloud"), apis,
 		// the NodeClaim condition and providerID helpers the NodeClaim
 		// controllers, disruption and termination share

@@ -21,6 +21,7 @@ func testEC2Networking(t *testing.T) {
 	t.Run("pod-eni", testPodENI)
 	t.Run("prefix-delegation", testPrefixDelegation)
 	t.Run("efa", testEFA)
+	t.Run("capacity-block", testCapacityBlock)
 }
 
 // testPodENI: a pod with security groups of its own (it requests

@@ -94,7 +94,8 @@ func (s *Service) AddCapacityReservation(instanceType, zone string, count int, t
 }
 
 // AddCapacityBlock creates an active capacity block of count instances of
-// a type in a zone that ends at end, and returns its ID.
+// a type in a zone that ends at end, and returns its ID. At its end the
+// block expires and EC2 terminates the instances still running in it.
 func (s *Service) AddCapacityBlock(instanceType, zone string, count int, end time.Time, tagKV ...string) (string, error) {
 	id, err := s.AddCapacityReservation(instanceType, zone, count, tagKV...)
 	if err != nil {
@@ -105,8 +106,122 @@ func (s *Service) AddCapacityBlock(instanceType, zone string, count int, end tim
 	r := s.reservationByID(id)
 	r.ReservationType = ec2types.CapacityReservationTypeCapacityBlock
 	r.EndDateType = ec2types.EndDateTypeLimited
-	r.EndDate = ptr(end.UTC().Truncate(time.Second))
+	s.scheduleBlockEnd(r, end)
 	return id, nil
+}
+
+// SetCapacityReservationEnd moves the end of a capacity block: a block
+// whose end has passed expires at once.
+func (s *Service) SetCapacityReservationEnd(id string, end time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.reservationByID(id)
+	if r == nil {
+		return fmt.Errorf("no capacity reservation %s", id)
+	}
+	if r.ReservationType != ec2types.CapacityReservationTypeCapacityBlock {
+		return fmt.Errorf("capacity reservation %s is not a capacity block", id)
+	}
+	if r.State != ec2types.CapacityReservationStateActive {
+		return fmt.Errorf("capacity block %s is %s", id, r.State)
+	}
+	s.scheduleBlockEnd(r, end)
+	return nil
+}
+
+// SetInterruptible makes a reservation interruptible: its owner may
+// reclaim it, and launches into it use the interruptible market type.
+func (s *Service) SetInterruptible(id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.reservationByID(id)
+	if r == nil {
+		return fmt.Errorf("no capacity reservation %s", id)
+	}
+	r.Interruptible = ptr(true)
+	return nil
+}
+
+// scheduleBlockEnd sets a block's end date and (re)arms its expiry. Caller
+// holds s.mu.
+func (s *Service) scheduleBlockEnd(r *capacityReservation, end time.Time) {
+	id := *r.CapacityReservationId
+	r.EndDate = ptr(end.UTC().Truncate(time.Second))
+	if t := s.blockEnds[id]; t != nil {
+		t.Stop()
+	}
+	s.blockEnds[id] = time.AfterFunc(time.Until(end), func() { s.expireBlock(id) })
+}
+
+// expireBlock ends a capacity block as EC2 does: the reservation is
+// expired, holds no more instances, and those running in it terminate.
+func (s *Service) expireBlock(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.reservationByID(id)
+	if r == nil || r.State != ec2types.CapacityReservationStateActive || r.EndDate.After(time.Now()) {
+		return
+	}
+	delete(s.blockEnds, id)
+	r.State = ec2types.CapacityReservationStateExpired
+	for _, in := range s.order {
+		if in.reservation == r {
+			s.terminate(in, blockEndReason)
+		}
+	}
+	r.AvailableInstanceCount = ptr(int32(0))
+}
+
+// reservationLaunchable reports why a launch cannot go into the
+// reservation it targets, if it cannot: EC2 asks a capacity block's
+// launches for the capacity-block market type and an interruptible
+// reservation's for the interruptible one (and neither of other
+// launches), only an active reservation takes instances, and only of its
+// type in its zone.
+func reservationLaunchable(spec launchSpec) *protocol.Error {
+	r := spec.reservation
+	if r == nil {
+		switch spec.market {
+		case ec2types.MarketTypeCapacityBlock, ec2types.MarketTypeInterruptibleCapacityReservation:
+			return errorf("InvalidParameterCombination", "The market type %s requires a capacity reservation target in CapacityReservationSpecification.", spec.market)
+		}
+		return nil
+	}
+	id := *r.CapacityReservationId
+	var want ec2types.MarketType
+	switch {
+	case r.ReservationType == ec2types.CapacityReservationTypeCapacityBlock:
+		want = ec2types.MarketTypeCapacityBlock
+	case deref(r.Interruptible):
+		want = ec2types.MarketTypeInterruptibleCapacityReservation
+	}
+	if spec.market != want {
+		if want == "" {
+			return errorf("InvalidParameterCombination", "Capacity reservation %s is not a capacity block or an interruptible reservation: launch into it without InstanceMarketOptions.MarketType %s.", id, spec.market)
+		}
+		return errorf("InvalidParameterCombination", "Launches into capacity reservation %s must set InstanceMarketOptions.MarketType to %s.", id, want)
+	}
+	if r.State != ec2types.CapacityReservationStateActive {
+		return errorf("InvalidParameterValue", "The capacity reservation %s is %s and cannot accept instances.", id, r.State)
+	}
+	if *r.InstanceType != spec.instanceType || *r.AvailabilityZone != *spec.subnet.AvailabilityZone {
+		return errorf("InvalidParameterCombination", "Capacity reservation %s holds %s instances in %s; the launch asks for %s in %s.",
+			id, *r.InstanceType, *r.AvailabilityZone, spec.instanceType, *spec.subnet.AvailabilityZone)
+	}
+	return nil
+}
+
+// lifecycle is how EC2 shows an instance launched from spec.
+func (spec launchSpec) lifecycle() ec2types.InstanceLifecycleType {
+	switch {
+	case spec.capacityType == "spot":
+		return ec2types.InstanceLifecycleTypeSpot
+	case spec.market == ec2types.MarketTypeCapacityBlock:
+		return ec2types.InstanceLifecycleTypeCapacityBlock
+	case spec.market == ec2types.MarketTypeInterruptibleCapacityReservation:
+		return ec2types.InstanceLifecycleTypeInterruptibleCapacityReservation
+	}
+	return ""
 }
 
 func (s *Service) reservationByID(id string) *capacityReservation {

@@ -2,6 +2,7 @@ package ec2
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -101,6 +102,9 @@ func (s *Service) createFleet(in *ec2.CreateFleetInput, dryRun bool) (*ec2.Creat
 			}
 			cands = append(cands, c)
 		}
+	}
+	if err := reservedTarget(in, cands); err != nil {
+		return nil, err
 	}
 	if dryRun {
 		return nil, nil
@@ -275,4 +279,34 @@ func fleetError(err *protocol.Error, lt *ec2types.FleetLaunchTemplateSpecificati
 		ErrorCode: ptr(err.Code), ErrorMessage: ptr(err.Message), Lifecycle: ec2types.InstanceLifecycle(capacityType),
 		LaunchTemplateAndOverrides: &ec2types.LaunchTemplateAndOverridesResponse{LaunchTemplateSpecification: lt, Overrides: o},
 	}
+}
+
+// reservedTarget checks a fleet's target capacity type against the market
+// type of its launch templates, as EC2 does: capacity-block goes with
+// launches into capacity blocks, reserved-capacity (with the
+// interruptible-capacity-reservation reservation type) with launches into
+// interruptible reservations, and neither market type with any other
+// target.
+func reservedTarget(in *ec2.CreateFleetInput, cands []*candidate) *protocol.Error {
+	target := in.TargetCapacitySpecification.DefaultTargetCapacityType
+	var want ec2types.MarketType
+	switch target {
+	case ec2types.DefaultTargetCapacityTypeCapacityBlock:
+		want = ec2types.MarketTypeCapacityBlock
+		if in.SpotOptions != nil || in.OnDemandOptions != nil || deref(in.TargetCapacitySpecification.SpotTargetCapacity) > 0 {
+			return errorf("InvalidParameterCombination", "A fleet with DefaultTargetCapacityType capacity-block cannot set SpotOptions, OnDemandOptions or a Spot target capacity.")
+		}
+	case ec2types.DefaultTargetCapacityTypeReservedCapacity:
+		want = ec2types.MarketTypeInterruptibleCapacityReservation
+		if o := in.ReservedCapacityOptions; o == nil || !slices.Contains(o.ReservationTypes, ec2types.FleetReservationTypeInterruptibleCapacityReservation) {
+			return errorf("MissingParameter", "A fleet with DefaultTargetCapacityType reserved-capacity must set ReservedCapacityOptions.ReservationTypes.")
+		}
+	}
+	for _, c := range cands {
+		if c.spec.market != want {
+			return errorf("InvalidParameterCombination", "The launch template %s has InstanceMarketOptions.MarketType %q, which does not go with DefaultTargetCapacityType %q.",
+				deref(c.template.LaunchTemplateName), c.spec.market, target)
+		}
+	}
+	return nil
 }

@@ -48,6 +48,10 @@ type launchSpec struct {
 	metadata      *ec2types.InstanceMetadataOptionsResponse
 	reservation   *capacityReservation
 	reservationID string
+	// market is the launch template's InstanceMarketOptions.MarketType
+	// (capacity-block, interruptible-capacity-reservation; spot sets
+	// capacityType instead).
+	market ec2types.MarketType
 	// interfaces beyond the primary one (card 0, device 0) the template
 	// declares, EFA set-ups in particular.
 	interfaces []extraInterface
@@ -181,8 +185,8 @@ func (s *Service) launch(spec launchSpec, index int) *instance {
 	if info != nil && info.VCpuInfo != nil {
 		in.CpuOptions = &ec2types.CpuOptions{CoreCount: info.VCpuInfo.DefaultCores, ThreadsPerCore: info.VCpuInfo.DefaultThreadsPerCore}
 	}
+	in.InstanceLifecycle = spec.lifecycle()
 	if spec.capacityType == "spot" {
-		in.InstanceLifecycle = ec2types.InstanceLifecycleTypeSpot
 		in.SpotInstanceRequestId = ptr("sir-" + s.ids.Hex(8))
 	}
 	if spec.reservation != nil {
@@ -298,6 +302,7 @@ func (s *Service) terminate(in *instance, reason string) (previous ec2types.Inst
 const (
 	userReason        = "User initiated"
 	spotReclaimReason = "Service initiated"
+	blockEndReason    = "Capacity Block expired"
 )
 
 func decodeUserData(b64 string) string {

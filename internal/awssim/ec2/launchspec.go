@@ -75,8 +75,16 @@ func (s *Service) specFromTemplate(d *ec2types.RequestLaunchTemplateData) (launc
 			spec.metadata.InstanceMetadataTags = ec2types.InstanceMetadataTagsState(m.InstanceMetadataTags)
 		}
 	}
-	if mo := d.InstanceMarketOptions; mo != nil && mo.MarketType == ec2types.MarketTypeSpot {
-		spec.capacityType = "spot"
+	if mo := d.InstanceMarketOptions; mo != nil {
+		switch mo.MarketType {
+		case ec2types.MarketTypeSpot:
+			spec.capacityType = "spot"
+		case ec2types.MarketTypeCapacityBlock, ec2types.MarketTypeInterruptibleCapacityReservation:
+			spec.market = mo.MarketType
+		case "":
+		default:
+			return spec, errorf("InvalidParameterValue", "Value (%s) for parameter InstanceMarketOptions.MarketType is invalid.", mo.MarketType)
+		}
 	}
 	if c := d.CapacityReservationSpecification; c != nil && c.CapacityReservationTarget != nil {
 		if id := deref(c.CapacityReservationTarget.CapacityReservationId); id != "" {
@@ -163,6 +171,9 @@ func (s *Service) launchable(spec launchSpec) *protocol.Error {
 		}
 	}
 	if err := interfacesFit(info, spec); err != nil {
+		return err
+	}
+	if err := reservationLaunchable(spec); err != nil {
 		return err
 	}
 	archOK := false

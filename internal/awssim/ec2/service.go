@@ -28,15 +28,17 @@ type Service struct {
 	ops     map[string]func(url.Values, string) ([]byte, *protocol.Error)
 	events  *notifier
 
-	mu               sync.Mutex
-	world            world
-	instances        map[string]*instance
-	order            []*instance // launch order, for stable Describe output
-	templates        map[string]*launchTemplate
-	templateNames    map[string]string // name -> id
-	limit            map[pool]int      // pool size; absent = DefaultPoolCapacity
-	used             map[pool]int      // instances not yet terminated, per pool
-	reservations     []*capacityReservation
+	mu            sync.Mutex
+	world         world
+	instances     map[string]*instance
+	order         []*instance // launch order, for stable Describe output
+	templates     map[string]*launchTemplate
+	templateNames map[string]string // name -> id
+	limit         map[pool]int      // pool size; absent = DefaultPoolCapacity
+	used          map[pool]int      // instances not yet terminated, per pool
+	reservations  []*capacityReservation
+	// blockEnds expire capacity blocks at their end dates.
+	blockEnds        map[string]*time.Timer
 	visibilityDelay  time.Duration
 	terminationTimer map[string]*time.Timer
 	// runTokens answers a repeated RunInstances ClientToken (the SDK fills
@@ -66,6 +68,7 @@ func New(opts Options) (*Service, error) {
 		templates:        map[string]*launchTemplate{},
 		templateNames:    map[string]string{},
 		limit:            map[pool]int{},
+		blockEnds:        map[string]*time.Timer{},
 		used:             map[pool]int{},
 		terminationTimer: map[string]*time.Timer{},
 		runTokens:        map[string]*ec2.RunInstancesOutput{},

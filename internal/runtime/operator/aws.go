@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/capacityblock"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/nodeclass"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeoverlay"
 )
@@ -17,8 +18,8 @@ const catalogRefresh = 12 * time.Hour
 // WithAWS builds the EC2 cloud provider, installs it (with NodeOverlays
 // applied to its instance types and their controller when the NodeOverlay
 // gate is on), and registers the EC2NodeClass status controller, its
-// garbage collector (launch templates, instance profiles) and the
-// price/catalog refresher.
+// garbage collector (launch templates, instance profiles), the capacity
+// block expiration controller and the price/catalog refresher.
 func (o *Operator) WithAWS() (*awsprovider.Provider, error) {
 	s := o.Settings
 	p, err := awsprovider.New(o.AWS, o.Manager.GetClient(), awsprovider.Settings{
@@ -52,6 +53,11 @@ func (o *Operator) WithAWS() (*awsprovider.Provider, error) {
 	}
 	if err := o.Manager.Add(nodeclass.NewGarbageCollector(o.Manager.GetClient(), p, o.Clock)); err != nil {
 		return nil, err
+	}
+	if s.FeatureGates.Enabled("ReservedCapacity") {
+		if err := o.Manager.Add(capacityblock.NewExpiration(o.Manager.GetClient(), p.CapacityReservations(), o.Recorder, o.Clock)); err != nil {
+			return nil, err
+		}
 	}
 	if err := o.Manager.Add(&refresher{p: p}); err != nil {
 		return nil, err

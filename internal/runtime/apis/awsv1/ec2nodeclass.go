@@ -24,10 +24,10 @@ type EC2NodeClassSpec struct {
 	// +required
 	SecurityGroupSelectorTerms []SecurityGroupSelectorTerm `json:"securityGroupSelectorTerms" hash:"ignore"`
 	// CapacityReservationSelectorTerms select the on-demand capacity
-	// reservations offered as reserved capacity (karpenter.sh/capacity-type
-	// reserved); open reservations are used only when selected. Selecting a
-	// capacity block or an interruptible reservation sets
-	// CapacityReservationsReady to False: launches do not target those yet.
+	// reservations, capacity blocks and interruptible reservations offered
+	// as reserved capacity (karpenter.sh/capacity-type reserved); open
+	// reservations are used only when selected. Nodes in a capacity block
+	// are replaced 40 minutes before the block ends.
 	// +kubebuilder:validation:XValidation:message="expected at least one, got none, ['tags', 'id', 'instanceMatchCriteria'] in each capacityReservationSelectorTerms entry",rule="self.all(x, has(x.tags) || has(x.id) || has(x.instanceMatchCriteria))"
 	// +kubebuilder:validation:XValidation:message="'id' is mutually exclusive, cannot be set along with other fields in a capacity reservation selector term",rule="!self.all(x, has(x.id) && (has(x.tags) || has(x.ownerID) || has(x.instanceMatchCriteria)))"
 	// +kubebuilder:validation:MaxItems:=30

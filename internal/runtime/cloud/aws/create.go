@@ -68,19 +68,23 @@ func (p *Provider) Create(ctx context.Context, claim *v1.NodeClaim) (*v1.NodeCla
 		return nil, &cloud.InsufficientCapacityError{Err: fmt.Errorf("no available offering of %d instance types meets NodeClaim %s's requirements and requests", len(its), claim.Name)}
 	}
 	cands = cheapest(cands, ct, reqs, MaxInstanceTypes)
-	var reservationID string
+	var cr awsv1.CapacityReservation
 	if ct == v1.CapacityTypeReserved {
 		c, off, ok := oneReservation(cands)
 		if !ok {
 			return nil, &cloud.InsufficientCapacityError{Err: fmt.Errorf("no capacity reservation with room meets NodeClaim %s's requirements", claim.Name)}
 		}
-		cands, reservationID = []candidate{c}, off.ReservationID
+		cands = []candidate{c}
+		if cr, ok = reservation(nc, off.ReservationID); !ok {
+			return nil, &cloud.InsufficientCapacityError{Err: fmt.Errorf("capacity reservation %s is no longer in EC2NodeClass %s's status", off.ReservationID, nc.Name)}
+		}
 	}
+	reservationID := cr.ID
 	if ct == v1.CapacityTypeOnDemand && reqs.Get(v1.CapacityTypeLabelKey).Has(v1.CapacityTypeSpot) && len(cands) < 5 {
 		log.FromContext(ctx).Info("launching on-demand although spot is allowed, with few instance types to choose from; widen the NodePool's requirements for more flexibility",
 			"nodeclaim", claim.Name, "instanceTypes", len(cands))
 	}
-	inst, images, err := p.launch(ctx, claim, nc, ct, reservationID, cands, subnets)
+	inst, images, err := p.launch(ctx, claim, nc, ct, cr, cands, subnets)
 	if err != nil {
 		if reservationID != "" && cloud.IsInsufficientCapacity(err) {
 			p.reservations.MarkFull(reservationID)
@@ -101,6 +105,17 @@ func (p *Provider) Create(ctx context.Context, claim *v1.NodeClaim) (*v1.NodeCla
 	return p.hydrate(claim, nc, inst, launched), nil
 }
 
+// reservation is the node class's capacity reservation id, as its status
+// lists it.
+func reservation(nc *awsv1.EC2NodeClass, id string) (awsv1.CapacityReservation, bool) {
+	for _, cr := range nc.Status.CapacityReservations {
+		if cr.ID == id {
+			return cr, true
+		}
+	}
+	return awsv1.CapacityReservation{}, false
+}
+
 // launchGroup is the instance types that share a launch template.
 type launchGroup struct {
 	ami   awsv1.AMI
@@ -109,7 +124,7 @@ type launchGroup struct {
 	cands []candidate
 }
 
-func (p *Provider) launch(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, ct, reservationID string, cands []candidate, subnets map[string]ec2types.Subnet) (*instance.Instance, map[string]string, error) {
+func (p *Provider) launch(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, ct string, cr awsv1.CapacityReservation, cands []candidate, subnets map[string]ec2types.Subnet) (*instance.Instance, map[string]string, error) {
 	groups := map[string]*launchGroup{}
 	images := map[string]string{}
 	for _, c := range cands {
@@ -137,7 +152,10 @@ func (p *Provider) launch(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC
 	}
 	sort.Strings(keys)
 	tags := p.tags(nc, claim)
-	req := instance.Request{CapacityType: ct, ReservationID: reservationID, Tags: tags, Context: nc.Spec.Context}
+	req := instance.Request{
+		CapacityType: ct, ReservationID: cr.ID, ReservationType: cr.ReservationType, Interruptible: cr.Interruptible,
+		Tags: tags, Context: nc.Spec.Context,
+	}
 	// Every template Ensure returns is held until the fleet returns, so
 	// garbage collection never deletes one a launch is using.
 	var held []string
@@ -149,7 +167,7 @@ func (p *Provider) launch(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC
 	var templates []string
 	for _, k := range keys {
 		g := groups[k]
-		cfg, err := p.templateConfig(ctx, claim, nc, g, reservationID)
+		cfg, err := p.templateConfig(ctx, claim, nc, g, cr)
 		if err != nil {
 			return nil, nil, &cloud.CreateError{Reason: "LaunchTemplateConfigurationFailed", Err: err}
 		}
@@ -184,7 +202,7 @@ func (p *Provider) launch(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC
 			p.launchTemplates.Invalidate(name)
 		}
 		for i, k := range keys {
-			cfg, cfgErr := p.templateConfig(ctx, claim, nc, groups[k], reservationID)
+			cfg, cfgErr := p.templateConfig(ctx, claim, nc, groups[k], cr)
 			if cfgErr == nil {
 				var name string
 				if name, cfgErr = p.launchTemplates.Ensure(ctx, cfg); cfgErr == nil {
@@ -229,8 +247,8 @@ func (p *Provider) ownershipTags(nc *awsv1.EC2NodeClass, nodePool string) map[st
 }
 
 // templateConfig is the launch configuration of a group of types, into
-// the capacity reservation reservationID when set.
-func (p *Provider) templateConfig(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, g *launchGroup, reservationID string) (launchtemplate.Config, error) {
+// the capacity reservation cr when set.
+func (p *Provider) templateConfig(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, g *launchGroup, cr awsv1.CapacityReservation) (launchtemplate.Config, error) {
 	family := nc.AMIFamily()
 	kubelet := nc.Spec.Kubelet.DeepCopy()
 	if kubelet == nil {
@@ -267,7 +285,8 @@ func (p *Provider) templateConfig(ctx context.Context, claim *v1.NodeClaim, nc *
 		DetailedMonitoring: nc.Spec.DetailedMonitoring != nil && *nc.Spec.DetailedMonitoring,
 		AssociatePublicIP:  nc.Spec.AssociatePublicIPAddress, IPPrefixCount: nc.Spec.IPPrefixCount,
 		NetworkInterfaces: nc.Spec.NetworkInterfaces, EFACount: int(g.efa),
-		CapacityReservationID: reservationID, ReservationsSelected: len(nc.Spec.CapacityReservationSelectorTerms) > 0,
+		CapacityReservationID: cr.ID, ReservationsSelected: len(nc.Spec.CapacityReservationSelectorTerms) > 0,
+		CapacityReservationType: cr.ReservationType, Interruptible: cr.Interruptible,
 		ConnectionTracking: nc.Spec.ConnectionTracking, EnclaveOptions: nc.Spec.EnclaveOptions, CPUOptions: nc.Spec.CPUOptions,
 		IPv6: opts.IPv6,
 	}, nil
@@ -344,7 +363,8 @@ func (p *Provider) hydrate(claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, inst *in
 	out.Labels[v1.LabelNodeClass] = nc.Name
 	if inst.ReservationID != "" {
 		out.Labels[v1.LabelCapacityReservationID] = inst.ReservationID
-		out.Labels[v1.LabelCapacityReservationType] = string(awsv1.CapacityReservationTypeDefault)
+		out.Labels[v1.LabelCapacityReservationType] = string(inst.ReservationType)
+		out.Labels[v1.LabelCapacityReservationInterruptible] = strconv.FormatBool(inst.Interruptible)
 	}
 	for _, s := range nc.Status.Subnets {
 		if s.Zone == inst.Zone && s.ZoneID != "" {

@@ -2,23 +2,26 @@ package aws_test
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 	"time"
 
 	sdkaws "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
 	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/nodeclass"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/capacityblock"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instancetype"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
 
@@ -194,30 +197,198 @@ func TestReservedCapacityGateOff(t *testing.T) {
 	}
 }
 
-// A selected capacity block is listed but refused by name: launches do not
-// target capacity blocks, so the node class is not Ready.
-func TestCapacityBlockIsRefused(t *testing.T) {
+// launchReserved launches a claim for typ in zone that may go reserved or
+// on-demand, and returns it with the CreateFleet and CreateLaunchTemplate
+// requests the launch made.
+func launchReserved(t *testing.T, nc *awsv1.EC2NodeClass, name, typ, zone string) (*v1.NodeClaim, []map[string]any, []map[string]any) {
+	t.Helper()
 	ctx := testContext(t)
+	fleets, templates := len(sim.Requests().Requests("ec2", "CreateFleet")), len(sim.Requests().Requests("ec2", "CreateLaunchTemplate"))
+	c := testenv.NodeClaim(name, "reserved", nc.Name, testenv.In(corev1.LabelInstanceTypeStable, typ),
+		testenv.In(corev1.LabelTopologyZone, zone), testenv.In(v1.CapacityTypeLabelKey, v1.CapacityTypeReserved, v1.CapacityTypeOnDemand))
+	c.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+	got, err := prov.Create(ctx, c)
+	if err != nil {
+		t.Fatalf("launching %s: %v", name, err)
+	}
+	t.Cleanup(func() { _ = prov.Delete(context.Background(), got) })
+	params := func(op string, from int) []map[string]any {
+		var out []map[string]any
+		for _, r := range sim.Requests().Requests("ec2", op)[from:] {
+			out = append(out, r.Parameters)
+		}
+		return out
+	}
+	return got, params("CreateFleet", fleets), params("CreateLaunchTemplate", templates)
+}
+
+// A capacity block is offered as reserved capacity at the near-zero price
+// of any reservation while it is active, launched into in the shape EC2
+// asks for (a capacity-block fleet, a launch template with the
+// capacity-block market type targeting the block), and once it is within
+// 40 minutes of its end its NodeClaims are deleted and it is offered no
+// more.
+func TestCapacityBlockLaunchAndExpiration(t *testing.T) {
+	ctx := testContext(t)
+	const typ = "c5.2xlarge"
 	zone := sim.EC2.Region().Zones[0].Name
-	id, err := sim.EC2.AddCapacityBlock("p4d.24xlarge", zone, 1, time.Now().Add(24*time.Hour), "joist-test", "capacity-block")
+	id, err := sim.EC2.AddCapacityBlock(typ, zone, 1, time.Now().Add(3*time.Hour), "joist-test", "capacity-block")
 	if err != nil {
 		t.Fatal(err)
 	}
 	nc := testenv.NodeClass("capacity-block", cluster, "al2023@latest")
 	nc.Spec.CapacityReservationSelectorTerms = []awsv1.CapacityReservationSelectorTerm{{Tags: map[string]string{"joist-test": "capacity-block"}}}
-	if err := kube.Client.Create(ctx, nc); err != nil {
+	nc = readyNodeClass(t, prov, nc)
+	if got := nc.Status.CapacityReservations; len(got) != 1 || got[0].ID != id || got[0].ReservationType != awsv1.CapacityReservationTypeCapacityBlock ||
+		got[0].State != awsv1.CapacityReservationStateActive || got[0].EndTime == nil {
+		t.Fatalf("status.capacityReservations = %+v, want the active capacity block %s with its end", got, id)
+	}
+	blockOffering := func() (reserved, od scheduling.Offering) {
+		its, err := prov.InstanceTypes().List(ctx, nc, []string{zone})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range its {
+			for _, o := range it.Offerings {
+				switch {
+				case it.Name != typ:
+				case o.ReservationID == id:
+					reserved = o
+				case o.CapacityType == v1.CapacityTypeOnDemand:
+					od = o
+				}
+			}
+		}
+		return reserved, od
+	}
+	reserved, od := blockOffering()
+	vol := instancetype.VolumeCost(nc, prov.Pricing())
+	odPrice, _ := prov.Pricing().OnDemandPrice(typ)
+	if reserved.CapacityType != v1.CapacityTypeReserved || !reserved.Available || reserved.ReservationCapacity != 1 ||
+		math.Abs(reserved.Price-vol-odPrice/instancetype.ReservedPriceDivisor) > 1e-9 || od.Price <= reserved.Price {
+		t.Errorf("capacity block offering %+v beside on-demand %+v: want reserved, available, 1 instance at $%v/%d plus $%v of volumes",
+			reserved, od, odPrice, instancetype.ReservedPriceDivisor, vol)
+	}
+
+	got, fleets, templates := launchReserved(t, nc, "capacity-block-a", typ, zone)
+	if got.Labels[v1.CapacityTypeLabelKey] != v1.CapacityTypeReserved || got.Labels[v1.LabelCapacityReservationID] != id ||
+		got.Labels[v1.LabelCapacityReservationType] != "capacity-block" || got.Labels[v1.LabelCapacityReservationInterruptible] != "false" {
+		t.Errorf("claim in the block has labels %v", got.Labels)
+	}
+	if len(fleets) != 1 || fleets[0]["TargetCapacitySpecification.DefaultTargetCapacityType"] != "capacity-block" || fleets[0]["OnDemandOptions.AllocationStrategy"] != nil {
+		t.Errorf("CreateFleet requests %v, want one with DefaultTargetCapacityType capacity-block and no OnDemandOptions", fleets)
+	}
+	targeting := 0
+	for _, lt := range templates {
+		if lt["LaunchTemplateData.CapacityReservationSpecification.CapacityReservationTarget.CapacityReservationId"] == id {
+			targeting++
+			if lt["LaunchTemplateData.InstanceMarketOptions.MarketType"] != "capacity-block" {
+				t.Errorf("launch template into the block has market type %v, want capacity-block", lt["LaunchTemplateData.InstanceMarketOptions.MarketType"])
+			}
+		}
+	}
+	if targeting != 1 {
+		t.Errorf("%d new launch templates target the block, want 1", targeting)
+	}
+	instanceID := got.Status.ProviderID[strings.LastIndex(got.Status.ProviderID, "/")+1:]
+	out, err := ec2.NewFromConfig(sim.Config).DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{instanceID}})
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = kube.Client.Delete(context.Background(), nc) })
-	nodeclass.Resolve(ctx, prov, nc)
-	if got := nc.Status.CapacityReservations; len(got) != 1 || got[0].ID != id || got[0].ReservationType != awsv1.CapacityReservationTypeCapacityBlock {
-		t.Errorf("status.capacityReservations = %+v, want the capacity block %s", got, id)
+	if inst := out.Reservations[0].Instances[0]; sdkaws.ToString(inst.CapacityReservationId) != id || inst.InstanceLifecycle != ec2types.InstanceLifecycleTypeCapacityBlock {
+		t.Errorf("instance in %q with lifecycle %q, want %s and capacity-block", sdkaws.ToString(inst.CapacityReservationId), inst.InstanceLifecycle, id)
 	}
-	c := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeCapacityReservationsReady)
-	if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, id) || !strings.Contains(c.Message, "spec.capacityReservationSelectorTerms") {
-		t.Errorf("CapacityReservationsReady = %+v, want False naming %s and the field", c, id)
+	// The block holds one instance: the next launch is on-demand.
+	if next, _, _ := launchReserved(t, nc, "capacity-block-b", typ, zone); next.Labels[v1.CapacityTypeLabelKey] != v1.CapacityTypeOnDemand {
+		t.Errorf("launch beside the full block is %s, want on-demand", next.Labels[v1.CapacityTypeLabelKey])
 	}
-	if meta.IsStatusConditionTrue(nc.Status.Conditions, v1.ConditionTypeReady) {
-		t.Error("node class selecting a capacity block is Ready")
+
+	// Expiration: NodeClaims in the block (and not those in an ODCR) are
+	// deleted once the block is within 40 minutes of its end.
+	inBlock := testenv.NodeClaim("capacity-block-expiring", "reserved", nc.Name, testenv.In(corev1.LabelInstanceTypeStable, typ))
+	inODCR := testenv.NodeClaim("capacity-block-odcr", "reserved", nc.Name, testenv.In(corev1.LabelInstanceTypeStable, typ))
+	for claim, labels := range map[*v1.NodeClaim]map[string]string{
+		inBlock: {v1.LabelCapacityReservationID: id, v1.LabelCapacityReservationType: "capacity-block"},
+		inODCR:  {v1.LabelCapacityReservationID: id, v1.LabelCapacityReservationType: "default"},
+	} {
+		for k, v := range labels {
+			claim.Labels[k] = v
+		}
+		if err := kube.Client.Create(ctx, claim); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = kube.Client.Delete(context.Background(), claim) })
+	}
+	expiration := capacityblock.NewExpiration(kube.Client, prov.CapacityReservations(), nil, clock.RealClock{})
+	exists := func(c *v1.NodeClaim) bool {
+		err := kube.Client.Get(ctx, ctrlclient.ObjectKeyFromObject(c), &v1.NodeClaim{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		return err == nil
+	}
+	if err := expiration.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !exists(inBlock) || !exists(inODCR) {
+		t.Fatalf("a NodeClaim was deleted with the block 3 hours from its end")
+	}
+	if err := sim.EC2.SetCapacityReservationEnd(id, time.Now().Add(30*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	prov.CapacityReservations().Invalidate()
+	if err := expiration.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if exists(inBlock) || !exists(inODCR) {
+		t.Errorf("30 minutes before the block ends: claim in the block exists %v (want deleted), other claim exists %v (want kept)", exists(inBlock), exists(inODCR))
+	}
+	// The block's offering goes with the latest listing, before the node
+	// class's status catches up.
+	if reserved, _ := blockOffering(); reserved.Available {
+		t.Errorf("block brought within 40 minutes of its end still offered (status not yet re-resolved): %+v", reserved)
+	}
+	resolve(t, prov, nc)
+	if got := nc.Status.CapacityReservations; len(got) != 1 || got[0].State != awsv1.CapacityReservationStateExpiring {
+		t.Errorf("status.capacityReservations = %+v, want the block expiring", got)
+	}
+	if reserved, _ := blockOffering(); reserved.Available {
+		t.Errorf("expiring block offered as available: %+v", reserved)
+	}
+}
+
+// An interruptible capacity reservation is launched into with its own
+// shape: a reserved-capacity fleet asking for interruptible reservations
+// and a launch template with the interruptible market type.
+func TestInterruptibleReservationLaunch(t *testing.T) {
+	const typ = "c5.4xlarge"
+	zone := sim.EC2.Region().Zones[0].Name
+	id, err := sim.EC2.AddCapacityReservation(typ, zone, 1, "joist-test", "interruptible")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.EC2.SetInterruptible(id); err != nil {
+		t.Fatal(err)
+	}
+	nc := testenv.NodeClass("interruptible", cluster, "al2023@latest")
+	nc.Spec.CapacityReservationSelectorTerms = []awsv1.CapacityReservationSelectorTerm{{ID: id}}
+	nc = readyNodeClass(t, prov, nc)
+	if got := nc.Status.CapacityReservations; len(got) != 1 || !got[0].Interruptible {
+		t.Fatalf("status.capacityReservations = %+v, want %s interruptible", got, id)
+	}
+	got, fleets, templates := launchReserved(t, nc, "interruptible-a", typ, zone)
+	if got.Labels[v1.LabelCapacityReservationID] != id || got.Labels[v1.LabelCapacityReservationType] != "default" ||
+		got.Labels[v1.LabelCapacityReservationInterruptible] != "true" {
+		t.Errorf("claim in the interruptible reservation has labels %v", got.Labels)
+	}
+	if len(fleets) != 1 || fleets[0]["TargetCapacitySpecification.DefaultTargetCapacityType"] != "reserved-capacity" ||
+		fleets[0]["ReservedCapacityOptions.ReservationType.1"] != "interruptible-capacity-reservation" {
+		t.Errorf("CreateFleet requests %v, want reserved-capacity with interruptible-capacity-reservation", fleets)
+	}
+	for _, lt := range templates {
+		if lt["LaunchTemplateData.CapacityReservationSpecification.CapacityReservationTarget.CapacityReservationId"] == id &&
+			lt["LaunchTemplateData.InstanceMarketOptions.MarketType"] != "interruptible-capacity-reservation" {
+			t.Errorf("launch template into the reservation has market type %v", lt["LaunchTemplateData.InstanceMarketOptions.MarketType"])
+		}
 	}
 }

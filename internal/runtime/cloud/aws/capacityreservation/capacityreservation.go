@@ -36,13 +36,14 @@ type Provider struct {
 	now   func() time.Time
 
 	mu        sync.Mutex
-	available map[string]int // reservation ID -> instances left
+	available map[string]int       // reservation ID -> instances left
+	blockEnds map[string]time.Time // capacity block ID -> end, as last listed
 	seq       uint64
 }
 
 // New returns a provider whose listings live for ttl.
 func New(client *ec2.Client, ttl time.Duration) *Provider {
-	return &Provider{ec2: client, cache: ttlcache.New[string, []ec2types.CapacityReservation](ttl), now: time.Now, available: map[string]int{}}
+	return &Provider{ec2: client, cache: ttlcache.New[string, []ec2types.CapacityReservation](ttl), now: time.Now, available: map[string]int{}, blockEnds: map[string]time.Time{}}
 }
 
 // query is one DescribeCapacityReservations call a term asks for.
@@ -84,7 +85,11 @@ func queries(terms []awsv1.CapacityReservationSelectorTerm) ([]query, error) {
 // sorted by ID. A term naming a reservation that does not exist selects
 // nothing.
 func (p *Provider) List(ctx context.Context, nc *awsv1.EC2NodeClass) ([]ec2types.CapacityReservation, error) {
-	terms := nc.Spec.CapacityReservationSelectorTerms
+	return p.ListTerms(ctx, nc.Spec.CapacityReservationSelectorTerms)
+}
+
+// ListTerms is List for selector terms of any origin.
+func (p *Provider) ListTerms(ctx context.Context, terms []awsv1.CapacityReservationSelectorTerm) ([]ec2types.CapacityReservation, error) {
 	if len(terms) == 0 {
 		return nil, nil
 	}
@@ -145,6 +150,10 @@ func (p *Provider) sync(rs []ec2types.CapacityReservation) {
 			p.available[id] = n
 			p.seq++
 		}
+		if r.ReservationType == ec2types.CapacityReservationTypeCapacityBlock && r.EndDate != nil && !p.blockEnds[id].Equal(*r.EndDate) {
+			p.blockEnds[id] = *r.EndDate
+			p.seq++
+		}
 	}
 }
 
@@ -155,6 +164,17 @@ func (p *Provider) Available(id string) (int, bool) {
 	defer p.mu.Unlock()
 	n, ok := p.available[id]
 	return n, ok
+}
+
+// Expiring reports whether the reservation is a capacity block within
+// ExpiringWithin of its end, by its latest listing: a block's end can move
+// (an extension, or an end brought forward) after a node class's status
+// recorded it.
+func (p *Provider) Expiring(id string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	end, ok := p.blockEnds[id]
+	return ok && end.Sub(p.now()) <= ExpiringWithin
 }
 
 // MarkLaunched counts an instance launched into the reservation.

@@ -69,6 +69,24 @@ func TestStatus(t *testing.T) {
 	if got, _ := Status(block, now); got.State != awsv1.CapacityReservationStateActive {
 		t.Errorf("capacity block ending in 2h: state %s, want active", got.State)
 	}
+	// The window is Karpenter's: expiring from 40 minutes before the end.
+	for left, want := range map[time.Duration]awsv1.CapacityReservationState{
+		40*time.Minute + time.Second: awsv1.CapacityReservationStateActive,
+		40 * time.Minute:             awsv1.CapacityReservationStateExpiring,
+		time.Minute:                  awsv1.CapacityReservationStateExpiring,
+	} {
+		block.EndDate = aws.Time(now.Add(left))
+		if got, _ := Status(block, now); got.State != want {
+			t.Errorf("capacity block ending in %v: state %s, want %s", left, got.State, want)
+		}
+	}
+	// An ODCR with an end date does not expire early; an interruptible
+	// one says so.
+	limited := base
+	limited.EndDate, limited.Interruptible = aws.Time(now.Add(10*time.Minute)), aws.Bool(true)
+	if got, _ := Status(limited, now); got.State != awsv1.CapacityReservationStateActive || !got.Interruptible {
+		t.Errorf("interruptible ODCR ending in 10m: %+v, want active and interruptible", got)
+	}
 	odd := base
 	odd.ReservationType = "something-new"
 	if _, err := Status(odd, now); err == nil {

@@ -18,6 +18,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awserr"
@@ -43,8 +44,11 @@ type Instance struct {
 	// InstanceProfileARN is the instance profile the instance runs with.
 	InstanceProfileARN string
 	// ReservationID is the capacity reservation the instance runs in
-	// (CapacityType reserved).
-	ReservationID string
+	// (CapacityType reserved), ReservationType its kind and Interruptible
+	// whether its owner may reclaim it.
+	ReservationID   string
+	ReservationType awsv1.CapacityReservationType
+	Interruptible   bool
 }
 
 // ProviderID is the Kubernetes provider ID of the instance.
@@ -135,9 +139,14 @@ type Request struct {
 	// the request's launch templates target.
 	CapacityType  string
 	ReservationID string
-	Templates     []TemplateOverrides
-	Tags          map[string]string
-	Context       *string
+	// ReservationType and Interruptible describe ReservationID: a capacity
+	// block and an interruptible reservation each have their own fleet
+	// target capacity type.
+	ReservationType awsv1.CapacityReservationType
+	Interruptible   bool
+	Templates       []TemplateOverrides
+	Tags            map[string]string
+	Context         *string
 	// Prioritized ranks the pools by their Price (the fleet's priority)
 	// instead of EC2's prices: a NodeOverlay changed some price, and EC2
 	// does not know it.
@@ -169,12 +178,7 @@ func (p *Provider) fleet(ctx context.Context, req Request, n int) ([]*Instance, 
 		}
 		configs = append(configs, cfg)
 	}
-	target := ec2types.DefaultTargetCapacityType(req.CapacityType)
-	if req.CapacityType == v1.CapacityTypeReserved {
-		// An on-demand capacity reservation is consumed by on-demand
-		// launches that target it.
-		target = ec2types.DefaultTargetCapacityTypeOnDemand
-	}
+	target := targetCapacityType(req)
 	in := &ec2.CreateFleetInput{
 		Type:                  ec2types.FleetTypeInstant,
 		Context:               req.Context,
@@ -185,6 +189,12 @@ func (p *Provider) fleet(ctx context.Context, req Request, n int) ([]*Instance, 
 		TagSpecifications: tagSpecs(req.Tags, req.CapacityType),
 	}
 	switch {
+	case target == ec2types.DefaultTargetCapacityTypeCapacityBlock:
+		// EC2 takes no allocation strategy for a capacity block.
+	case target == ec2types.DefaultTargetCapacityTypeReservedCapacity:
+		in.ReservedCapacityOptions = &ec2types.ReservedCapacityOptionsRequest{
+			ReservationTypes: []ec2types.FleetReservationType{ec2types.FleetReservationTypeInterruptibleCapacityReservation},
+		}
 	case req.CapacityType == v1.CapacityTypeSpot && req.Prioritized:
 		in.SpotOptions = &ec2types.SpotOptionsRequest{AllocationStrategy: ec2types.SpotAllocationStrategyCapacityOptimizedPrioritized}
 	case req.CapacityType == v1.CapacityTypeSpot:
@@ -225,6 +235,7 @@ func (p *Provider) fleet(ctx context.Context, req Request, n int) ([]*Instance, 
 		for _, id := range fi.InstanceIds {
 			inst := &Instance{
 				ID: id, Type: string(fi.InstanceType), CapacityType: req.CapacityType, ReservationID: req.ReservationID,
+				ReservationType: req.ReservationType, Interruptible: req.Interruptible,
 				State: ec2types.InstanceStateNamePending, LaunchTime: time.Now(), Tags: req.Tags,
 			}
 			if o := fi.LaunchTemplateAndOverrides; o != nil && o.Overrides != nil {
@@ -249,6 +260,23 @@ func (p *Provider) fleet(ctx context.Context, req Request, n int) ([]*Instance, 
 		return nil, &cloud.CreateError{Reason: "FleetError", Err: fmt.Errorf("creating fleet %s: %s", aws.ToString(out.FleetId), strings.Join(other, "; "))}
 	}
 	return nil, &cloud.InsufficientCapacityError{Err: fmt.Errorf("no %s capacity in any of the %d pools offered to fleet %s", req.CapacityType, countOverrides(req), aws.ToString(out.FleetId))}
+}
+
+// targetCapacityType is the fleet's default target capacity type: an
+// on-demand capacity reservation is consumed by on-demand launches that
+// target it, a capacity block by capacity-block ones, an interruptible
+// reservation by reserved-capacity ones.
+func targetCapacityType(req Request) ec2types.DefaultTargetCapacityType {
+	if req.CapacityType != v1.CapacityTypeReserved {
+		return ec2types.DefaultTargetCapacityType(req.CapacityType)
+	}
+	switch {
+	case req.ReservationType == awsv1.CapacityReservationTypeCapacityBlock:
+		return ec2types.DefaultTargetCapacityTypeCapacityBlock
+	case req.Interruptible:
+		return ec2types.DefaultTargetCapacityTypeReservedCapacity
+	}
+	return ec2types.DefaultTargetCapacityTypeOnDemand
 }
 
 func countOverrides(req Request) int {
@@ -404,6 +432,13 @@ func convert(i ec2types.Instance) *Instance {
 	}
 	if id := aws.ToString(i.CapacityReservationId); id != "" {
 		out.CapacityType, out.ReservationID = v1.CapacityTypeReserved, id
+		out.ReservationType = awsv1.CapacityReservationTypeDefault
+		switch i.InstanceLifecycle {
+		case ec2types.InstanceLifecycleTypeCapacityBlock:
+			out.ReservationType = awsv1.CapacityReservationTypeCapacityBlock
+		case ec2types.InstanceLifecycleTypeInterruptibleCapacityReservation:
+			out.Interruptible = true
+		}
 	}
 	if i.State != nil {
 		out.State = i.State.Name

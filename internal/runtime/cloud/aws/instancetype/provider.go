@@ -46,7 +46,10 @@ type Reservations interface {
 	// Available is how many more instances the reservation holds; false
 	// when it is not known.
 	Available(id string) (int, bool)
-	// SeqNum changes whenever an available count does.
+	// Expiring reports whether the reservation is a capacity block near
+	// its end by its latest listing.
+	Expiring(id string) bool
+	// SeqNum changes whenever an available count or a block's end does.
 	SeqNum() uint64
 }
 
@@ -333,7 +336,7 @@ func (p *Provider) reservedOfferings(name string, crs []awsv1.CapacityReservatio
 		left, known := p.opts.Reservations.Available(cr.ID)
 		out = append(out, scheduling.Offering{
 			Zone: cr.AvailabilityZone, CapacityType: v1.CapacityTypeReserved, Price: od / ReservedPriceDivisor,
-			Available:     known && cr.State != awsv1.CapacityReservationStateExpiring,
+			Available:     known && cr.State != awsv1.CapacityReservationStateExpiring && !p.opts.Reservations.Expiring(cr.ID),
 			ReservationID: cr.ID, ReservationCapacity: left,
 		})
 	}

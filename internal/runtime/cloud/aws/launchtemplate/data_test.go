@@ -134,3 +134,34 @@ func TestIPv6OnThePrimaryInterface(t *testing.T) {
 		t.Errorf("efa-only interface %+v, want no IPv6 settings", e)
 	}
 }
+
+// A launch into a capacity block or an interruptible reservation carries
+// its market type beside the reservation target; an ODCR launch and a
+// launch outside reservations carry none.
+func TestReservationMarketTypes(t *testing.T) {
+	for name, c := range map[string]struct {
+		id            string
+		kind          awsv1.CapacityReservationType
+		interruptible bool
+		want          ec2types.MarketType
+	}{
+		"capacity block": {"cr-1", awsv1.CapacityReservationTypeCapacityBlock, false, ec2types.MarketTypeCapacityBlock},
+		"interruptible":  {"cr-2", awsv1.CapacityReservationTypeDefault, true, ec2types.MarketTypeInterruptibleCapacityReservation},
+		"odcr":           {"cr-3", awsv1.CapacityReservationTypeDefault, false, ""},
+		"no reservation": {"", "", false, ""},
+	} {
+		cfg := config("default", "general", "ami-1")
+		cfg.CapacityReservationID, cfg.CapacityReservationType, cfg.Interruptible = c.id, c.kind, c.interruptible
+		d := data(cfg)
+		var got ec2types.MarketType
+		if d.InstanceMarketOptions != nil {
+			got = d.InstanceMarketOptions.MarketType
+		}
+		if got != c.want {
+			t.Errorf("%s: market type %q, want %q", name, got, c.want)
+		}
+		if target := d.CapacityReservationSpecification; c.id != "" && (target == nil || aws.ToString(target.CapacityReservationTarget.CapacityReservationId) != c.id) {
+			t.Errorf("%s: reservation target %+v, want %s", name, target, c.id)
+		}
+	}
+}

@@ -65,6 +65,11 @@ type Config struct {
 	// are counted for.
 	CapacityReservationID string
 	ReservationsSelected  bool
+	// CapacityReservationType and Interruptible describe the targeted
+	// reservation: EC2 takes launches into a capacity block or an
+	// interruptible reservation only with their market type.
+	CapacityReservationType awsv1.CapacityReservationType
+	Interruptible           bool
 	// IPPrefixCount is the IPv4 prefixes of the primary interface.
 	IPPrefixCount *int32
 	// NetworkInterfaces are the node class's; without them, EFACount > 0
@@ -443,6 +448,14 @@ func data(cfg Config) *ec2types.RequestLaunchTemplateData {
 	case cfg.ReservationsSelected:
 		d.CapacityReservationSpecification = &ec2types.LaunchTemplateCapacityReservationSpecificationRequest{
 			CapacityReservationPreference: ec2types.CapacityReservationPreferenceNone,
+		}
+	}
+	if cfg.CapacityReservationID != "" {
+		switch {
+		case cfg.CapacityReservationType == awsv1.CapacityReservationTypeCapacityBlock:
+			d.InstanceMarketOptions = &ec2types.LaunchTemplateInstanceMarketOptionsRequest{MarketType: ec2types.MarketTypeCapacityBlock}
+		case cfg.Interruptible:
+			d.InstanceMarketOptions = &ec2types.LaunchTemplateInstanceMarketOptionsRequest{MarketType: ec2types.MarketTypeInterruptibleCapacityReservation}
 		}
 	}
 	if cfg.UserData != "" {

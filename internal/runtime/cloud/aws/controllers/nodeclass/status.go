@@ -155,27 +155,20 @@ func Resolve(ctx context.Context, p *awsprovider.Provider, nc *awsv1.EC2NodeClas
 		// on-demand until one is.
 		nc.Status.CapacityReservations = nil
 		now := time.Now()
-		var unsupported []string
 		for _, cr := range reservations {
 			status, err := capacityreservation.Status(cr, now)
 			if err != nil {
 				log.FromContext(ctx).Error(err, "skipping a capacity reservation", "ec2nodeclass", nc.Name)
 				continue
 			}
-			// Launches target on-demand capacity reservations only; a
-			// selected capacity block or interruptible reservation would
-			// be listed and never used, so it is refused by name.
-			if status.ReservationType != awsv1.CapacityReservationTypeDefault || status.Interruptible {
-				unsupported = append(unsupported, status.ID)
-			}
 			nc.Status.CapacityReservations = append(nc.Status.CapacityReservations, status)
+			// Resolve again when a block starts expiring, so its offering
+			// goes with its status.
+			if status.ReservationType == awsv1.CapacityReservationTypeCapacityBlock && status.State == awsv1.CapacityReservationStateActive && status.EndTime != nil {
+				r.requeue = min(r.requeue, max(time.Second, status.EndTime.Sub(now)-capacityreservation.ExpiringWithin))
+			}
 		}
-		if len(unsupported) > 0 {
-			r.notFound(v1.ConditionTypeCapacityReservationsReady, "CapacityReservationTypeNotSupported", fmt.Sprintf(
-				"spec.capacityReservationSelectorTerms selects %v, capacity blocks or interruptible reservations, which launches do not use yet; narrow the terms to on-demand capacity reservations", unsupported))
-		} else {
-			setTrue(nc, v1.ConditionTypeCapacityReservationsReady)
-		}
+		setTrue(nc, v1.ConditionTypeCapacityReservationsReady)
 	}
 
 	var boot userdata.Options
