@@ -256,7 +256,7 @@ func testAWSErrors(t *testing.T) {
 	}
 	mu.Lock()
 	if len(launchErrors) == 0 {
-		t.Errorf("no CreateFleet error reached a nodeclaim's Launched condition: the outage was absorbed by the SDK's retries and tested nothing")
+		t.Errorf("no CreateFleet error was kept on a nodeclaim's Launched condition: the SDK's retries absorbed the outage (the scenario tested nothing), or the claims were given up")
 	} else {
 		t.Logf("%d observations of a launch error kept on its nodeclaim, e.g. %s", len(launchErrors), launchErrors[0])
 	}
