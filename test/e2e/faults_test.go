@@ -72,7 +72,11 @@ func (inv *invariants) check(t *testing.T) {
 	for _, v := range inv.pods.Violations() {
 		t.Errorf("invariant broken: %s", v)
 	}
+	held, heldAt := inv.pods.HeldByNodeHealth()
 	t.Logf("invariants: %d pods Running, no capacity leaked, %d pods evicted by disruptions, at most %d replicas unavailable at once", inv.replicas, evictions, worst)
+	if held > 0 {
+		t.Logf("at most %d pods were not Ready only for their nodes' health (not counted): %s", held, heldAt)
+	}
 }
 
 // noLeakedCapacity waits until every instance of the pool (or cluster) has

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -109,11 +110,20 @@ type Workload struct {
 //     disrupted (tainted karpenter.sh/disrupted, deleted, or gone), and none
 //     fails;
 //   - no PodDisruptionBudget violated: once all Replicas were Ready, never
-//     more than MaxUnavailable of them are not (a pod marked not Ready
-//     because its node stopped reporting counts as available: see
-//     nodeUnreachable).
+//     more than MaxUnavailable of them are unavailable, counted by cause:
+//     a replica is unavailable when its pod is gone, terminating, not yet
+//     Running, or not Ready while its node is healthy. A Running pod that
+//     is not Ready only because the control plane's node-health handling
+//     says so (see heldByNodeHealth) is not counted: kube-controller-manager
+//     marks every pod of a node not Ready when the node's heartbeats stop
+//     reaching it for the node monitor grace period, as in a control-plane
+//     outage longer than that. That is an involuntary disruption no
+//     PodDisruptionBudget governs; the pod itself runs on, and a pod the
+//     runtime evicts or deletes is still counted, whatever its node's state.
 //
-// It uses informers, which resume after the apiserver comes back.
+// It uses informers, which resume after the apiserver comes back. The
+// count is taken again on every pod and Node event, so a node whose
+// heartbeats resume is seen at once.
 type PodWatch struct {
 	wl    Workload
 	cs    kubernetes.Interface
@@ -121,10 +131,12 @@ type PodWatch struct {
 	stop  context.CancelFunc
 
 	mu         sync.Mutex
-	healthy    map[string]bool
-	judged     map[string]bool // pods whose eviction or failure was recorded
+	pods       map[string]*corev1.Pod // the live pods, by name
+	judged     map[string]bool        // pods whose eviction or failure was recorded
 	armed      bool
 	worst      int
+	held       int    // the most pods excused at once by heldByNodeHealth
+	heldAt     string // the pods and their nodes then
 	violations []string
 	evictions  int
 }
@@ -136,11 +148,19 @@ func WatchPods(ctx context.Context, cfg *rest.Config, wl Workload) (*PodWatch, e
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	p := &PodWatch{wl: wl, cs: cs, stop: cancel, healthy: map[string]bool{}, judged: map[string]bool{}}
+	p := &PodWatch{wl: wl, cs: cs, stop: cancel, pods: map[string]*corev1.Pod{}, judged: map[string]bool{}}
 	all := informers.NewSharedInformerFactory(cs, 0)
 	nodes := all.Core().V1().Nodes().Informer()
 	p.nodes = nodes.GetStore()
 	selector := labels.SelectorFromSet(wl.Labels).String()
+	// A node's health changes which of its pods count as available.
+	if _, err := nodes.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, _ any) { p.recount() },
+		DeleteFunc: func(_ any) { p.recount() },
+	}); err != nil {
+		cancel()
+		return nil, err
+	}
 	mine := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(wl.Namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = selector }))
 	pods := mine.Core().V1().Pods().Informer()
@@ -195,6 +215,15 @@ func (p *PodWatch) Worst() (worst, evictions int) {
 	return p.worst, p.evictions
 }
 
+// HeldByNodeHealth is the most Running pods seen not Ready at once only
+// because of their nodes' health, which the budget check does not count,
+// and the state of every pod and its node at that moment.
+func (p *PodWatch) HeldByNodeHealth() (int, string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.held, p.heldAt
+}
+
 func (p *PodWatch) see(ctx context.Context, obj any, deleted bool) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
@@ -202,7 +231,11 @@ func (p *PodWatch) see(ctx context.Context, obj any, deleted bool) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.healthy[pod.Name] = !deleted && pod.DeletionTimestamp == nil && pod.Status.Phase == corev1.PodRunning && (podReady(pod) || nodeUnreachable(pod))
+	if deleted {
+		delete(p.pods, pod.Name)
+	} else {
+		p.pods[pod.Name] = pod
+	}
 	if !p.judged[pod.Name] {
 		if c := disruptionTarget(pod); c != nil {
 			p.judged[pod.Name] = true
@@ -217,8 +250,26 @@ func (p *PodWatch) see(ctx context.Context, obj any, deleted bool) {
 				time.Now().Format(time.TimeOnly), pod.Name, pod.Spec.NodeName, pod.Status.Reason, pod.Status.Message))
 		}
 	}
-	if deleted {
-		delete(p.healthy, pod.Name)
+	p.count()
+}
+
+// recount takes the count again after a Node changed.
+func (p *PodWatch) recount() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.count()
+}
+
+// count arms the budget check and checks it. Caller holds p.mu.
+func (p *PodWatch) count() {
+	held := 0
+	for _, pod := range p.pods {
+		if p.available(pod) && !podReady(pod) {
+			held++
+		}
+	}
+	if held > p.held {
+		p.held, p.heldAt = held, p.describe()
 	}
 	p.arm()
 	if !p.armed || p.wl.MaxUnavailable < 0 {
@@ -227,10 +278,31 @@ func (p *PodWatch) see(ctx context.Context, obj any, deleted bool) {
 	if down := p.wl.Replicas - p.healthyCount(); down > p.worst {
 		p.worst = down
 		if down > p.wl.MaxUnavailable {
-			p.violations = append(p.violations, fmt.Sprintf("%s: %d of %d replicas unavailable; the PodDisruptionBudget allows %d",
-				time.Now().Format(time.TimeOnly), down, p.wl.Replicas, p.wl.MaxUnavailable))
+			p.violations = append(p.violations, fmt.Sprintf("%s: %d of %d replicas unavailable; the PodDisruptionBudget allows %d; pods: %s",
+				time.Now().Format(time.TimeOnly), down, p.wl.Replicas, p.wl.MaxUnavailable, p.describe()))
 		}
 	}
+}
+
+// describe says, for a violation, the state of every pod and its node:
+// what the count was made of.
+func (p *PodWatch) describe() string {
+	names := make([]string, 0, len(p.pods))
+	for name := range p.pods {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var out []string
+	for _, name := range names {
+		pod := p.pods[name]
+		node := "-"
+		if n := p.node(pod.Spec.NodeName); n != nil {
+			node = fmt.Sprintf("%s (Ready %s, disrupted %t)", n.Name, nodeReady(n), disrupted(n))
+		}
+		out = append(out, fmt.Sprintf("%s [%s, Ready %t, ContainersReady %t, terminating %t, available %t, on %s]",
+			name, pod.Status.Phase, podReady(pod), containersReady(pod), pod.DeletionTimestamp != nil, p.available(pod), node))
+	}
+	return strings.Join(out, "; ")
 }
 
 // arm starts checking the budget once every expected replica is Ready.
@@ -243,12 +315,32 @@ func (p *PodWatch) arm() {
 
 func (p *PodWatch) healthyCount() int {
 	n := 0
-	for _, h := range p.healthy {
-		if h {
+	for _, pod := range p.pods {
+		if p.available(pod) {
 			n++
 		}
 	}
 	return n
+}
+
+// available: the pod runs and is Ready, or is not Ready only because of
+// its node's health (heldByNodeHealth). Caller holds p.mu.
+func (p *PodWatch) available(pod *corev1.Pod) bool {
+	if pod.DeletionTimestamp != nil || pod.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	return podReady(pod) || heldByNodeHealth(pod, p.node(pod.Spec.NodeName))
+}
+
+func (p *PodWatch) node(name string) *corev1.Node {
+	if name == "" {
+		return nil
+	}
+	obj, ok, _ := p.nodes.GetByKey(name)
+	if n, isNode := obj.(*corev1.Node); ok && isNode {
+		return n
+	}
+	return nil
 }
 
 // undisrupted says why a node was not being disrupted, or "" when it was
@@ -295,19 +387,46 @@ func disruptionTarget(p *corev1.Pod) *corev1.PodCondition {
 	return nil
 }
 
-// nodeUnreachable is true for a pod kube-controller-manager marked not
-// Ready because its node stopped reporting (Ready False while its containers
-// are ready), as during a control-plane outage: an involuntary disruption
-// that no PodDisruptionBudget governs, and not one of the workload's pods
-// taken away; it is Ready again once its node reports.
-func nodeUnreachable(p *corev1.Pod) bool {
-	containers := false
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.ContainersReady {
-			containers = c.Status == corev1.ConditionTrue
+// heldByNodeHealth is true for a Running pod that is not Ready because of
+// the control plane's node-health handling, not because the pod stopped:
+// its containers are ready (kube-controller-manager's node lifecycle
+// controller sets only the pod's Ready condition) or its node is not Ready
+// or carries the not-ready/unreachable taint the node lifecycle controller
+// adds. It is Ready again once its node reports.
+func heldByNodeHealth(pod *corev1.Pod, node *corev1.Node) bool {
+	if containersReady(pod) {
+		return true
+	}
+	if node == nil {
+		return false
+	}
+	if nodeReady(node) != corev1.ConditionTrue {
+		return true
+	}
+	for _, t := range node.Spec.Taints {
+		if t.Key == corev1.TaintNodeUnreachable || t.Key == corev1.TaintNodeNotReady {
+			return true
 		}
 	}
-	return containers && !podReady(p)
+	return false
+}
+
+func nodeReady(n *corev1.Node) corev1.ConditionStatus {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status
+		}
+	}
+	return corev1.ConditionUnknown
+}
+
+func containersReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.ContainersReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 func podReady(p *corev1.Pod) bool {

@@ -9,6 +9,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodepool/counter"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodepool/readiness"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/provisioning"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/state/nodepoolhealth"
 )
 
 // WithProvisioning registers the provisioning half of the runtime: pod and
@@ -21,6 +22,7 @@ func (o *Operator) WithProvisioning() error {
 		return fmt.Errorf("operator: SetCloud must be called before WithProvisioning")
 	}
 	mgr, kube, s := o.Manager, o.Manager.GetClient(), o.Settings
+	health := nodepoolhealth.New()
 	batcher := provisioning.NewBatcher(o.Clock, s.BatchIdleDuration, s.BatchMaxDuration)
 	steps := []func() error{
 		func() error { return provisioning.NewPodTrigger(kube, batcher, o.Cluster).Register(mgr) },
@@ -30,13 +32,13 @@ func (o *Operator) WithProvisioning() error {
 				NominationTTL: s.NominationTTL(), PreferencePolicy: s.PreferencePolicy, MinValuesPolicy: s.MinValuesPolicy,
 			}))
 		},
-		func() error { return lifecycle.NewController(kube, o.Cloud, o.Recorder, o.Clock).Register(mgr) },
+		func() error { return lifecycle.NewController(kube, o.Cloud, o.Recorder, o.Clock, health).Register(mgr) },
 		func() error { return mgr.Add(garbagecollection.NewController(kube, o.Cloud, o.Recorder, o.Clock)) },
 		func() error { return counter.NewController(kube).Register(mgr) },
 		func() error { return mgr.Add(&ClusterState{Reader: kube}) },
 		func() error { return mgr.Add(&Workload{Reader: kube}) },
 		func() error { return watchPodStartup(context.Background(), mgr.GetCache()) },
-		func() error { return readiness.NewController(kube, o.Cloud).Register(mgr) },
+		func() error { return readiness.NewController(kube, o.Cloud, health).Register(mgr) },
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {

@@ -7,6 +7,7 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -30,6 +31,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/metrics"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/ratelimit"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/state/nodepoolhealth"
 )
 
 // Controller is the NodeClaim lifecycle controller.
@@ -41,11 +43,14 @@ type Controller struct {
 	// launched remembers Create results until the informer shows the
 	// Launched condition, so a stale read never launches twice.
 	launched sync.Map // types.UID -> *v1.NodeClaim
+	// health is the NodePools' registration record, shared with the
+	// NodePool readiness controller, which resets it.
+	health *nodepoolhealth.State
 }
 
 // NewController wires the controller.
-func NewController(kube client.Client, provider cloud.Provider, rec *events.Recorder, clk clock.Clock) *Controller {
-	return &Controller{kube: kube, cloud: provider, recorder: rec, clock: clk}
+func NewController(kube client.Client, provider cloud.Provider, rec *events.Recorder, clk clock.Clock, health *nodepoolhealth.State) *Controller {
+	return &Controller{kube: kube, cloud: provider, recorder: rec, clock: clk, health: health}
 }
 
 // result of one step: deleted stops the pipeline; requeue asks to come back.
@@ -90,6 +95,11 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	} else {
 		countSteps(stored, claim)
 		announce(c.recorder, claim, Transitions(stored, claim))
+		if !nodeclaim.IsTrue(stored, v1.ConditionTypeRegistered) && nodeclaim.IsTrue(claim, v1.ConditionTypeRegistered) {
+			if err := c.registrationHealth(ctx, claim, true); err != nil {
+				errs = append(errs, fmt.Errorf("recording the registration for the nodepool's NodeRegistrationHealthy: %w", err))
+			}
+		}
 	}
 	return out, errors.Join(errs...)
 }

@@ -31,6 +31,10 @@ func (c *Controller) liveness(ctx context.Context, claim *v1.NodeClaim) (result,
 	if !nodeclaim.IsTrue(claim, v1.ConditionTypeLaunched) {
 		left := claim.CreationTimestamp.Add(LaunchTimeout).Sub(now)
 		if left <= 0 {
+			if err := c.registrationHealth(ctx, claim, false); err != nil {
+				return result{}, fmt.Errorf("recording the launch timeout for the nodepool's NodeRegistrationHealthy: %w", err)
+			}
+			announceLaunchTimedOut(c.recorder, claim, c.poolOf(ctx, claim))
 			return c.deleteClaim(ctx, claim, "launch_timeout", fmt.Errorf("not launched within %s", LaunchTimeout))
 		}
 		return result{requeue: reconcile.Result{RequeueAfter: left}}, nil
@@ -38,23 +42,39 @@ func (c *Controller) liveness(ctx context.Context, claim *v1.NodeClaim) (result,
 	launched := nodeclaim.Get(claim, v1.ConditionTypeLaunched).LastTransitionTime.Time
 	left := launched.Add(RegistrationTimeout).Sub(now)
 	if left <= 0 {
-		c.registrationFailed(ctx, claim)
+		if err := c.registrationHealth(ctx, claim, false); err != nil {
+			return result{}, fmt.Errorf("recording the registration timeout for the nodepool's NodeRegistrationHealthy: %w", err)
+		}
+		announceRegistrationFailed(c.recorder, claim, c.poolOf(ctx, claim))
 		return c.deleteClaim(ctx, claim, "registration_timeout", fmt.Errorf("node not registered within %s of launch", RegistrationTimeout))
 	}
 	return result{requeue: reconcile.Result{RequeueAfter: left}}, nil
 }
 
-// registrationFailed tells users, on the NodeClaim and on its NodePool,
-// that the claim's instance never became a Node and the claim is given up:
-// the NodePool is where a boot that fails for every node (a broken AMI or
-// user data) shows.
-func (c *Controller) registrationFailed(ctx context.Context, claim *v1.NodeClaim) {
+// poolOf reads the claim's NodePool for an event, nil if it cannot: the
+// NodePool is where a failure that hits every node (a broken AMI or user
+// data, a launch that never succeeds) shows.
+func (c *Controller) poolOf(ctx context.Context, claim *v1.NodeClaim) *v1.NodePool {
 	pool := &v1.NodePool{}
 	if err := c.kube.Get(ctx, client.ObjectKey{Name: claim.Labels[v1.NodePoolLabelKey]}, pool); err != nil {
-		log.FromContext(ctx).Error(err, "reading the nodepool to report a registration timeout")
-		pool = nil
+		log.FromContext(ctx).Error(err, "reading the nodepool to report a timeout")
+		return nil
 	}
-	announceRegistrationFailed(c.recorder, claim, pool)
+	return pool
+}
+
+// announceLaunchTimedOut emits FailedLaunch warnings for a claim given up
+// at the launch timeout, with the last launch error its Launched condition
+// holds, on the NodePool too unless it is nil.
+func announceLaunchTimedOut(rec *events.Recorder, claim *v1.NodeClaim, pool *v1.NodePool) {
+	what := fmt.Sprintf("not launched within %s", LaunchTimeout)
+	if c := nodeclaim.Get(claim, v1.ConditionTypeLaunched); c != nil && c.Message != "" {
+		what += ": " + c.Reason + ": " + c.Message
+	}
+	rec.Warning(claim, events.FailedLaunch, events.ActionLaunching, "Failed to launch node: %s; deleting the NodeClaim", what)
+	if pool != nil {
+		rec.Warning(pool, events.FailedLaunch, events.ActionLaunching, "Failed to launch node: NodeClaim %s %s; the NodeClaim is deleted", claim.Name, what)
+	}
 }
 
 // announceRegistrationFailed emits the RegistrationFailed events, on the

@@ -1,7 +1,9 @@
 // Package readiness keeps a NodePool's Ready condition: NodeClassReady
 // mirrors its node class's Ready condition and ValidationSucceeded the
 // runtime checks of its template; Ready is both. Only Ready NodePools are
-// provisioned from.
+// provisioned from. It also resets the informational
+// NodeRegistrationHealthy condition (which the NodeClaim lifecycle sets)
+// to Unknown when the pool or its node class changes.
 package readiness
 
 import (
@@ -11,6 +13,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -22,18 +25,21 @@ import (
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/state/nodepoolhealth"
 )
 
 // Controller is the NodePool readiness controller.
 type Controller struct {
-	kube  client.Client
-	cloud cloud.Provider
+	kube   client.Client
+	cloud  cloud.Provider
+	health *nodepoolhealth.State
 }
 
 // NewController wires the controller; the provider names the node class
-// kinds a NodePool may reference.
-func NewController(kube client.Client, provider cloud.Provider) *Controller {
-	return &Controller{kube: kube, cloud: provider}
+// kinds a NodePool may reference, and health is the registration record
+// the NodeClaim lifecycle keeps.
+func NewController(kube client.Client, provider cloud.Provider, health *nodepoolhealth.State) *Controller {
+	return &Controller{kube: kube, cloud: provider, health: health}
 }
 
 // Reconcile recomputes the pool's conditions.
@@ -49,6 +55,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	set(pool, v1.ConditionTypeNodeClassReady, status, reason, msg)
 	if gen != 0 {
+		c.registrationHealth(pool, gen)
 		pool.Status.NodeClassObservedGeneration = gen
 	}
 	if err := Validate(pool); err != nil {
@@ -60,7 +67,41 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if equality.Semantic.DeepEqual(stored.Status, pool.Status) {
 		return reconcile.Result{}, nil
 	}
-	return reconcile.Result{}, client.IgnoreNotFound(c.kube.Status().Patch(ctx, pool, client.MergeFrom(stored)))
+	// The optimistic lock: a merge patch replaces the whole condition list,
+	// and the NodeClaim lifecycle writes NodeRegistrationHealthy beside us.
+	err = c.kube.Status().Patch(ctx, pool, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{}))
+	if apierrors.IsConflict(err) {
+		return reconcile.Result{Requeue: true}, nil
+	}
+	return reconcile.Result{}, client.IgnoreNotFound(err)
+}
+
+// registrationHealth seeds the registration record from the stored
+// condition after a restart, and resets both (condition Unknown, record
+// empty) when the condition is missing or the pool's spec or its node
+// class (generation gen) changed since it was set: old launches say
+// nothing about the new configuration.
+func (c *Controller) registrationHealth(pool *v1.NodePool, gen int64) {
+	cond := meta.FindStatusCondition(pool.Status.Conditions, v1.ConditionTypeNodeRegistrationHealthy)
+	if c.health != nil && cond != nil {
+		switch cond.Status {
+		case metav1.ConditionTrue:
+			c.health.Seed(pool.UID, nodepoolhealth.Healthy)
+		case metav1.ConditionFalse:
+			c.health.Seed(pool.UID, nodepoolhealth.Unhealthy)
+		}
+	}
+	if cond != nil && cond.ObservedGeneration == pool.Generation && pool.Status.NodeClassObservedGeneration == gen {
+		return
+	}
+	if cond == nil || cond.Status != metav1.ConditionUnknown || cond.ObservedGeneration != pool.Generation {
+		meta.SetStatusCondition(&pool.Status.Conditions, metav1.Condition{Type: v1.ConditionTypeNodeRegistrationHealthy,
+			Status: metav1.ConditionUnknown, Reason: "AwaitingReconciliation", Message: "no node launched since the NodePool or its node class changed",
+			ObservedGeneration: pool.Generation})
+	}
+	if c.health != nil {
+		c.health.Reset(pool.UID)
+	}
 }
 
 func (c *Controller) nodeClassReady(ctx context.Context, pool *v1.NodePool) (metav1.ConditionStatus, string, string, int64, error) {
