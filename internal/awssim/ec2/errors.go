@@ -2,6 +2,7 @@ package ec2
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/protocol"
 )
@@ -13,8 +14,13 @@ func errDryRun() *protocol.Error {
 		Message: "Request would have succeeded, but DryRun flag is set."}
 }
 
-func errInstanceNotFound(id string) *protocol.Error {
-	return errorf("InvalidInstanceID.NotFound", "The instance ID '%s' does not exist", id)
+// errInstanceNotFound names every absent ID of a request, as EC2 does: one
+// absent ID fails the whole call.
+func errInstanceNotFound(ids ...string) *protocol.Error {
+	if len(ids) == 1 {
+		return errorf("InvalidInstanceID.NotFound", "The instance ID '%s' does not exist", ids[0])
+	}
+	return errorf("InvalidInstanceID.NotFound", "The instance IDs '%s' do not exist", strings.Join(ids, ", "))
 }
 
 func errInvalidFilter(name string) *protocol.Error {

@@ -67,13 +67,17 @@ func instanceAttributes(in *instance) attributes {
 // every named ID is among them. Caller holds s.mu.
 func (s *Service) visibleInstances(ids []string) ([]*instance, *protocol.Error) {
 	now := time.Now()
+	var missing []string
 	for _, id := range ids {
 		if !strings.HasPrefix(id, "i-") {
 			return nil, errorf("InvalidInstanceID.Malformed", "Invalid id: \"%s\"", id)
 		}
 		if in, ok := s.instances[id]; !ok || !in.visible(now) {
-			return nil, errInstanceNotFound(id)
+			missing = append(missing, id)
 		}
+	}
+	if len(missing) > 0 {
+		return nil, errInstanceNotFound(missing...)
 	}
 	var out []*instance
 	for _, in := range s.order {

@@ -65,15 +65,20 @@ func (s *Service) stopInstances(in *ec2.StopInstancesInput, dryRun bool) (*ec2.S
 // error for the first malformed or unknown ID. Caller holds s.mu.
 func (s *Service) namedInstances(ids []string) ([]*instance, *protocol.Error) {
 	out := make([]*instance, 0, len(ids))
+	var missing []string
 	for _, id := range ids {
 		if !strings.HasPrefix(id, "i-") {
 			return nil, errorf("InvalidInstanceID.Malformed", "Invalid id: \"%s\"", id)
 		}
 		i, ok := s.instances[id]
 		if !ok {
-			return nil, errInstanceNotFound(id)
+			missing = append(missing, id)
+			continue
 		}
 		out = append(out, i)
+	}
+	if len(missing) > 0 {
+		return nil, errInstanceNotFound(missing...)
 	}
 	return out, nil
 }

@@ -152,7 +152,7 @@ var Rules = []Rule{
 	{
 		Sid: "AllowInterruptionQueueActions", Group: Interruption,
 		Actions: []Action{
-			{Name: "sqs:DeleteMessage", NeededBy: []string{"sqs:DeleteMessage"}},
+			{Name: "sqs:DeleteMessage", NeededBy: []string{"sqs:DeleteMessageBatch"}},
 			{Name: "sqs:GetQueueUrl", NeededBy: []string{"sqs:GetQueueUrl"}},
 			{Name: "sqs:ReceiveMessage", NeededBy: []string{"sqs:ReceiveMessage"}},
 		},

@@ -175,7 +175,7 @@ type Call struct {
 // (request tags, resource tags from the snapshots, region, passed role).
 // Nil means the call is not modelled.
 func (w *Audit) Checks(r Call) []policy.Request {
-	action := r.Service + ":" + r.Operation
+	action := policy.ActionOf(r.Service, r.Operation)
 	p := r.Parameters
 	region := map[string][]string{"aws:RequestedRegion": {w.region}}
 	str := func(k string) string { return fmt.Sprint(p[k]) }

@@ -80,7 +80,7 @@ func TestAMIVersionPinAndNewRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prov.AMIs().Invalidate() // the AMI refresh interval passing
+	prov.AMIs().Invalidate() // the AMI and SSM parameter caches timing out
 	resolve(t, prov, latest)
 	resolve(t, prov, pinned)
 	if got := amd64Standard(t, latest.Status.AMIs); got != release.ImageID {

@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 	}))
 }
 
-func testContext(t *testing.T) context.Context {
+func testContext(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
@@ -45,7 +45,7 @@ func settings() awsprovider.Settings { return testenv.CloudSettings(cluster) }
 
 // readyNodeClass creates the node class and resolves its status as the
 // node class controller does, failing unless it becomes Ready.
-func readyNodeClass(t *testing.T, p *awsprovider.Provider, nc *awsv1.EC2NodeClass) *awsv1.EC2NodeClass {
+func readyNodeClass(t testing.TB, p *awsprovider.Provider, nc *awsv1.EC2NodeClass) *awsv1.EC2NodeClass {
 	t.Helper()
 	ctx := testContext(t)
 	if err := kube.Client.Create(ctx, nc); err != nil {
@@ -56,7 +56,7 @@ func readyNodeClass(t *testing.T, p *awsprovider.Provider, nc *awsv1.EC2NodeClas
 	return nc
 }
 
-func resolve(t *testing.T, p *awsprovider.Provider, nc *awsv1.EC2NodeClass) {
+func resolve(t testing.TB, p *awsprovider.Provider, nc *awsv1.EC2NodeClass) {
 	t.Helper()
 	ctx := testContext(t)
 	if err := kube.Client.Get(ctx, client.ObjectKeyFromObject(nc), nc); err != nil {

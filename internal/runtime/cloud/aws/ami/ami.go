@@ -23,10 +23,16 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/ttlcache"
 )
 
-// SSMCacheTTL is how long a pinned (versioned) SSM parameter is trusted;
-// parameters that move (latest, recommended) live only as long as the AMI
-// refresh interval.
+// SSMCacheTTL is how long a parameter a pinned (versioned) alias reads is
+// trusted: its value never changes. The parameters of an @latest alias are
+// read at every AMI refresh, so a release is seen (and drifts nodes) within
+// the refresh interval.
 const SSMCacheTTL = 24 * time.Hour
+
+// CustomSSMCacheTTL is how long a parameter named by an amiSelectorTerm's
+// ssmParameter is trusted: the user may repoint it at any time (Karpenter's
+// value).
+const CustomSSMCacheTTL = 5 * time.Minute
 
 // Provider resolves AMIs.
 type Provider struct {
@@ -35,8 +41,11 @@ type Provider struct {
 	k8sVersion func(context.Context) (string, error)
 	now        func() time.Time
 
-	amis   *ttlcache.TTL[string, []awsv1.AMI]
+	amis *ttlcache.TTL[string, []awsv1.AMI]
+	// pinned holds the parameters pinned aliases read; custom those the
+	// selector terms name. A parameter absent from SSM is cached as "".
 	pinned *ttlcache.TTL[string, string]
+	custom *ttlcache.TTL[string, string]
 }
 
 // New returns a provider that re-resolves every refresh (AMI_REFRESH_INTERVAL).
@@ -46,11 +55,17 @@ func New(ec2Client *ec2.Client, ssmClient *ssm.Client, k8sVersion func(context.C
 		ec2: ec2Client, ssm: ssmClient, k8sVersion: k8sVersion, now: time.Now,
 		amis:   ttlcache.New[string, []awsv1.AMI](refresh),
 		pinned: ttlcache.New[string, string](SSMCacheTTL),
+		custom: ttlcache.New[string, string](CustomSSMCacheTTL),
 	}
 }
 
-// Invalidate forgets resolved AMIs so the next List asks EC2 and SSM again.
-func (p *Provider) Invalidate() { p.amis.Flush() }
+// Invalidate forgets resolved AMIs and the SSM parameters behind them, as
+// when their caches time out, so the next List asks EC2 and SSM again.
+func (p *Provider) Invalidate() {
+	p.amis.Flush()
+	p.pinned.Flush()
+	p.custom.Flush()
+}
 
 // image is a resolved image with the facts used to order candidates.
 type image struct {
@@ -89,14 +104,17 @@ func (p *Provider) resolveAlias(ctx context.Context, alias awsv1.Alias, k8s stri
 	}
 	reqsByID := map[string][][]corev1.NodeSelectorRequirement{}
 	var ids []string
+	var cache *ttlcache.TTL[string, string]
+	if alias.Version != awsv1.AliasVersionLatest {
+		cache = p.pinned
+	}
 	for _, v := range variants {
-		id, err := p.parameter(ctx, v.Parameter, alias.Version != awsv1.AliasVersionLatest)
+		id, err := p.parameter(ctx, cache, v.Parameter)
 		if err != nil {
-			var nf *ssmtypes.ParameterNotFound
-			if errors.As(err, &nf) {
-				continue // not every variant is published for every version
-			}
 			return nil, fmt.Errorf("alias %s: reading SSM parameter %s: %w", alias, v.Parameter, err)
+		}
+		if id == "" {
+			continue // not every variant is published for every version
 		}
 		if _, seen := reqsByID[id]; !seen {
 			ids = append(ids, id)
@@ -127,7 +145,10 @@ func (p *Provider) resolveTerms(ctx context.Context, terms []awsv1.AMISelectorTe
 		case term.ID != "":
 			in.Filters = append(in.Filters, selector.Filter("image-id", term.ID))
 		case term.SSMParameter != "":
-			id, err := p.parameter(ctx, term.SSMParameter, false)
+			id, err := p.parameter(ctx, p.custom, term.SSMParameter)
+			if err == nil && id == "" {
+				err = fmt.Errorf("SSM has no such parameter")
+			}
 			if err != nil {
 				return nil, fmt.Errorf("spec.amiSelectorTerms[%d].ssmParameter %s: %w", i, term.SSMParameter, err)
 			}
@@ -201,21 +222,28 @@ func (p *Provider) describe(ctx context.Context, in *ec2.DescribeImagesInput) ([
 	return out, nil
 }
 
-// parameter reads an SSM parameter holding an image ID; pinned ones are
-// cached for a day since their value never changes.
-func (p *Provider) parameter(ctx context.Context, name string, pinned bool) (string, error) {
-	if pinned {
-		if v, ok := p.pinned.Get(name); ok {
+// parameter reads an SSM parameter holding an image ID, through cache
+// unless it is nil; an absent parameter is "" (and cached as such).
+func (p *Provider) parameter(ctx context.Context, cache *ttlcache.TTL[string, string], name string) (string, error) {
+	if cache != nil {
+		if v, ok := cache.Get(name); ok {
 			return v, nil
 		}
 	}
 	out, err := p.ssm.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(name)})
-	if err != nil {
+	var nf *ssmtypes.ParameterNotFound
+	switch {
+	case errors.As(err, &nf):
+		if cache != nil {
+			cache.Set(name, "")
+		}
+		return "", nil
+	case err != nil:
 		return "", err
 	}
 	v := aws.ToString(out.Parameter.Value)
-	if pinned {
-		p.pinned.Set(name, v)
+	if cache != nil {
+		cache.Set(name, v)
 	}
 	return v, nil
 }

@@ -91,6 +91,8 @@ type Provider struct {
 	cluster     string
 	unavailable *cache.UnavailableOfferings
 	batcher     *batcher
+	describer   *idBatcher[*Instance]
+	terminator  *idBatcher[struct{}]
 	// described holds recent descriptions for Recent.
 	described *ttlcache.TTL[string, *Instance]
 	// listing shares one List among concurrent Recent misses; listedAt is
@@ -116,6 +118,12 @@ const relistAfter = 10 * time.Second
 func New(client *ec2.Client, cluster string, unavailable *cache.UnavailableOfferings, batch BatchOptions) *Provider {
 	p := &Provider{ec2: client, cluster: cluster, unavailable: unavailable, described: ttlcache.New[string, *Instance](DescribedTTL)}
 	p.batcher = newBatcher(p, batch)
+	p.describer = newIDBatcher(byIDBatch, func(ctx context.Context, ids []string) map[string]idResult[*Instance] {
+		return splitCall(ctx, ids, p.describe)
+	})
+	p.terminator = newIDBatcher(byIDBatch, func(ctx context.Context, ids []string) map[string]idResult[struct{}] {
+		return splitCall(ctx, ids, p.terminate)
+	})
 	return p
 }
 
@@ -301,27 +309,46 @@ func tagSpecs(tags map[string]string, capacityType string) []ec2types.TagSpecifi
 }
 
 // Get returns a live instance, or a NodeClaimNotFoundError when it is
-// absent or terminated.
+// absent or terminated. Gets in a short window share one DescribeInstances.
 func (p *Provider) Get(ctx context.Context, id string) (*Instance, error) {
-	out, err := p.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
-	if err != nil {
-		if awserr.IsCode(err, "InvalidInstanceID.NotFound", "InvalidInstanceID.Malformed") {
-			return nil, &cloud.NodeClaimNotFoundError{Err: fmt.Errorf("instance %s does not exist", id)}
-		}
-		return nil, fmt.Errorf("describing instance %s: %w", id, err)
+	inst, err := p.describer.do(ctx, id)
+	switch {
+	case err == nil:
+		return inst, nil
+	case awserr.IsCode(err, "InvalidInstanceID.NotFound", "InvalidInstanceID.Malformed"):
+		return nil, &cloud.NodeClaimNotFoundError{Err: fmt.Errorf("instance %s does not exist", id)}
+	case cloud.IsNodeClaimNotFound(err):
+		return nil, err
 	}
+	return nil, fmt.Errorf("describing instance %s: %w", id, err)
+}
+
+// describe describes instances by ID: a terminated or absent one is a
+// NodeClaimNotFoundError, and what is live is kept for Recent.
+func (p *Provider) describe(ctx context.Context, ids []string) (map[string]idResult[*Instance], error) {
+	out, err := p.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: ids})
+	if err != nil {
+		return nil, err
+	}
+	got := make(map[string]idResult[*Instance], len(ids))
 	for _, r := range out.Reservations {
 		for _, i := range r.Instances {
 			inst := convert(i)
 			if inst.State == ec2types.InstanceStateNameTerminated {
-				p.described.Delete(id)
-				return nil, &cloud.NodeClaimNotFoundError{Err: fmt.Errorf("instance %s is terminated", id)}
+				p.described.Delete(inst.ID)
+				got[inst.ID] = idResult[*Instance]{err: &cloud.NodeClaimNotFoundError{Err: fmt.Errorf("instance %s is terminated", inst.ID)}}
+				continue
 			}
-			p.described.Set(id, inst)
-			return inst, nil
+			p.described.Set(inst.ID, inst)
+			got[inst.ID] = idResult[*Instance]{val: inst}
 		}
 	}
-	return nil, &cloud.NodeClaimNotFoundError{Err: fmt.Errorf("instance %s does not exist", id)}
+	for _, id := range ids {
+		if _, ok := got[id]; !ok {
+			got[id] = idResult[*Instance]{err: &cloud.NodeClaimNotFoundError{Err: fmt.Errorf("instance %s does not exist", id)}}
+		}
+	}
+	return got, nil
 }
 
 // Recent returns the instance as described at most DescribedTTL ago. On a
@@ -395,16 +422,30 @@ func (p *Provider) Owned(inst *Instance) error {
 
 // Terminate starts terminating an instance; an absent instance is a
 // NodeClaimNotFoundError. Callers pass an instance they launched or one
-// Owned accepted.
+// Owned accepted. Terminations in a short window share one call.
 func (p *Provider) Terminate(ctx context.Context, id string) error {
 	p.described.Delete(id)
-	if _, err := p.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{id}}); err != nil {
-		if awserr.IsCode(err, "InvalidInstanceID.NotFound") {
-			return &cloud.NodeClaimNotFoundError{Err: fmt.Errorf("instance %s does not exist", id)}
-		}
-		return fmt.Errorf("terminating instance %s: %w", id, err)
+	_, err := p.terminator.do(ctx, id)
+	switch {
+	case err == nil:
+		return nil
+	case awserr.IsCode(err, "InvalidInstanceID.NotFound", "InvalidInstanceID.Malformed"):
+		return &cloud.NodeClaimNotFoundError{Err: fmt.Errorf("instance %s does not exist", id)}
 	}
-	return nil
+	return fmt.Errorf("terminating instance %s: %w", id, err)
+}
+
+// terminate terminates instances by ID.
+func (p *Provider) terminate(ctx context.Context, ids []string) (map[string]idResult[struct{}], error) {
+	out, err := p.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: ids})
+	if err != nil {
+		return nil, err
+	}
+	got := make(map[string]idResult[struct{}], len(ids))
+	for _, c := range out.TerminatingInstances {
+		got[aws.ToString(c.InstanceId)] = idResult[struct{}]{}
+	}
+	return got, nil
 }
 
 // Tag adds tags to an instance.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -53,6 +54,16 @@ type Options struct {
 type Controller struct {
 	opts     Options
 	queueURL string
+	// retry holds handled messages whose deletion failed; the next poll
+	// deletes them with its own. Only Poll touches it (one poller).
+	retry []handled
+}
+
+// handled is a message to delete from the queue.
+type handled struct {
+	msg      sqstypes.Message
+	emitted  time.Time // when the event happened; zero when unparsable
+	received time.Time
 }
 
 var (
@@ -88,8 +99,10 @@ func (c *Controller) Start(ctx context.Context) error {
 }
 
 // Poll receives one batch of messages (waiting up to 20s for the first) and
-// handles it. Handled and unparsable messages are deleted; a message whose
-// handling failed stays and comes back after the visibility timeout.
+// handles it. Handled and unparsable messages are deleted together, with one
+// DeleteMessageBatch; a message whose handling failed stays and comes back
+// after the visibility timeout, and one whose deletion failed is deleted
+// with the next poll's.
 func (c *Controller) Poll(ctx context.Context) error {
 	url, err := c.url(ctx)
 	if err != nil {
@@ -103,32 +116,37 @@ func (c *Controller) Poll(ctx context.Context) error {
 		return fmt.Errorf("receiving from queue %s: %w", c.opts.QueueName, err)
 	}
 	if len(out.Messages) == 0 {
-		return nil
+		return c.delete(ctx, url, nil)
 	}
 	claims, err := c.claimsByInstance(ctx)
 	if err != nil {
-		return err
+		return errors.Join(err, c.delete(ctx, url, nil))
 	}
 	var (
 		wg   sync.WaitGroup
 		sem  = make(chan struct{}, parallelism)
 		mu   sync.Mutex
 		errs []error
+		done []handled
 	)
+	received := time.Now()
 	for _, msg := range out.Messages {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func(msg sqstypes.Message) {
 			defer func() { <-sem; wg.Done() }()
-			if err := c.handle(ctx, url, msg, claims); err != nil {
-				mu.Lock()
+			emitted, err := c.handle(ctx, msg, claims)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
 				errs = append(errs, err)
-				mu.Unlock()
+				return
 			}
+			done = append(done, handled{msg: msg, emitted: emitted, received: received})
 		}(msg)
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	return errors.Join(append(errs, c.delete(ctx, url, done))...)
 }
 
 func (c *Controller) url(ctx context.Context) (string, error) {
@@ -159,12 +177,14 @@ func (c *Controller) claimsByInstance(ctx context.Context) (map[string]*v1.NodeC
 	return out, nil
 }
 
-func (c *Controller) handle(ctx context.Context, url string, msg sqstypes.Message, claims map[string]*v1.NodeClaim) error {
+// handle acts on one message and returns when its event happened (zero for
+// an unparsable message, which is dropped); nil error means delete it.
+func (c *Controller) handle(ctx context.Context, msg sqstypes.Message, claims map[string]*v1.NodeClaim) (time.Time, error) {
 	m, err := Parse(aws.ToString(msg.Body))
 	if err != nil {
 		receivedMessages.WithLabelValues("unknown").Inc()
 		c.opts.Logger.Error(err, "dropping unparsable message", "messageID", aws.ToString(msg.MessageId))
-		return c.delete(ctx, url, msg, time.Time{})
+		return time.Time{}, nil
 	}
 	receivedMessages.WithLabelValues(string(m.Kind)).Inc()
 	for _, id := range m.InstanceIDs {
@@ -173,10 +193,10 @@ func (c *Controller) handle(ctx context.Context, url string, msg sqstypes.Messag
 			continue // not ours
 		}
 		if err := c.act(ctx, m, nc); err != nil {
-			return fmt.Errorf("message %s (%s) for instance %s: %w", m.ID, m.Kind, id, err)
+			return time.Time{}, fmt.Errorf("message %s (%s) for instance %s: %w", m.ID, m.Kind, id, err)
 		}
 	}
-	return c.delete(ctx, url, msg, m.Time)
+	return m.Time, nil
 }
 
 // act applies a message to one NodeClaim.
@@ -235,13 +255,51 @@ func (c *Controller) markUnavailable(nc *v1.NodeClaim, capacityType string) {
 	c.opts.Unavailable.MarkUnavailable(it, zone, capacityType)
 }
 
-func (c *Controller) delete(ctx context.Context, url string, msg sqstypes.Message, emitted time.Time) error {
-	if _, err := c.opts.SQS.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: msg.ReceiptHandle}); err != nil {
-		return fmt.Errorf("deleting message %s from queue %s: %w", aws.ToString(msg.MessageId), c.opts.QueueName, err)
+// delete removes handled messages, and those whose deletion failed last
+// time, ten per DeleteMessageBatch call. Entries that fail are kept for the
+// next poll unless their receipt handle has expired: such a message is
+// visible again and the next receive hands it out with a new handle.
+func (c *Controller) delete(ctx context.Context, url string, done []handled) error {
+	pending := append(c.retry, done...)
+	c.retry = nil
+	var errs []error
+	for start := 0; start < len(pending); start += maxMessages {
+		chunk := pending[start:min(start+maxMessages, len(pending))]
+		entries := make([]sqstypes.DeleteMessageBatchRequestEntry, len(chunk))
+		byID := make(map[string]handled, len(chunk))
+		for i, h := range chunk {
+			id := strconv.Itoa(i)
+			entries[i] = sqstypes.DeleteMessageBatchRequestEntry{Id: aws.String(id), ReceiptHandle: h.msg.ReceiptHandle}
+			byID[id] = h
+		}
+		out, err := c.opts.SQS.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(url), Entries: entries})
+		if err != nil {
+			c.keep(chunk...)
+			errs = append(errs, fmt.Errorf("deleting %d messages from queue %s: %w", len(chunk), c.opts.QueueName, err))
+			continue
+		}
+		for _, ok := range out.Successful {
+			h := byID[aws.ToString(ok.Id)]
+			deletedMessages.Inc()
+			if !h.emitted.IsZero() {
+				messageQueueDuration.Observe(time.Since(h.emitted).Seconds())
+			}
+		}
+		for _, f := range out.Failed {
+			h := byID[aws.ToString(f.Id)]
+			c.keep(h)
+			errs = append(errs, fmt.Errorf("deleting message %s from queue %s: %s: %s", aws.ToString(h.msg.MessageId), c.opts.QueueName, aws.ToString(f.Code), aws.ToString(f.Message)))
+		}
 	}
-	deletedMessages.Inc()
-	if !emitted.IsZero() {
-		messageQueueDuration.Observe(time.Since(emitted).Seconds())
+	return errors.Join(errs...)
+}
+
+// keep queues messages for the next delete while their receipt handles
+// can still be valid.
+func (c *Controller) keep(hs ...handled) {
+	for _, h := range hs {
+		if time.Since(h.received) < visibilitySeconds*time.Second {
+			c.retry = append(c.retry, h)
+		}
 	}
-	return nil
 }

@@ -325,12 +325,12 @@ func assertAllowedByPolicy(t *testing.T, queue string) {
 			continue
 		}
 		n++
-		req := policy.Request{Action: r.Service + ":" + r.Operation, Resource: sim.SQS.QueueARN(queue), Context: map[string][]string{"aws:RequestedRegion": {o.Region}}}
+		req := policy.Request{Action: policy.ActionOf(r.Service, r.Operation), Resource: sim.SQS.QueueARN(queue), Context: map[string][]string{"aws:RequestedRegion": {o.Region}}}
 		if ok, err := doc.Allows(req); err != nil || !ok {
 			t.Errorf("controller call %s:%s is not allowed by the controller policy (err %v)", r.Service, r.Operation, err)
 		}
 	}
 	if n < 3 {
-		t.Errorf("recorded %d controller calls, want GetQueueUrl, ReceiveMessage and DeleteMessage", n)
+		t.Errorf("recorded %d controller calls, want GetQueueUrl, ReceiveMessage and DeleteMessageBatch", n)
 	}
 }
