@@ -37,6 +37,7 @@ type Service struct {
 	limit            map[pool]int      // pool size; absent = DefaultPoolCapacity
 	used             map[pool]int      // instances not yet terminated, per pool
 	reservations     []*capacityReservation
+	placementGroups  []*placementGroup
 	visibilityDelay  time.Duration
 	terminationTimer map[string]*time.Timer
 	// runTokens answers a repeated RunInstances ClientToken (the SDK fills
@@ -74,9 +75,11 @@ func New(opts Options) (*Service, error) {
 	s.ops = map[string]func(url.Values, string) ([]byte, *protocol.Error){
 		"CreateFleet":                   op(s, "CreateFleet", s.createFleet),
 		"CreateLaunchTemplate":          op(s, "CreateLaunchTemplate", s.createLaunchTemplate),
+		"CreatePlacementGroup":          op(s, "CreatePlacementGroup", s.createPlacementGroup),
 		"CreateTags":                    op(s, "CreateTags", s.createTags),
 		"DeleteTags":                    op(s, "DeleteTags", s.deleteTags),
 		"DeleteLaunchTemplate":          op(s, "DeleteLaunchTemplate", s.deleteLaunchTemplate),
+		"DeletePlacementGroup":          op(s, "DeletePlacementGroup", s.deletePlacementGroup),
 		"DescribeAvailabilityZones":     op(s, "DescribeAvailabilityZones", s.describeAvailabilityZones),
 		"DescribeCapacityReservations":  op(s, "DescribeCapacityReservations", s.describeCapacityReservations),
 		"DescribeImages":                op(s, "DescribeImages", s.describeImages),
