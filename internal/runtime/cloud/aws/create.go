@@ -23,6 +23,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instance"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instancetype"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/launchtemplate"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/placementgroup"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/userdata"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 )
@@ -60,9 +61,25 @@ func (p *Provider) Create(ctx context.Context, claim *v1.NodeClaim) (*v1.NodeCla
 	for zone := range subnets {
 		usable[zone] = zoneIDs[zone]
 	}
+	pg, err := p.placement(ctx, nc)
+	if err != nil {
+		return nil, err
+	}
 	cands := compatible(its, reqs, claim.Spec.Resources.Requests, usable)
 	cands = withoutExotic(cands, reqs)
 	cands = withoutDearSpot(cands)
+	if pg != nil && pg.Strategy == placementgroup.StrategyCluster {
+		zone, err := p.clusterZone(ctx, pg)
+		if err != nil {
+			return nil, err
+		}
+		if zone == "" {
+			zone = cheapestZone(cands, capacityType(cands))
+		}
+		if cands = inZone(cands, zone); len(cands) == 0 {
+			return nil, &cloud.InsufficientCapacityError{Err: fmt.Errorf("cluster placement group %s runs in zone %s, where no available offering meets NodeClaim %s's requirements", pg.Name, zone, claim.Name)}
+		}
+	}
 	ct := capacityType(cands)
 	if ct == "" {
 		return nil, &cloud.InsufficientCapacityError{Err: fmt.Errorf("no available offering of %d instance types meets NodeClaim %s's requirements and requests", len(its), claim.Name)}
@@ -80,7 +97,8 @@ func (p *Provider) Create(ctx context.Context, claim *v1.NodeClaim) (*v1.NodeCla
 		log.FromContext(ctx).Info("launching on-demand although spot is allowed, with few instance types to choose from; widen the NodePool's requirements for more flexibility",
 			"nodeclaim", claim.Name, "instanceTypes", len(cands))
 	}
-	inst, images, err := p.launch(ctx, claim, nc, ct, reservationID, cands, subnets)
+	place := placementOpts{pg: pg, partition: partitionFor(reqs, pg)}
+	inst, images, err := p.launch(ctx, claim, nc, ct, reservationID, place, cands, subnets)
 	if err != nil {
 		if reservationID != "" && cloud.IsInsufficientCapacity(err) {
 			p.reservations.MarkFull(reservationID)
@@ -98,7 +116,35 @@ func (p *Provider) Create(ctx context.Context, claim *v1.NodeClaim) (*v1.NodeCla
 		}
 	}
 	inst.ImageID = images[inst.Type]
+	if pg != nil {
+		inst.PlacementGroupID = pg.ID
+		if pg.Strategy == placementgroup.StrategyPartition {
+			inst.PartitionNumber = p.launchedPartition(ctx, inst.ID, place.partition)
+		}
+	}
 	return p.hydrate(claim, nc, inst, launched), nil
+}
+
+// placementOpts is where a launch is placed: the placement group, and the
+// partition of a partition group (0: EC2 picks).
+type placementOpts struct {
+	pg        *placementgroup.PlacementGroup
+	partition int32
+}
+
+// launchedPartition is the partition EC2 put an instance in: the one asked
+// for, else read back from the instance (0 when it cannot be read now; the
+// claim is then labelled when it is next listed).
+func (p *Provider) launchedPartition(ctx context.Context, id string, asked int32) int32 {
+	if asked != 0 {
+		return asked
+	}
+	inst, err := p.instances.Get(ctx, id)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "reading the partition of a new instance in a partition placement group", "instance", id)
+		return 0
+	}
+	return inst.PartitionNumber
 }
 
 // launchGroup is the instance types that share a launch template.
@@ -109,7 +155,7 @@ type launchGroup struct {
 	cands []candidate
 }
 
-func (p *Provider) launch(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, ct, reservationID string, cands []candidate, subnets map[string]ec2types.Subnet) (*instance.Instance, map[string]string, error) {
+func (p *Provider) launch(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, ct, reservationID string, place placementOpts, cands []candidate, subnets map[string]ec2types.Subnet) (*instance.Instance, map[string]string, error) {
 	groups := map[string]*launchGroup{}
 	images := map[string]string{}
 	for _, c := range cands {
@@ -149,7 +195,7 @@ func (p *Provider) launch(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC
 	var templates []string
 	for _, k := range keys {
 		g := groups[k]
-		cfg, err := p.templateConfig(ctx, claim, nc, g, reservationID)
+		cfg, err := p.templateConfig(ctx, claim, nc, g, reservationID, place)
 		if err != nil {
 			return nil, nil, &cloud.CreateError{Reason: "LaunchTemplateConfigurationFailed", Err: err}
 		}
@@ -184,7 +230,7 @@ func (p *Provider) launch(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC
 			p.launchTemplates.Invalidate(name)
 		}
 		for i, k := range keys {
-			cfg, cfgErr := p.templateConfig(ctx, claim, nc, groups[k], reservationID)
+			cfg, cfgErr := p.templateConfig(ctx, claim, nc, groups[k], reservationID, place)
 			if cfgErr == nil {
 				var name string
 				if name, cfgErr = p.launchTemplates.Ensure(ctx, cfg); cfgErr == nil {
@@ -230,7 +276,7 @@ func (p *Provider) ownershipTags(nc *awsv1.EC2NodeClass, nodePool string) map[st
 
 // templateConfig is the launch configuration of a group of types, into
 // the capacity reservation reservationID when set.
-func (p *Provider) templateConfig(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, g *launchGroup, reservationID string) (launchtemplate.Config, error) {
+func (p *Provider) templateConfig(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, g *launchGroup, reservationID string, place placementOpts) (launchtemplate.Config, error) {
 	family := nc.AMIFamily()
 	kubelet := nc.Spec.Kubelet.DeepCopy()
 	if kubelet == nil {
@@ -261,7 +307,7 @@ func (p *Provider) templateConfig(ctx context.Context, claim *v1.NodeClaim, nc *
 		tags = map[string]string{}
 	}
 	maps.Copy(tags, p.ownershipTags(nc, claim.Labels[v1.NodePoolLabelKey]))
-	return launchtemplate.Config{
+	cfg := launchtemplate.Config{
 		NodeClass: nc.Name, AMIID: g.ami.ID, UserData: ud, SecurityGroupIDs: groups, BlockDeviceMappings: bdms,
 		MetadataOptions: nc.Spec.MetadataOptions, InstanceProfile: nc.Status.InstanceProfile, Tags: tags,
 		DetailedMonitoring: nc.Spec.DetailedMonitoring != nil && *nc.Spec.DetailedMonitoring,
@@ -270,7 +316,11 @@ func (p *Provider) templateConfig(ctx context.Context, claim *v1.NodeClaim, nc *
 		CapacityReservationID: reservationID, ReservationsSelected: len(nc.Spec.CapacityReservationSelectorTerms) > 0,
 		ConnectionTracking: nc.Spec.ConnectionTracking, EnclaveOptions: nc.Spec.EnclaveOptions, CPUOptions: nc.Spec.CPUOptions,
 		IPv6: opts.IPv6,
-	}, nil
+	}
+	if place.pg != nil {
+		cfg.PlacementGroupID, cfg.PlacementPartition = place.pg.ID, place.partition
+	}
+	return cfg, nil
 }
 
 // nodeLabels are the labels the kubelet registers the node with: the
@@ -342,6 +392,12 @@ func (p *Provider) hydrate(claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, inst *in
 	out.Labels[v1.CapacityTypeLabelKey] = inst.CapacityType
 	out.Labels[corev1.LabelInstanceTypeStable] = inst.Type
 	out.Labels[v1.LabelNodeClass] = nc.Name
+	if inst.PlacementGroupID != "" {
+		out.Labels[v1.LabelPlacementGroupID] = inst.PlacementGroupID
+	}
+	if inst.PartitionNumber != 0 {
+		out.Labels[v1.LabelPlacementGroupPartition] = strconv.Itoa(int(inst.PartitionNumber))
+	}
 	if inst.ReservationID != "" {
 		out.Labels[v1.LabelCapacityReservationID] = inst.ReservationID
 		out.Labels[v1.LabelCapacityReservationType] = string(awsv1.CapacityReservationTypeDefault)

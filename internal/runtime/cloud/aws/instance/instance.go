@@ -45,6 +45,10 @@ type Instance struct {
 	// ReservationID is the capacity reservation the instance runs in
 	// (CapacityType reserved).
 	ReservationID string
+	// PlacementGroupID is the placement group the instance runs in, and
+	// PartitionNumber its partition in a partition group (0: none).
+	PlacementGroupID string
+	PartitionNumber  int32
 }
 
 // ProviderID is the Kubernetes provider ID of the instance.
@@ -395,6 +399,8 @@ func convert(i ec2types.Instance) *Instance {
 	}
 	if i.Placement != nil {
 		out.Zone = aws.ToString(i.Placement.AvailabilityZone)
+		out.PlacementGroupID = aws.ToString(i.Placement.GroupId)
+		out.PartitionNumber = aws.ToInt32(i.Placement.PartitionNumber)
 	}
 	if i.IamInstanceProfile != nil {
 		out.InstanceProfileARN = aws.ToString(i.IamInstanceProfile.Arn)
