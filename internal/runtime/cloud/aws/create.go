@@ -184,6 +184,9 @@ func (p *Provider) launch(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC
 	sort.Strings(keys)
 	tags := p.tags(nc, claim)
 	req := instance.Request{CapacityType: ct, ReservationID: reservationID, Tags: tags, Context: nc.Spec.Context}
+	if place.pg != nil {
+		req.PlacementGroupID = place.pg.ID
+	}
 	// Every template Ensure returns is held until the fleet returns, so
 	// garbage collection never deletes one a launch is using.
 	var held []string

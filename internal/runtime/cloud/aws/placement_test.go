@@ -13,6 +13,7 @@ import (
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/nodeclass"
 	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
@@ -150,5 +151,58 @@ func TestPlacementGroupNotFound(t *testing.T) {
 	}
 	if _, err := prov.Create(ctx, testenv.NodeClaim("pg-missing", "general", nc.Name)); err == nil {
 		t.Fatal("launched from a node class whose placement group is not found")
+	}
+}
+
+// TestSpreadPlacementGroupLimit fills a spread group's seven instances in
+// a zone: the eighth launch there fails for want of capacity, and the
+// zone's offerings become unavailable to the group's node class only.
+func TestSpreadPlacementGroupLimit(t *testing.T) {
+	ctx := testContext(t)
+	const zone = "us-west-2a"
+	if _, err := sim.EC2.AddPlacementGroup("joist-spread", "spread", 0); err != nil {
+		t.Fatal(err)
+	}
+	nc := testenv.NodeClass("pg-spread", cluster, "al2023@latest")
+	nc.Spec.PlacementGroupSelector = &awsv1.PlacementGroupSelector{Name: "joist-spread"}
+	nc = readyNodeClass(t, prov, nc)
+	plain := readyNodeClass(t, prov, testenv.NodeClass("pg-spread-plain", cluster, "al2023@latest"))
+
+	reqs := []v1.NodeSelectorRequirementWithMinValues{
+		testenv.In(corev1.LabelInstanceTypeStable, "m5.large"), testenv.In(corev1.LabelTopologyZone, zone),
+	}
+	for i := 1; i <= 7; i++ {
+		launchedPlacement(t, fmt.Sprintf("pg-spread-%d", i), nc, reqs...)
+	}
+	claim := testenv.NodeClaim("pg-spread-8", "general", nc.Name, append(reqs, testenv.In(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand))...)
+	if got, err := prov.Create(ctx, claim); err == nil {
+		_ = prov.Delete(ctx, got)
+		t.Fatal("an eighth instance launched into a spread group's zone")
+	} else if !cloud.IsInsufficientCapacity(err) {
+		t.Fatalf("eighth launch: %v, want an insufficient capacity error", err)
+	}
+	available := func(nc *awsv1.EC2NodeClass) bool {
+		its, err := prov.InstanceTypes().List(ctx, nc, []string{"us-west-2a", "us-west-2b", "us-west-2c"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range its {
+			if it.Name != "m5.large" {
+				continue
+			}
+			for _, o := range it.Offerings {
+				if o.Zone == zone && o.CapacityType == v1.CapacityTypeOnDemand {
+					return o.Available
+				}
+			}
+		}
+		t.Fatalf("no m5.large on-demand offering in %s", zone)
+		return false
+	}
+	if available(nc) {
+		t.Error("m5.large on-demand in the full zone is still offered to the spread group's node class")
+	}
+	if !available(plain) {
+		t.Error("the spread group's limit took m5.large on-demand in the zone away from a node class without a placement group")
 	}
 }

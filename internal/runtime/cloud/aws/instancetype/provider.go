@@ -115,7 +115,7 @@ func (p *Provider) Catalog(ctx context.Context, os string) ([]*scheduling.Instan
 	out := make([]*scheduling.InstanceType, 0, len(p.infos))
 	for _, name := range slices.Sorted(maps.Keys(p.infos)) {
 		info := p.infos[name]
-		if offerings := p.offerings(info, p.zones[name]); len(offerings) > 0 {
+		if offerings := p.offerings(info, p.zones[name], ""); len(offerings) > 0 {
 			out = append(out, &scheduling.InstanceType{Name: name, Labels: Labels(info, p.opts.Region, os), Offerings: offerings})
 		}
 	}
@@ -279,7 +279,11 @@ func (p *Provider) compute(nc *awsv1.EC2NodeClass, zones []string, pg *placement
 		if _, ok := ami.ForLabels(nc.Status.AMIs, labels); !ok {
 			continue
 		}
-		offerings := append(p.offerings(info, zones), p.reservedOfferings(name, nc.Status.CapacityReservations, zones)...)
+		pgID := ""
+		if pg != nil {
+			pgID = pg.ID
+		}
+		offerings := append(p.offerings(info, zones, pgID), p.reservedOfferings(name, nc.Status.CapacityReservations, zones)...)
 		if len(offerings) == 0 {
 			continue
 		}
@@ -298,8 +302,10 @@ func (p *Provider) compute(nc *awsv1.EC2NodeClass, zones []string, pg *placement
 	return out, nil
 }
 
-// offerings lists (zone, capacity type) pools with a known price.
-func (p *Provider) offerings(info ec2types.InstanceTypeInfo, zones []string) []scheduling.Offering {
+// offerings lists (zone, capacity type) pools with a known price; those
+// that recently failed to launch, for every launch or for launches into
+// placement group pgID, are not available.
+func (p *Provider) offerings(info ec2types.InstanceTypeInfo, zones []string, pgID string) []scheduling.Offering {
 	name := string(info.InstanceType)
 	var out []scheduling.Offering
 	for _, zone := range p.zones[name] {
@@ -323,7 +329,7 @@ func (p *Provider) offerings(info ec2types.InstanceTypeInfo, zones []string) []s
 			}
 			out = append(out, scheduling.Offering{
 				Zone: zone, CapacityType: ct, Price: price,
-				Available: !p.unavailable.IsUnavailable(name, zone, ct),
+				Available: !p.unavailable.IsUnavailableIn(pgID, name, zone, ct),
 			})
 		}
 	}
