@@ -145,6 +145,9 @@ var invalidCases = []invalidCase{
 	{"hop limit", nodeClassWith(map[string]string{"metadata_options": `{ http_put_response_hop_limit = 65 }`}), `metadata_options.http_put_response_hop_limit`, "less than or equal to 64"},
 	{"instance store policy", nodeClassWith(map[string]string{"instance_store_policy": `"RAID1"`}), `instance_store_policy`, "not supported"},
 	{"reservation owner", nodeClassWith(map[string]string{"capacity_reservation_selector_terms": `[{ owner_id = "123", tags = { a = "b" } }]`}), `capacity_reservation_selector_terms[0].owner_id`, "does not match"},
+	{"placement group name and id", nodeClassWith(map[string]string{"placement_group_selector": `{ name = "hpc", id = "pg-0123" }`}), `placement_group_selector`, "'name' and 'id' are mutually exclusive"},
+	{"placement group empty", nodeClassWith(map[string]string{"placement_group_selector": `{}`}), `placement_group_selector`, "expected at least one, got none"},
+	{"placement group id", nodeClassWith(map[string]string{"placement_group_selector": `{ id = "group-1" }`}), `placement_group_selector.id`, "does not match"},
 }
 
 // TestAccInvalidConfigurationsFailAtPlan plans every invalid configuration

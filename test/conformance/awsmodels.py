@@ -624,6 +624,14 @@ def scenario(clients, cluster):
     ec2.describe_spot_price_history(InstanceTypes=["m5.large"], ProductDescriptions=["Linux/UNIX"], MaxResults=2000)
     ec2.describe_capacity_reservations(MaxResults=5)
     ec2.describe_placement_groups()
+    cluster_pg = ec2.create_placement_group(GroupName="conformance-cluster", Strategy="cluster",
+                                            TagSpecifications=[{"ResourceType": "placement-group", "Tags": [{"Key": "a", "Value": "b"}]}])["PlacementGroup"]
+    ec2.create_placement_group(GroupName="conformance-spread", Strategy="spread", SpreadLevel="rack")
+    ec2.create_placement_group(GroupName="conformance-partition", Strategy="partition", PartitionCount=3)
+    groups_by_name = ec2.describe_placement_groups(GroupNames=["conformance-partition"], Filters=[{"Name": "state", "Values": ["available"]}])["PlacementGroups"]
+    if [g.get("PartitionCount") for g in groups_by_name] != [3]:
+        raise SystemExit("describe_placement_groups: the partition group is not listed with its partition count: %r" % groups_by_name)
+    ec2.describe_placement_groups(GroupIds=[cluster_pg["GroupId"]])
     lt = ec2.create_launch_template(LaunchTemplateName="conformance", VersionDescription="v", LaunchTemplateData={
         "ImageId": image, "SecurityGroupIds": [groups[0]["GroupId"]],
         "IamInstanceProfile": {"Name": "conformance-node"},
@@ -634,7 +642,12 @@ def scenario(clients, cluster):
     fleet = ec2.create_fleet(Type="instant", TargetCapacitySpecification={"TotalTargetCapacity": 1, "DefaultTargetCapacityType": "on-demand"},
                              LaunchTemplateConfigs=[{"LaunchTemplateSpecification": {"LaunchTemplateId": lt["LaunchTemplateId"], "Version": "$Latest"},
                                                      "Overrides": [{"InstanceType": "m5.large", "SubnetId": subnets[0]["SubnetId"]}]}])
-    ids = [i["InstanceId"] for i in run] + [i for x in fleet["Instances"] for i in x["InstanceIds"]]
+    placed = ec2.run_instances(MinCount=1, MaxCount=1, InstanceType="m5.large", SubnetId=subnets[0]["SubnetId"],
+                               LaunchTemplate={"LaunchTemplateId": lt["LaunchTemplateId"]},
+                               Placement={"GroupName": "conformance-partition", "PartitionNumber": 2})["Instances"]
+    if placed[0]["Placement"].get("GroupName") != "conformance-partition" or placed[0]["Placement"].get("PartitionNumber") != 2:
+        raise SystemExit("run_instances: the instance's placement is not its group and partition: %r" % placed[0]["Placement"])
+    ids = [i["InstanceId"] for i in run + placed] + [i for x in fleet["Instances"] for i in x["InstanceIds"]]
     ec2.create_tags(Resources=ids, Tags=[{"Key": "team", "Value": "conformance"}])
     ec2.delete_tags(Resources=ids, Tags=[{"Key": "team"}])
     ec2.describe_instances(InstanceIds=ids)
@@ -658,6 +671,8 @@ def scenario(clients, cluster):
     ec2.stop_instances(InstanceIds=ids[:1])
     ec2.terminate_instances(InstanceIds=ids)
     ec2.delete_launch_template(LaunchTemplateName="conformance")
+    ec2.delete_placement_group(GroupName="conformance-cluster")
+    ec2.delete_placement_group(GroupName="conformance-spread")
 
     # Deletions last, once nothing refers to the entities.
     iam.remove_role_from_instance_profile(InstanceProfileName="conformance-node", RoleName="conformance-node")

@@ -16,12 +16,14 @@ import (
 )
 
 // testEC2Networking runs the scenarios of EC2 networking features (pod
-// ENIs, prefix delegation, EFA) in parallel on the shared world.
+// ENIs, prefix delegation, EFA, placement groups) in parallel on the shared
+// world.
 func testEC2Networking(t *testing.T) {
 	t.Run("pod-eni", testPodENI)
 	t.Run("prefix-delegation", testPrefixDelegation)
 	t.Run("efa", testEFA)
 	t.Run("capacity-block", testCapacityBlock)
+	t.Run("placement-group", testPlacementGroup)
 }
 
 // testPodENI: a pod with security groups of its own (it requests

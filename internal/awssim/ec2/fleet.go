@@ -133,6 +133,11 @@ func (s *Service) createFleet(in *ec2.CreateFleetInput, dryRun bool) (*ec2.Creat
 					deref(c.override.MaxPrice), s.price(spec, ct)), c.template, c.override, ct))
 				continue
 			}
+			if err := s.placementRoom(spec); err != nil {
+				c.failed[ct] = true
+				out.Errors = append(out.Errors, fleetError(err, c.template, c.override, ct))
+				continue
+			}
 			if !s.capacityFor(spec, 0) {
 				c.failed[ct] = true
 				out.Errors = append(out.Errors, fleetError(s.capacityError(spec), c.template, c.override, ct))
@@ -179,6 +184,13 @@ func (s *Service) candidate(base launchSpec, lt *ec2types.FleetLaunchTemplateSpe
 		return nil, err
 	}
 	spec.subnet = sn
+	if pl := o.Placement; pl != nil && deref(pl.GroupName) != "" {
+		pg, err := s.resolvePlacement(placementRequest{name: deref(pl.GroupName)})
+		if err != nil {
+			return nil, err
+		}
+		spec.placement, spec.partition = pg, 0
+	}
 	if len(spec.groups) == 0 {
 		spec.groups = []string{*s.world.groups[0].GroupId}
 	}

@@ -60,6 +60,10 @@ type launchSpec struct {
 	// ipv6: the primary interface asks for an IPv6 address (PrimaryIpv6 or
 	// Ipv6AddressCount), as launches into IPv6 clusters do.
 	ipv6 bool
+	// placement is the placement group the instance launches into, and
+	// partition the partition asked for (0: EC2 picks).
+	placement *placementGroup
+	partition int32
 }
 
 // extraInterface is a network interface besides the primary one.
@@ -158,6 +162,12 @@ func (s *Service) launch(spec launchSpec, index int) *instance {
 		CapacityReservationSpecification: &ec2types.CapacityReservationSpecificationResponse{
 			CapacityReservationPreference: ec2types.CapacityReservationPreferenceOpen,
 		},
+	}
+	if pg := spec.placement; pg != nil {
+		in.Placement.GroupName, in.Placement.GroupId = pg.GroupName, pg.GroupId
+		if n := s.partitionFor(spec); n != 0 {
+			in.Placement.PartitionNumber = ptr(n)
+		}
 	}
 	in.NetworkInterfaces[0].InterfaceType = ptr(spec.primaryKind)
 	for _, x := range spec.interfaces {

@@ -27,6 +27,13 @@ func instanceAttributes(in *instance) attributes {
 			return []string{*in.Placement.AvailabilityZone}, true
 		case "subnet-id":
 			return []string{*in.SubnetId}, true
+		case "placement-group-name":
+			return []string{deref(in.Placement.GroupName)}, true
+		case "placement-partition-number":
+			if n := in.Placement.PartitionNumber; n != nil {
+				return []string{strconv.Itoa(int(*n))}, true
+			}
+			return nil, true
 		case "vpc-id":
 			return []string{*in.VpcId}, true
 		case "image-id":

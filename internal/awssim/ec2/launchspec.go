@@ -86,6 +86,14 @@ func (s *Service) specFromTemplate(d *ec2types.RequestLaunchTemplateData) (launc
 			return spec, errorf("InvalidParameterValue", "Value (%s) for parameter InstanceMarketOptions.MarketType is invalid.", mo.MarketType)
 		}
 	}
+	if pl := d.Placement; pl != nil {
+		pg, err := s.resolvePlacement(placementRequest{name: deref(pl.GroupName), id: deref(pl.GroupId), partition: deref(pl.PartitionNumber)})
+		if err != nil {
+			return spec, err
+		}
+		spec.placement = pg
+		spec.partition = deref(pl.PartitionNumber)
+	}
 	if c := d.CapacityReservationSpecification; c != nil && c.CapacityReservationTarget != nil {
 		if id := deref(c.CapacityReservationTarget.CapacityReservationId); id != "" {
 			if spec.reservation = s.reservationByID(id); spec.reservation == nil {
@@ -174,6 +182,9 @@ func (s *Service) launchable(spec launchSpec) *protocol.Error {
 		return err
 	}
 	if err := reservationLaunchable(spec); err != nil {
+		return err
+	}
+	if err := placementSupported(info, spec); err != nil {
 		return err
 	}
 	archOK := false

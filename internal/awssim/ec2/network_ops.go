@@ -172,17 +172,6 @@ func (s *Service) describeVpcs(in *ec2.DescribeVpcsInput, _ bool) (*ec2.Describe
 	return out, nil
 }
 
-// describePlacementGroups answers for an account without placement groups.
-func (s *Service) describePlacementGroups(in *ec2.DescribePlacementGroupsInput, _ bool) (*ec2.DescribePlacementGroupsOutput, *protocol.Error) {
-	for _, id := range in.GroupIds {
-		return nil, errorf("InvalidPlacementGroup.Unknown", "The Placement Group '%s' is unknown.", id)
-	}
-	for _, n := range in.GroupNames {
-		return nil, errorf("InvalidPlacementGroup.Unknown", "The Placement Group '%s' is unknown.", n)
-	}
-	return &ec2.DescribePlacementGroupsOutput{PlacementGroups: []ec2types.PlacementGroup{}}, nil
-}
-
 func boolString(b bool) string {
 	if b {
 		return "true"

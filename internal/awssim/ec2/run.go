@@ -61,8 +61,14 @@ func (s *Service) runInstances(in *ec2.RunInstancesInput, dryRun bool) (*ec2.Run
 		spec.capacityType = "spot"
 	}
 	zone := ""
-	if in.Placement != nil {
-		zone = deref(in.Placement.AvailabilityZone)
+	if pl := in.Placement; pl != nil {
+		zone = deref(pl.AvailabilityZone)
+		if req := (placementRequest{name: deref(pl.GroupName), id: deref(pl.GroupId), partition: deref(pl.PartitionNumber)}); !req.empty() {
+			if spec.placement, err = s.resolvePlacement(req); err != nil {
+				return nil, err
+			}
+			spec.partition = req.partition
+		}
 	}
 	if spec.subnet, err = s.subnetFor(deref(in.SubnetId), zone, spec.subnet); err != nil {
 		return nil, err
@@ -72,6 +78,9 @@ func (s *Service) runInstances(in *ec2.RunInstancesInput, dryRun bool) (*ec2.Run
 	}
 	spec.tags = mergeTags(spec.tags, tagsFor(in.TagSpecifications, ec2types.ResourceTypeInstance))
 	if err := s.launchable(spec); err != nil {
+		return nil, err
+	}
+	if err := s.placementRoom(spec); err != nil {
 		return nil, err
 	}
 	n := 0

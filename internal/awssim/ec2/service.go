@@ -28,15 +28,16 @@ type Service struct {
 	ops     map[string]func(url.Values, string) ([]byte, *protocol.Error)
 	events  *notifier
 
-	mu            sync.Mutex
-	world         world
-	instances     map[string]*instance
-	order         []*instance // launch order, for stable Describe output
-	templates     map[string]*launchTemplate
-	templateNames map[string]string // name -> id
-	limit         map[pool]int      // pool size; absent = DefaultPoolCapacity
-	used          map[pool]int      // instances not yet terminated, per pool
-	reservations  []*capacityReservation
+	mu              sync.Mutex
+	world           world
+	instances       map[string]*instance
+	order           []*instance // launch order, for stable Describe output
+	templates       map[string]*launchTemplate
+	templateNames   map[string]string // name -> id
+	limit           map[pool]int      // pool size; absent = DefaultPoolCapacity
+	used            map[pool]int      // instances not yet terminated, per pool
+	reservations    []*capacityReservation
+	placementGroups []*placementGroup
 	// blockEnds expire capacity blocks at their end dates.
 	blockEnds        map[string]*time.Timer
 	visibilityDelay  time.Duration
@@ -77,9 +78,11 @@ func New(opts Options) (*Service, error) {
 	s.ops = map[string]func(url.Values, string) ([]byte, *protocol.Error){
 		"CreateFleet":                   op(s, "CreateFleet", s.createFleet),
 		"CreateLaunchTemplate":          op(s, "CreateLaunchTemplate", s.createLaunchTemplate),
+		"CreatePlacementGroup":          op(s, "CreatePlacementGroup", s.createPlacementGroup),
 		"CreateTags":                    op(s, "CreateTags", s.createTags),
 		"DeleteTags":                    op(s, "DeleteTags", s.deleteTags),
 		"DeleteLaunchTemplate":          op(s, "DeleteLaunchTemplate", s.deleteLaunchTemplate),
+		"DeletePlacementGroup":          op(s, "DeletePlacementGroup", s.deletePlacementGroup),
 		"DescribeAvailabilityZones":     op(s, "DescribeAvailabilityZones", s.describeAvailabilityZones),
 		"DescribeCapacityReservations":  op(s, "DescribeCapacityReservations", s.describeCapacityReservations),
 		"DescribeImages":                op(s, "DescribeImages", s.describeImages),

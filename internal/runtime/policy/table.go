@@ -126,6 +126,7 @@ var Rules = []Rule{
 			{Name: "ec2:DescribeInstanceTypeOfferings", NeededBy: []string{"ec2:DescribeInstanceTypeOfferings"}},
 			{Name: "ec2:DescribeInstanceTypes", NeededBy: []string{"ec2:DescribeInstanceTypes"}},
 			{Name: "ec2:DescribeLaunchTemplates", NeededBy: []string{"ec2:DescribeLaunchTemplates"}},
+			{Name: "ec2:DescribePlacementGroups", NeededBy: []string{"ec2:DescribePlacementGroups"}},
 			{Name: "ec2:DescribeSecurityGroups", NeededBy: []string{"ec2:DescribeSecurityGroups"}},
 			{Name: "ec2:DescribeSpotPriceHistory", NeededBy: []string{"ec2:DescribeSpotPriceHistory"}},
 			{Name: "ec2:DescribeSubnets", NeededBy: []string{"ec2:DescribeSubnets"}},

@@ -169,6 +169,7 @@ var queryNames = map[string]string{
 	"CpuPerformanceFactorRequest.References":                                          "Reference",
 	"CreateFleetInput.TagSpecifications":                                              "TagSpecification",
 	"CreateLaunchTemplateInput.TagSpecifications":                                     "TagSpecification",
+	"CreatePlacementGroupInput.TagSpecifications":                                     "TagSpecification",
 	"CreateTagsInput.Resources":                                                       "ResourceId",
 	"CreateTagsInput.Tags":                                                            "Tag",
 	"DeleteTagsInput.Resources":                                                       "ResourceId",

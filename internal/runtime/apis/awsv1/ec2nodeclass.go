@@ -123,12 +123,14 @@ type EC2NodeClassSpec struct {
 	// +kubebuilder:validation:MaxItems:=150
 	// +optional
 	NetworkInterfaces []NetworkInterface `json:"networkInterfaces,omitempty"`
-	// PlacementGroupSelector selects a placement group to launch into. Joist
-	// does not launch into placement groups yet, so the CRD refuses it
-	// rather than ignore it.
-	// +kubebuilder:validation:XValidation:message="placementGroupSelector is not supported: Joist does not launch into placement groups yet, remove it",rule="false"
+	// PlacementGroupSelector names the placement group (by name or ID) every
+	// instance of the class launches into. Only instance types that support
+	// the group's strategy are launched; a partition group's partition
+	// number labels the node (karpenter.k8s.aws/placement-group-partition).
+	// The PlacementGroupReady condition is False while the group is not
+	// found.
 	// +optional
-	PlacementGroupSelector *PlacementGroupSelector `json:"placementGroupSelector,omitempty" hash:"ignore"`
+	PlacementGroupSelector *PlacementGroupSelector `json:"placementGroupSelector,omitempty"`
 	// Context is passed as the CreateFleet Context parameter.
 	// +optional
 	Context *string `json:"context,omitempty"`

@@ -25,7 +25,8 @@ type EC2NodeClassStatus struct {
 	// +optional
 	InstanceProfile string `json:"instanceProfile,omitempty"`
 	// Conditions: SubnetsReady, SecurityGroupsReady, AMIsReady,
-	// InstanceProfileReady, CapacityReservationsReady, ValidationSucceeded, Ready.
+	// InstanceProfileReady, CapacityReservationsReady, PlacementGroupReady,
+	// ValidationSucceeded, Ready.
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }

@@ -155,18 +155,7 @@ func capacityType(cands []candidate) string {
 // offerings, cheapest first, truncated to max types but extended (in price
 // order) until every minValues requirement has enough distinct values.
 func cheapest(cands []candidate, ct string, reqs requirements.Requirements, max int) []candidate {
-	var out []candidate
-	for _, c := range cands {
-		var offs []scheduling.Offering
-		for _, o := range c.offerings {
-			if o.CapacityType == ct {
-				offs = append(offs, o)
-			}
-		}
-		if len(offs) > 0 {
-			out = append(out, candidate{it: c.it, offerings: offs})
-		}
-	}
+	out := keepOfferings(cands, func(o scheduling.Offering) bool { return o.CapacityType == ct })
 	sort.SliceStable(out, func(i, j int) bool {
 		pi, pj := out[i].price(ct), out[j].price(ct)
 		if pi != pj {
@@ -182,6 +171,24 @@ func cheapest(cands []candidate, ct string, reqs requirements.Requirements, max 
 		n++
 	}
 	return out[:n]
+}
+
+// keepOfferings keeps the candidates' offerings that pass keep, and the
+// candidates left with any.
+func keepOfferings(cands []candidate, keep func(scheduling.Offering) bool) []candidate {
+	var out []candidate
+	for _, c := range cands {
+		var offs []scheduling.Offering
+		for _, o := range c.offerings {
+			if keep(o) {
+				offs = append(offs, o)
+			}
+		}
+		if len(offs) > 0 {
+			out = append(out, candidate{it: c.it, offerings: offs})
+		}
+	}
+	return out
 }
 
 // meetsMinValues reports whether the types offer enough distinct values

@@ -23,6 +23,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instance"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instancetype"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/launchtemplate"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/placementgroup"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/userdata"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 )
@@ -60,9 +61,25 @@ func (p *Provider) Create(ctx context.Context, claim *v1.NodeClaim) (*v1.NodeCla
 	for zone := range subnets {
 		usable[zone] = zoneIDs[zone]
 	}
+	pg, err := p.placement(ctx, nc)
+	if err != nil {
+		return nil, err
+	}
 	cands := compatible(its, reqs, claim.Spec.Resources.Requests, usable)
 	cands = withoutExotic(cands, reqs)
 	cands = withoutDearSpot(cands)
+	if pg != nil && pg.Strategy == placementgroup.StrategyCluster {
+		zone, err := p.clusterZone(ctx, pg)
+		if err != nil {
+			return nil, err
+		}
+		if zone == "" {
+			zone = cheapestZone(cands, capacityType(cands))
+		}
+		if cands = inZone(cands, zone); len(cands) == 0 {
+			return nil, &cloud.InsufficientCapacityError{Err: fmt.Errorf("cluster placement group %s runs in zone %s, where no available offering meets NodeClaim %s's requirements", pg.Name, zone, claim.Name)}
+		}
+	}
 	ct := capacityType(cands)
 	if ct == "" {
 		return nil, &cloud.InsufficientCapacityError{Err: fmt.Errorf("no available offering of %d instance types meets NodeClaim %s's requirements and requests", len(its), claim.Name)}
@@ -84,7 +101,8 @@ func (p *Provider) Create(ctx context.Context, claim *v1.NodeClaim) (*v1.NodeCla
 		log.FromContext(ctx).Info("launching on-demand although spot is allowed, with few instance types to choose from; widen the NodePool's requirements for more flexibility",
 			"nodeclaim", claim.Name, "instanceTypes", len(cands))
 	}
-	inst, images, err := p.launch(ctx, claim, nc, ct, cr, cands, subnets)
+	place := placementOpts{pg: pg, partition: partitionFor(reqs, pg)}
+	inst, images, err := p.launch(ctx, claim, nc, ct, cr, place, cands, subnets)
 	if err != nil {
 		if reservationID != "" && cloud.IsInsufficientCapacity(err) {
 			p.reservations.MarkFull(reservationID)
@@ -102,6 +120,12 @@ func (p *Provider) Create(ctx context.Context, claim *v1.NodeClaim) (*v1.NodeCla
 		}
 	}
 	inst.ImageID = images[inst.Type]
+	if pg != nil {
+		inst.PlacementGroupID = pg.ID
+		if pg.Strategy == placementgroup.StrategyPartition {
+			inst.PartitionNumber = p.launchedPartition(ctx, inst.ID, place.partition)
+		}
+	}
 	return p.hydrate(claim, nc, inst, launched), nil
 }
 
@@ -116,6 +140,28 @@ func reservation(nc *awsv1.EC2NodeClass, id string) (awsv1.CapacityReservation, 
 	return awsv1.CapacityReservation{}, false
 }
 
+// placementOpts is where a launch is placed: the placement group, and the
+// partition of a partition group (0: EC2 picks).
+type placementOpts struct {
+	pg        *placementgroup.PlacementGroup
+	partition int32
+}
+
+// launchedPartition is the partition EC2 put an instance in: the one asked
+// for, else read back from the instance (0 when it cannot be read now; the
+// claim is then labelled when it is next listed).
+func (p *Provider) launchedPartition(ctx context.Context, id string, asked int32) int32 {
+	if asked != 0 {
+		return asked
+	}
+	inst, err := p.instances.Get(ctx, id)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "reading the partition of a new instance in a partition placement group", "instance", id)
+		return 0
+	}
+	return inst.PartitionNumber
+}
+
 // launchGroup is the instance types that share a launch template.
 type launchGroup struct {
 	ami   awsv1.AMI
@@ -124,7 +170,7 @@ type launchGroup struct {
 	cands []candidate
 }
 
-func (p *Provider) launch(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, ct string, cr awsv1.CapacityReservation, cands []candidate, subnets map[string]ec2types.Subnet) (*instance.Instance, map[string]string, error) {
+func (p *Provider) launch(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, ct string, cr awsv1.CapacityReservation, place placementOpts, cands []candidate, subnets map[string]ec2types.Subnet) (*instance.Instance, map[string]string, error) {
 	groups := map[string]*launchGroup{}
 	images := map[string]string{}
 	for _, c := range cands {
@@ -156,6 +202,9 @@ func (p *Provider) launch(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC
 		CapacityType: ct, ReservationID: cr.ID, ReservationType: cr.ReservationType, Interruptible: cr.Interruptible,
 		Tags: tags, Context: nc.Spec.Context,
 	}
+	if place.pg != nil {
+		req.PlacementGroupID = place.pg.ID
+	}
 	// Every template Ensure returns is held until the fleet returns, so
 	// garbage collection never deletes one a launch is using.
 	var held []string
@@ -167,7 +216,7 @@ func (p *Provider) launch(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC
 	var templates []string
 	for _, k := range keys {
 		g := groups[k]
-		cfg, err := p.templateConfig(ctx, claim, nc, g, cr)
+		cfg, err := p.templateConfig(ctx, claim, nc, g, cr, place)
 		if err != nil {
 			return nil, nil, &cloud.CreateError{Reason: "LaunchTemplateConfigurationFailed", Err: err}
 		}
@@ -202,7 +251,7 @@ func (p *Provider) launch(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC
 			p.launchTemplates.Invalidate(name)
 		}
 		for i, k := range keys {
-			cfg, cfgErr := p.templateConfig(ctx, claim, nc, groups[k], cr)
+			cfg, cfgErr := p.templateConfig(ctx, claim, nc, groups[k], cr, place)
 			if cfgErr == nil {
 				var name string
 				if name, cfgErr = p.launchTemplates.Ensure(ctx, cfg); cfgErr == nil {
@@ -247,8 +296,8 @@ func (p *Provider) ownershipTags(nc *awsv1.EC2NodeClass, nodePool string) map[st
 }
 
 // templateConfig is the launch configuration of a group of types, into
-// the capacity reservation cr when set.
-func (p *Provider) templateConfig(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, g *launchGroup, cr awsv1.CapacityReservation) (launchtemplate.Config, error) {
+// the capacity reservation cr when set, placed as place says.
+func (p *Provider) templateConfig(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, g *launchGroup, cr awsv1.CapacityReservation, place placementOpts) (launchtemplate.Config, error) {
 	family := nc.AMIFamily()
 	kubelet := nc.Spec.Kubelet.DeepCopy()
 	if kubelet == nil {
@@ -279,7 +328,7 @@ func (p *Provider) templateConfig(ctx context.Context, claim *v1.NodeClaim, nc *
 		tags = map[string]string{}
 	}
 	maps.Copy(tags, p.ownershipTags(nc, claim.Labels[v1.NodePoolLabelKey]))
-	return launchtemplate.Config{
+	cfg := launchtemplate.Config{
 		NodeClass: nc.Name, AMIID: g.ami.ID, UserData: ud, SecurityGroupIDs: groups, BlockDeviceMappings: bdms,
 		MetadataOptions: nc.Spec.MetadataOptions, InstanceProfile: nc.Status.InstanceProfile, Tags: tags,
 		DetailedMonitoring: nc.Spec.DetailedMonitoring != nil && *nc.Spec.DetailedMonitoring,
@@ -289,7 +338,11 @@ func (p *Provider) templateConfig(ctx context.Context, claim *v1.NodeClaim, nc *
 		CapacityReservationType: cr.ReservationType, Interruptible: cr.Interruptible,
 		ConnectionTracking: nc.Spec.ConnectionTracking, EnclaveOptions: nc.Spec.EnclaveOptions, CPUOptions: nc.Spec.CPUOptions,
 		IPv6: opts.IPv6,
-	}, nil
+	}
+	if place.pg != nil {
+		cfg.PlacementGroupID, cfg.PlacementPartition = place.pg.ID, place.partition
+	}
+	return cfg, nil
 }
 
 // nodeLabels are the labels the kubelet registers the node with: the
@@ -361,6 +414,12 @@ func (p *Provider) hydrate(claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, inst *in
 	out.Labels[v1.CapacityTypeLabelKey] = inst.CapacityType
 	out.Labels[corev1.LabelInstanceTypeStable] = inst.Type
 	out.Labels[v1.LabelNodeClass] = nc.Name
+	if inst.PlacementGroupID != "" {
+		out.Labels[v1.LabelPlacementGroupID] = inst.PlacementGroupID
+	}
+	if inst.PartitionNumber != 0 {
+		out.Labels[v1.LabelPlacementGroupPartition] = strconv.Itoa(int(inst.PartitionNumber))
+	}
 	if inst.ReservationID != "" {
 		out.Labels[v1.LabelCapacityReservationID] = inst.ReservationID
 		out.Labels[v1.LabelCapacityReservationType] = string(inst.ReservationType)

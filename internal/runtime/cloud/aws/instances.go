@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	corev1 "k8s.io/api/core/v1"
@@ -120,6 +121,12 @@ func (p *Provider) toClaim(ctx context.Context, inst *instance.Instance) *v1.Nod
 	claim.Labels[corev1.LabelInstanceTypeStable] = inst.Type
 	claim.Labels[corev1.LabelTopologyZone] = inst.Zone
 	claim.Labels[v1.CapacityTypeLabelKey] = inst.CapacityType
+	if inst.PlacementGroupID != "" {
+		claim.Labels[v1.LabelPlacementGroupID] = inst.PlacementGroupID
+	}
+	if inst.PartitionNumber != 0 {
+		claim.Labels[v1.LabelPlacementGroupPartition] = strconv.Itoa(int(inst.PartitionNumber))
+	}
 	if pool := inst.Tags[v1.NodePoolLabelKey]; pool != "" {
 		claim.Labels[v1.NodePoolLabelKey] = pool
 	}

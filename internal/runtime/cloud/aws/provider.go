@@ -25,6 +25,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instanceprofile"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instancetype"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/launchtemplate"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/placementgroup"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/pricing"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/securitygroup"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/subnet"
@@ -43,6 +44,7 @@ type Provider struct {
 	subnets          *subnet.Provider
 	securityGroups   *securitygroup.Provider
 	reservations     *capacityreservation.Provider
+	placementGroups  *placementgroup.Provider
 	amis             *ami.Provider
 	instanceProfiles *instanceprofile.Provider
 	launchTemplates  *launchtemplate.Provider
@@ -91,9 +93,11 @@ func New(cfg aws.Config, kube client.Client, settings Settings) (*Provider, erro
 	if !settings.DisableReservedCapacity {
 		reservations = p.reservations
 	}
+	p.placementGroups = placementgroup.New(ec2Client, placementgroup.TTL)
 	p.instanceTypes = instancetype.New(ec2Client, p.pricing, p.unavailable, instancetype.Options{
 		Region: cfg.Region, VMMemoryOverheadPercent: settings.VMMemoryOverheadPercent,
 		ReservedENIs: settings.ReservedENIs, Refresh: settings.InstanceTypeRefresh, Reservations: reservations,
+		PlacementGroups: p.placementGroups,
 	})
 	p.subnets = subnet.New(ec2Client, settings.SubnetRefresh)
 	p.securityGroups = securitygroup.New(ec2Client, settings.SecurityGroupRefresh)
@@ -145,6 +149,9 @@ func (p *Provider) SecurityGroups() *securitygroup.Provider { return p.securityG
 // CapacityReservations resolves capacity reservation selector terms and
 // counts the instances left in each reservation.
 func (p *Provider) CapacityReservations() *capacityreservation.Provider { return p.reservations }
+
+// PlacementGroups resolves placement group selectors.
+func (p *Provider) PlacementGroups() *placementgroup.Provider { return p.placementGroups }
 
 // AMIs resolves AMI selector terms.
 func (p *Provider) AMIs() *ami.Provider { return p.amis }

@@ -24,9 +24,11 @@ import (
 var operations = []any{
 	ec2.CreateFleetInput{}, ec2.CreateFleetOutput{},
 	ec2.CreateLaunchTemplateInput{}, ec2.CreateLaunchTemplateOutput{},
+	ec2.CreatePlacementGroupInput{}, ec2.CreatePlacementGroupOutput{},
 	ec2.CreateTagsInput{}, ec2.CreateTagsOutput{},
 	ec2.DeleteTagsInput{}, ec2.DeleteTagsOutput{},
 	ec2.DeleteLaunchTemplateInput{}, ec2.DeleteLaunchTemplateOutput{},
+	ec2.DeletePlacementGroupInput{}, ec2.DeletePlacementGroupOutput{},
 	ec2.DescribeAvailabilityZonesInput{}, ec2.DescribeAvailabilityZonesOutput{},
 	ec2.DescribeCapacityReservationsInput{}, ec2.DescribeCapacityReservationsOutput{},
 	ec2.DescribeImagesInput{}, ec2.DescribeImagesOutput{},

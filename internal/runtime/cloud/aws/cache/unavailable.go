@@ -16,6 +16,10 @@ type Offering struct {
 	InstanceType string
 	Zone         string
 	CapacityType string
+	// PlacementGroup scopes the entry to launches into one placement
+	// group: a pool that is full there (a spread group's seven instances
+	// per zone, a cluster group's rack) may have room outside it.
+	PlacementGroup string
 }
 
 // UnavailableOfferings remembers pools that recently reported insufficient
@@ -41,9 +45,33 @@ func NewUnavailableOfferings() *UnavailableOfferings {
 // MarkUnavailable takes the pool out of consideration for the TTL.
 func (u *UnavailableOfferings) MarkUnavailable(instanceType, zone, capacityType string) {
 	u.mu.Lock()
-	u.entries[Offering{instanceType, zone, capacityType}] = u.now().Add(u.ttl)
+	u.entries[Offering{InstanceType: instanceType, Zone: zone, CapacityType: capacityType}] = u.now().Add(u.ttl)
 	u.mu.Unlock()
 	u.seq.Add(1)
+}
+
+// MarkUnavailableIn takes the pool out of consideration for launches into
+// a placement group, for the TTL.
+func (u *UnavailableOfferings) MarkUnavailableIn(placementGroup, instanceType, zone, capacityType string) {
+	u.mu.Lock()
+	u.entries[Offering{InstanceType: instanceType, Zone: zone, CapacityType: capacityType, PlacementGroup: placementGroup}] = u.now().Add(u.ttl)
+	u.mu.Unlock()
+	u.seq.Add(1)
+}
+
+// IsUnavailableIn reports whether the pool is marked for launches into a
+// placement group: marked for all launches, or for that group's.
+func (u *UnavailableOfferings) IsUnavailableIn(placementGroup, instanceType, zone, capacityType string) bool {
+	if u.IsUnavailable(instanceType, zone, capacityType) {
+		return true
+	}
+	if placementGroup == "" {
+		return false
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	_, ok := u.entries[Offering{InstanceType: instanceType, Zone: zone, CapacityType: capacityType, PlacementGroup: placementGroup}]
+	return ok
 }
 
 // MarkCapacityTypeUnavailable takes every pool of a capacity type out of
@@ -63,7 +91,7 @@ func (u *UnavailableOfferings) IsUnavailable(instanceType, zone, capacityType st
 	if _, ok := u.capacityTypes[capacityType]; ok {
 		return true
 	}
-	_, ok := u.entries[Offering{instanceType, zone, capacityType}]
+	_, ok := u.entries[Offering{InstanceType: instanceType, Zone: zone, CapacityType: capacityType}]
 	return ok
 }
 
@@ -79,8 +107,8 @@ func (u *UnavailableOfferings) SeqNum() uint64 {
 func (u *UnavailableOfferings) Delete(instanceType, zone, capacityType string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if _, ok := u.entries[Offering{instanceType, zone, capacityType}]; ok {
-		delete(u.entries, Offering{instanceType, zone, capacityType})
+	if _, ok := u.entries[Offering{InstanceType: instanceType, Zone: zone, CapacityType: capacityType}]; ok {
+		delete(u.entries, Offering{InstanceType: instanceType, Zone: zone, CapacityType: capacityType})
 		u.seq.Add(1)
 	}
 }

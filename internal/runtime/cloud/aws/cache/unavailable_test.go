@@ -19,7 +19,7 @@ func TestUnavailableOfferingsExpireAndBumpSequence(t *testing.T) {
 	if !u.IsUnavailable("m5.large", "us-west-2a", "spot") {
 		t.Fatal("marked offering is available")
 	}
-	for _, o := range []Offering{{"m5.large", "us-west-2b", "spot"}, {"m5.large", "us-west-2a", "on-demand"}, {"m5.xlarge", "us-west-2a", "spot"}} {
+	for _, o := range []Offering{{"m5.large", "us-west-2b", "spot", ""}, {"m5.large", "us-west-2a", "on-demand", ""}, {"m5.xlarge", "us-west-2a", "spot", ""}} {
 		if u.IsUnavailable(o.InstanceType, o.Zone, o.CapacityType) {
 			t.Errorf("%+v is unavailable but was never marked", o)
 		}
@@ -45,5 +45,20 @@ func TestUnavailableCapacityType(t *testing.T) {
 	}
 	if u.IsUnavailable("c5.large", "us-west-2c", "on-demand") {
 		t.Fatal("on-demand pool unavailable after spot was switched off")
+	}
+}
+
+func TestUnavailableInAPlacementGroup(t *testing.T) {
+	u := NewUnavailableOfferings()
+	u.MarkUnavailableIn("pg-1", "m5.large", "us-west-2a", "on-demand")
+	if !u.IsUnavailableIn("pg-1", "m5.large", "us-west-2a", "on-demand") {
+		t.Error("the pool marked for pg-1 is available to pg-1's launches")
+	}
+	if u.IsUnavailable("m5.large", "us-west-2a", "on-demand") || u.IsUnavailableIn("", "m5.large", "us-west-2a", "on-demand") || u.IsUnavailableIn("pg-2", "m5.large", "us-west-2a", "on-demand") {
+		t.Error("a pool full in pg-1 is unavailable outside it")
+	}
+	u.MarkUnavailable("c5.large", "us-west-2b", "spot")
+	if !u.IsUnavailableIn("pg-1", "c5.large", "us-west-2b", "spot") {
+		t.Error("a pool unavailable to every launch is available to a placement group's")
 	}
 }

@@ -49,6 +49,10 @@ type Instance struct {
 	ReservationID   string
 	ReservationType awsv1.CapacityReservationType
 	Interruptible   bool
+	// PlacementGroupID is the placement group the instance runs in, and
+	// PartitionNumber its partition in a partition group (0: none).
+	PlacementGroupID string
+	PartitionNumber  int32
 }
 
 // ProviderID is the Kubernetes provider ID of the instance.
@@ -155,6 +159,9 @@ type Request struct {
 	Templates       []TemplateOverrides
 	Tags            map[string]string
 	Context         *string
+	// PlacementGroupID is the placement group the templates launch into:
+	// capacity errors mark pools unavailable for it alone.
+	PlacementGroupID string
 	// Prioritized ranks the pools by their Price (the fleet's priority)
 	// instead of EC2's prices: a NodeOverlay changed some price, and EC2
 	// does not know it.
@@ -230,7 +237,7 @@ func (p *Provider) fleet(ctx context.Context, req Request, n int) ([]*Instance, 
 				if zone == "" {
 					zone = zones[aws.ToString(o.Overrides.SubnetId)]
 				}
-				p.unavailable.MarkUnavailable(string(o.Overrides.InstanceType), zone, string(e.Lifecycle))
+				p.markUnavailable(req, e, zone)
 			}
 		case strings.HasPrefix(code, "InvalidLaunchTemplateName.NotFound") || strings.HasPrefix(code, "InvalidLaunchTemplateId.NotFound"):
 			templateMissing = true
@@ -285,6 +292,32 @@ func targetCapacityType(req Request) ec2types.DefaultTargetCapacityType {
 		return ec2types.DefaultTargetCapacityTypeReservedCapacity
 	}
 	return ec2types.DefaultTargetCapacityTypeOnDemand
+}
+
+// spreadLimit is how EC2's message for a spread placement group's
+// seven-instances-per-zone limit starts.
+const spreadLimit = "You've reached the limit of instances in this spread placement group"
+
+// markUnavailable marks the pool a capacity error names: for every launch,
+// or only for the placement group's launches. A spread group's limit is
+// per zone, not per type, so it marks every type offered in the zone.
+func (p *Provider) markUnavailable(req Request, e ec2types.CreateFleetError, zone string) {
+	ct := string(e.Lifecycle)
+	if req.PlacementGroupID == "" {
+		p.unavailable.MarkUnavailable(string(e.LaunchTemplateAndOverrides.Overrides.InstanceType), zone, ct)
+		return
+	}
+	if !strings.HasPrefix(aws.ToString(e.ErrorMessage), spreadLimit) {
+		p.unavailable.MarkUnavailableIn(req.PlacementGroupID, string(e.LaunchTemplateAndOverrides.Overrides.InstanceType), zone, ct)
+		return
+	}
+	for _, t := range req.Templates {
+		for _, o := range t.Overrides {
+			if o.Zone == zone {
+				p.unavailable.MarkUnavailableIn(req.PlacementGroupID, o.InstanceType, zone, ct)
+			}
+		}
+	}
 }
 
 func countOverrides(req Request) int {
@@ -464,6 +497,8 @@ func convert(i ec2types.Instance) *Instance {
 	}
 	if i.Placement != nil {
 		out.Zone = aws.ToString(i.Placement.AvailabilityZone)
+		out.PlacementGroupID = aws.ToString(i.Placement.GroupId)
+		out.PartitionNumber = aws.ToInt32(i.Placement.PartitionNumber)
 	}
 	if i.IamInstanceProfile != nil {
 		out.InstanceProfileARN = aws.ToString(i.IamInstanceProfile.Arn)

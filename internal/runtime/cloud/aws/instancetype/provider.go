@@ -21,6 +21,7 @@ import (
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/ami"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/cache"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/placementgroup"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/pricing"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/ttlcache"
@@ -39,6 +40,16 @@ type Options struct {
 	// Reservations counts the instances left in capacity reservations;
 	// nil lists no reserved offerings.
 	Reservations Reservations
+	// PlacementGroups resolves node classes' placement groups; nil
+	// resolves none.
+	PlacementGroups PlacementGroups
+}
+
+// PlacementGroups is what listing needs of placement groups.
+type PlacementGroups interface {
+	// Get returns the node class's group, nil without one; on error, the
+	// group it last resolved to, if any.
+	Get(ctx context.Context, nc *awsv1.EC2NodeClass) (*placementgroup.PlacementGroup, error)
 }
 
 // Reservations is what offerings need of the capacity reservations.
@@ -107,7 +118,7 @@ func (p *Provider) Catalog(ctx context.Context, os string) ([]*scheduling.Instan
 	out := make([]*scheduling.InstanceType, 0, len(p.infos))
 	for _, name := range slices.Sorted(maps.Keys(p.infos)) {
 		info := p.infos[name]
-		if offerings := p.offerings(info, p.zones[name]); len(offerings) > 0 {
+		if offerings := p.offerings(info, p.zones[name], ""); len(offerings) > 0 {
 			out = append(out, &scheduling.InstanceType{Name: name, Labels: Labels(info, p.opts.Region, os), Offerings: offerings})
 		}
 	}
@@ -188,8 +199,10 @@ func (p *Provider) ensureFresh(ctx context.Context) error {
 
 // List returns the types the node class can launch into the given zones (its
 // subnets' zones), with every offering, available or not. Types without an
-// AMI among the node class's resolved AMIs, and types that cannot take its
-// network interfaces, are left out.
+// AMI among the node class's resolved AMIs, types that cannot take its
+// network interfaces, and types that do not support its placement group's
+// strategy are left out; with a placement group, every type carries its ID
+// as the karpenter.k8s.aws/placement-group-id label.
 func (p *Provider) List(ctx context.Context, nc *awsv1.EC2NodeClass, zones []string) ([]*scheduling.InstanceType, error) {
 	if err := p.ensureFresh(ctx); err != nil {
 		return nil, err
@@ -197,6 +210,12 @@ func (p *Provider) List(ctx context.Context, nc *awsv1.EC2NodeClass, zones []str
 	p.mu.RLock()
 	seq := p.seq
 	p.mu.RUnlock()
+	var pg *placementgroup.PlacementGroup
+	if p.opts.PlacementGroups != nil {
+		// A failed refresh keeps the group last resolved; the node class's
+		// PlacementGroupReady condition reports the failure.
+		pg, _ = p.opts.PlacementGroups.Get(ctx, nc)
+	}
 	zones = slices.Clone(zones)
 	slices.Sort(zones)
 	// One entry per node class configuration, tagged with the generation of
@@ -217,11 +236,12 @@ func (p *Provider) List(ctx context.Context, nc *awsv1.EC2NodeClass, zones []str
 		Zones   string
 		CRs     []awsv1.CapacityReservation
 		NIs     []awsv1.NetworkInterface
-	}{nc.Name, nc.AMIFamily(), nc.Spec.Kubelet.String(), nc.Spec.BlockDeviceMappings, nc.Spec.InstanceStorePolicy, nc.Status.AMIs, strings.Join(zones, ","), nc.Status.CapacityReservations, nc.Spec.NetworkInterfaces})
+		PG      *placementgroup.PlacementGroup
+	}{nc.Name, nc.AMIFamily(), nc.Spec.Kubelet.String(), nc.Spec.BlockDeviceMappings, nc.Spec.InstanceStorePolicy, nc.Status.AMIs, strings.Join(zones, ","), nc.Status.CapacityReservations, nc.Spec.NetworkInterfaces, pg})
 	if r, ok := p.results.Get(key); ok && r.gen == gen {
 		return r.types, nil
 	}
-	out, err := p.compute(nc, zones)
+	out, err := p.compute(nc, zones, pg)
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +255,7 @@ type listed struct {
 	types []*scheduling.InstanceType
 }
 
-func (p *Provider) compute(nc *awsv1.EC2NodeClass, zones []string) ([]*scheduling.InstanceType, error) {
+func (p *Provider) compute(nc *awsv1.EC2NodeClass, zones []string, pg *placementgroup.PlacementGroup) ([]*scheduling.InstanceType, error) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	family := nc.AMIFamily()
@@ -248,10 +268,13 @@ func (p *Provider) compute(nc *awsv1.EC2NodeClass, zones []string) ([]*schedulin
 	out := make([]*scheduling.InstanceType, 0, len(names))
 	for _, name := range names {
 		info := p.infos[name]
-		if !FitsNetworkInterfaces(info, nc.Spec.NetworkInterfaces) {
+		if !FitsNetworkInterfaces(info, nc.Spec.NetworkInterfaces) || !placementgroup.Supports(info, pg) {
 			continue
 		}
 		labels := LabelsFor(info, p.opts.Region, family)
+		if pg != nil {
+			labels[v1.LabelPlacementGroupID] = pg.ID
+		}
 		if labels[corev1.LabelOSStable] == string(corev1.Windows) && labels[corev1.LabelArchStable] != v1.ArchitectureAmd64 {
 			continue // Windows Server runs on x86_64 only
 		}
@@ -259,7 +282,11 @@ func (p *Provider) compute(nc *awsv1.EC2NodeClass, zones []string) ([]*schedulin
 		if _, ok := ami.ForLabels(nc.Status.AMIs, labels); !ok {
 			continue
 		}
-		offerings := append(p.offerings(info, zones), p.reservedOfferings(name, nc.Status.CapacityReservations, zones)...)
+		pgID := ""
+		if pg != nil {
+			pgID = pg.ID
+		}
+		offerings := append(p.offerings(info, zones, pgID), p.reservedOfferings(name, nc.Status.CapacityReservations, zones)...)
 		if len(offerings) == 0 {
 			continue
 		}
@@ -278,8 +305,10 @@ func (p *Provider) compute(nc *awsv1.EC2NodeClass, zones []string) ([]*schedulin
 	return out, nil
 }
 
-// offerings lists (zone, capacity type) pools with a known price.
-func (p *Provider) offerings(info ec2types.InstanceTypeInfo, zones []string) []scheduling.Offering {
+// offerings lists (zone, capacity type) pools with a known price; those
+// that recently failed to launch, for every launch or for launches into
+// placement group pgID, are not available.
+func (p *Provider) offerings(info ec2types.InstanceTypeInfo, zones []string, pgID string) []scheduling.Offering {
 	name := string(info.InstanceType)
 	var out []scheduling.Offering
 	for _, zone := range p.zones[name] {
@@ -303,7 +332,7 @@ func (p *Provider) offerings(info ec2types.InstanceTypeInfo, zones []string) []s
 			}
 			out = append(out, scheduling.Offering{
 				Zone: zone, CapacityType: ct, Price: price,
-				Available: !p.unavailable.IsUnavailable(name, zone, ct),
+				Available: !p.unavailable.IsUnavailableIn(pgID, name, zone, ct),
 			})
 		}
 	}

@@ -85,6 +85,11 @@ type Config struct {
 	// IPv6 address and makes it the instance's primary one, which the VPC
 	// CNI in IPv6 mode and the node's registration use.
 	IPv6 bool
+	// PlacementGroupID is the placement group instances launch into, and
+	// PlacementPartition the partition of a partition group (0: EC2
+	// spreads them over the partitions).
+	PlacementGroupID   string
+	PlacementPartition int32
 }
 
 // use is what the provider knows of a template's use.
@@ -485,6 +490,12 @@ func data(cfg Config) *ec2types.RequestLaunchTemplateData {
 	}
 	if e := cfg.EnclaveOptions; e != nil && e.Enabled != nil {
 		d.EnclaveOptions = &ec2types.LaunchTemplateEnclaveOptionsRequest{Enabled: aws.Bool(*e.Enabled)}
+	}
+	if cfg.PlacementGroupID != "" {
+		d.Placement = &ec2types.LaunchTemplatePlacementRequest{GroupId: aws.String(cfg.PlacementGroupID)}
+		if cfg.PlacementPartition != 0 {
+			d.Placement.PartitionNumber = aws.Int32(cfg.PlacementPartition)
+		}
 	}
 	if c := cfg.CPUOptions; c != nil && c.NestedVirtualization != nil {
 		d.CpuOptions = &ec2types.LaunchTemplateCpuOptionsRequest{NestedVirtualization: ec2types.NestedVirtualizationSpecification(*c.NestedVirtualization)}

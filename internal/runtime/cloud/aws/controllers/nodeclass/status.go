@@ -20,6 +20,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/capacity"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/capacityreservation"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instancetype"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/placementgroup"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/userdata"
 )
 
@@ -43,7 +44,7 @@ const (
 // part of the node class unresolved. It says nothing about the node class,
 // so the part's last resolution and condition are kept.
 type Transient struct {
-	Part      string // "subnets", "security groups", "AMIs", "instance profile", "capacity reservations"
+	Part      string // "subnets", "security groups", "AMIs", "instance profile", "capacity reservations", "placement group"
 	Condition string // the part's condition, e.g. SubnetsReady
 	Call      string // the failing call, e.g. "EC2 DescribeSubnets"
 	Err       error
@@ -171,6 +172,23 @@ func Resolve(ctx context.Context, p *awsprovider.Provider, nc *awsv1.EC2NodeClas
 		setTrue(nc, v1.ConditionTypeCapacityReservationsReady)
 	}
 
+	if sel := nc.Spec.PlacementGroupSelector; sel == nil {
+		meta.RemoveStatusCondition(&nc.Status.Conditions, v1.ConditionTypePlacementGroupReady)
+	} else {
+		var pg *placementgroup.PlacementGroup
+		if err := bounded(func(ctx context.Context) (err error) { pg, err = p.PlacementGroups().Get(ctx, nc); return }); err != nil {
+			r.failed("placement group", v1.ConditionTypePlacementGroupReady, "PlacementGroupResolutionFailed", err)
+		} else if pg == nil {
+			r.notFound(v1.ConditionTypePlacementGroupReady, "PlacementGroupNotFound", fmt.Sprintf(
+				"no available placement group %s; create it or fix spec.placementGroupSelector", selectorString(sel)))
+		} else {
+			if c := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypePlacementGroupReady); c == nil || c.Status != metav1.ConditionTrue {
+				log.FromContext(ctx).Info("discovered placement group", "id", pg.ID, "name", pg.Name, "strategy", pg.Strategy)
+			}
+			setTrue(nc, v1.ConditionTypePlacementGroupReady)
+		}
+	}
+
 	var boot userdata.Options
 	var bootErr error
 	_ = bounded(func(ctx context.Context) error {
@@ -197,6 +215,14 @@ func Resolve(ctx context.Context, p *awsprovider.Provider, nc *awsv1.EC2NodeClas
 	}
 	setRoot(nc)
 	return r.requeue, r.transient
+}
+
+// selectorString names the group a selector asks for.
+func selectorString(sel *awsv1.PlacementGroupSelector) string {
+	if sel.ID != "" {
+		return "with ID " + sel.ID
+	}
+	return "named " + sel.Name
 }
 
 // validate checks what the API schema cannot: that the kubelet
@@ -241,6 +267,9 @@ func setRoot(nc *awsv1.EC2NodeClass) {
 	conditions := v1.EC2NodeClassReadyConditions
 	if len(nc.Spec.CapacityReservationSelectorTerms) > 0 && meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeCapacityReservationsReady) != nil {
 		conditions = append(slices.Clone(conditions), v1.ConditionTypeCapacityReservationsReady)
+	}
+	if nc.Spec.PlacementGroupSelector != nil {
+		conditions = append(slices.Clone(conditions), v1.ConditionTypePlacementGroupReady)
 	}
 	for _, t := range conditions {
 		c := meta.FindStatusCondition(nc.Status.Conditions, t)

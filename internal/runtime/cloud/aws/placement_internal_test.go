@@ -1,0 +1,58 @@
+package aws
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/placementgroup"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
+)
+
+func TestClusterGroupZone(t *testing.T) {
+	cands := []candidate{
+		{it: testType("m5.large", "m5", "2", false), offerings: []scheduling.Offering{od("us-west-2a", 0.10), od("us-west-2b", 0.09), spot("us-west-2c", 0.03)}},
+		{it: testType("c5.large", "c5", "2", false), offerings: []scheduling.Offering{od("us-west-2a", 0.085), spot("us-west-2a", 0.04)}},
+	}
+	if z := cheapestZone(cands, v1.CapacityTypeOnDemand); z != "us-west-2a" {
+		t.Errorf("cheapest on-demand zone %s, want us-west-2a (c5.large at 0.085)", z)
+	}
+	if z := cheapestZone(cands, v1.CapacityTypeSpot); z != "us-west-2c" {
+		t.Errorf("cheapest spot zone %s, want us-west-2c", z)
+	}
+	in := inZone(cands, "us-west-2b")
+	if len(in) != 1 || in[0].it.Name != "m5.large" || len(in[0].offerings) != 1 || in[0].offerings[0].Zone != "us-west-2b" {
+		t.Errorf("inZone us-west-2b = %+v, want m5.large's one offering there", in)
+	}
+	if in := inZone(cands, "us-west-2d"); len(in) != 0 {
+		t.Errorf("inZone of a zone without offerings = %+v", in)
+	}
+}
+
+func TestPartitionFor(t *testing.T) {
+	partition := &placementgroup.PlacementGroup{ID: "pg-1", Strategy: placementgroup.StrategyPartition, PartitionCount: 4}
+	cluster := &placementgroup.PlacementGroup{ID: "pg-2", Strategy: placementgroup.StrategyCluster}
+	in := func(values ...string) requirements.Requirements {
+		return requirements.NewRequirements(requirements.New(v1.LabelPlacementGroupPartition, corev1.NodeSelectorOpIn, values...))
+	}
+	for _, c := range []struct {
+		name string
+		reqs requirements.Requirements
+		pg   *placementgroup.PlacementGroup
+		want int32
+	}{
+		{"no group", in("2"), nil, 0},
+		{"cluster group", in("2"), cluster, 0},
+		{"no partition requirement", requirements.NewRequirements(), partition, 0},
+		{"lowest allowed", in("3", "2", "4"), partition, 2},
+		{"numbers, not strings, compared", in("10", "3"), &placementgroup.PlacementGroup{Strategy: placementgroup.StrategyPartition, PartitionCount: 7}, 3},
+		{"beyond the group's partitions", in("5", "9"), partition, 0},
+		{"NotIn leaves EC2 the choice", requirements.NewRequirements(requirements.New(v1.LabelPlacementGroupPartition, corev1.NodeSelectorOpNotIn, "1")), partition, 0},
+	} {
+		if got := partitionFor(c.reqs, c.pg); got != c.want {
+			t.Errorf("%s: partitionFor = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
