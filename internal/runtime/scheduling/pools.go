@@ -73,6 +73,9 @@ func (s *solver) buildPools() {
 		ps.types.each(func(i int) {
 			ps.allocD[i] = append([]int64(nil), s.cat.alloc[i]...)
 			ps.daemon[i] = make([]int64, len(s.res.names))
+			if f := s.cat.types[i].BaselineCPU; f > 0 && !p.BurstableCPU {
+				ps.allocD[i][resCPU] = baselineCPU(s.cat.alloc[i][resCPU], s.cat.capv[i][resCPU], f)
+			}
 		})
 		for _, d := range s.in.DaemonSets {
 			dc := &class{tolerations: d.Spec.Tolerations}
@@ -112,6 +115,13 @@ func (s *solver) buildPools() {
 		}
 		s.pools = append(s.pools, ps)
 	}
+}
+
+// baselineCPU is what a burstable type's allocatable CPU (milli) sustains:
+// the share of its capacity above the baseline is taken off, so the
+// kubelet's reservation still comes out of what is left.
+func baselineCPU(alloc, capacity int64, share float64) int64 {
+	return max(0, alloc-int64(float64(capacity)*(1-min(share, 1))))
 }
 
 // withinLimits reports whether a node of capacity capv fits the remaining

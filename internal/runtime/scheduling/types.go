@@ -47,6 +47,12 @@ type InstanceType struct {
 	// CapacityOverlaid says a NodeOverlay added or set extended resources
 	// in Capacity and Allocatable.
 	CapacityOverlaid bool
+	// BaselineCPU is, for a burstable type, the share of each vCPU it
+	// sustains without spending CPU credits (t3.medium: 0.2); 0 for other
+	// types. Unless the NodePool sets BurstableCPU, the solver counts only
+	// the baseline as the type's CPU: its price buys the baseline, and CPU
+	// above it is paid in credits or surplus charges the price does not show.
+	BaselineCPU float64
 }
 
 // Requirement is a NodePool requirement with its optional minValues.
@@ -68,6 +74,9 @@ type NodePool struct {
 	Limits        corev1.ResourceList
 	Usage         corev1.ResourceList
 	InstanceTypes []*InstanceType
+	// BurstableCPU counts a burstable type's full CPU rather than its
+	// baseline (see InstanceType.BaselineCPU).
+	BurstableCPU bool
 }
 
 // Node is an existing node or an in-flight NodeClaim with the pods bound or
