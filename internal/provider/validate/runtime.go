@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 )
 
 // Unsupported lists what the CRDs accept (as Karpenter's do) but Joist's
@@ -21,6 +22,14 @@ func (v *Validator) Unsupported(obj map[string]any) ErrorList {
 		errs = append(errs, &Error{Path: p, Type: ErrorTypeNotSupported, Message: msg})
 	}
 	switch v.gvkOf(obj).Kind {
+	case "NodePool":
+		var np v1.NodePool
+		if json.Unmarshal(raw, &np) != nil {
+			return nil
+		}
+		if _, err := v1.BurstableCPU(np.Spec.Template.Labels); err != nil {
+			add(Path{}.Child("spec").Child("template").Child("metadata").Child("labels").Key(v1.BurstableCPULabelKey), err.Error())
+		}
 	case "EC2NodeClass":
 		var nc awsv1.EC2NodeClass
 		if json.Unmarshal(raw, &nc) != nil {

@@ -52,6 +52,9 @@ func SolverPool(p *v1.NodePool, types []*scheduling.InstanceType, usage corev1.R
 		Usage:         usage,
 		InstanceTypes: types,
 	}
+	// An invalid value is refused at terraform plan; here it counts the
+	// baseline, the cautious reading.
+	out.BurstableCPU, _ = v1.BurstableCPU(p.Spec.Template.Labels)
 	for _, r := range p.Spec.Template.Spec.Requirements {
 		out.Requirements = append(out.Requirements, scheduling.Requirement{NodeSelectorRequirement: r.NodeSelectorRequirement(), MinValues: r.MinValues})
 	}

@@ -300,6 +300,7 @@ func (p *Provider) compute(nc *awsv1.EC2NodeClass, zones []string, pg *placement
 		}
 		out = append(out, &scheduling.InstanceType{
 			Name: name, Labels: labels, Capacity: res.Capacity, Allocatable: res.Allocatable, Offerings: offerings,
+			BaselineCPU: BaselineCPU(info),
 		})
 	}
 	return out, nil
