@@ -264,10 +264,19 @@ func testDeleteNodeClaimAndNode(t *testing.T) {
 	hostnameAntiAffinity(&spec, "pause")
 	create(t, deployment(ns, "pause", 2, spec))
 	waitRunning(t, ns, 2)
-	claims := claimsOf(t, pool)
-	if len(claims) != 2 {
-		t.Fatalf("%d nodeclaims, want 2", len(claims))
-	}
+	// The pods run once the Nodes exist; the claims name their Nodes a
+	// moment later, at registration.
+	var claims []v1.NodeClaim
+	eventually(t, "both nodeclaims registered", func() (bool, string) {
+		claims = claimsOf(t, pool)
+		named := 0
+		for _, c := range claims {
+			if c.Status.NodeName != "" {
+				named++
+			}
+		}
+		return len(claims) == 2 && named == 2, fmt.Sprintf("%d nodeclaims, %d with a node name", len(claims), named)
+	})
 	for i, byNode := range []bool{false, true} {
 		claim := claims[i]
 		ids := instanceIDs(t, pool)

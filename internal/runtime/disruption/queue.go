@@ -271,18 +271,22 @@ func (q *Queue) timeout() time.Duration {
 
 func (q *Queue) awaitInitialized(ctx context.Context, cmd *Command, replacements []*v1.NodeClaim) error {
 	start := q.clock.Now()
+	// A replacement created a moment ago may not be in the cache yet: it
+	// counts as deleted only once it has been seen.
+	seen := map[string]bool{}
 	waiting := len(replacements) > 0
 	for waiting {
 		waiting = false
 		for _, r := range replacements {
 			claim := &v1.NodeClaim{}
 			if err := q.kube.Get(ctx, client.ObjectKeyFromObject(r), claim); err != nil {
-				if client.IgnoreNotFound(err) == nil {
+				if client.IgnoreNotFound(err) == nil && seen[r.Name] {
 					return fmt.Errorf("replacement nodeclaim %s was deleted before it initialized", r.Name)
 				}
 				waiting = true
 				continue
 			}
+			seen[r.Name] = true
 			if claim.DeletionTimestamp != nil {
 				return fmt.Errorf("replacement nodeclaim %s is being deleted before it initialized", r.Name)
 			}
