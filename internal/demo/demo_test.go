@@ -480,6 +480,7 @@ func (c *checker) controllerCallsAudited(w *demo.World) {
 // does not use, with where a test needs them.
 var notInTheDemo = map[string]string{
 	"ec2:DescribeCapacityReservations": "the quickstart selects no capacity reservation; TestShared/reserved-capacity and cloud/aws's reservation tests resolve them",
+	"ec2:DescribePlacementGroups":      "the quickstart selects no placement group; TestShared/ec2net/placement-group and cloud/aws's placement group tests resolve them",
 }
 
 // controllerPolicy reads the statements of the controller role's inline and
