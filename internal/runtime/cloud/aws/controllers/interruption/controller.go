@@ -35,6 +35,13 @@ const (
 	parallelism       = 10
 	// errorBackoff spaces retries when the queue cannot be reached.
 	errorBackoff = 10 * time.Second
+	// defaultGather is how long the poller waits after a batch of fewer
+	// than ten messages. A long poll returns as soon as one message is
+	// there, so during a scale-out, when every instance's state changes
+	// trickle in, back-to-back polls would carry one or two messages each
+	// and a receive and a delete per message. Two seconds is nothing
+	// against a spot notice's two minutes.
+	defaultGather = 2 * time.Second
 )
 
 // Options are the controller's collaborators.
@@ -47,6 +54,8 @@ type Options struct {
 	Unavailable *cache.UnavailableOfferings
 	Recorder    *events.Recorder
 	Logger      logr.Logger
+	// Gather is the wait after a partial batch; zero takes defaultGather.
+	Gather time.Duration
 }
 
 // Controller polls the interruption queue. It is a manager Runnable that
@@ -74,6 +83,9 @@ var (
 // NewController returns the controller; Register adds it to a manager.
 func NewController(opts Options) *Controller {
 	opts.Logger = opts.Logger.WithName("interruption").WithValues("queue", opts.QueueName)
+	if opts.Gather == 0 {
+		opts.Gather = defaultGather
+	}
 	return &Controller{opts: opts}
 }
 
@@ -87,11 +99,19 @@ func (c *Controller) NeedLeaderElection() bool { return true }
 func (c *Controller) Start(ctx context.Context) error {
 	c.opts.Logger.Info("polling the interruption queue")
 	for ctx.Err() == nil {
-		if err := c.Poll(ctx); err != nil && ctx.Err() == nil {
+		n, err := c.poll(ctx)
+		wait := time.Duration(0)
+		switch {
+		case err != nil && ctx.Err() == nil:
 			c.opts.Logger.Error(err, "polling the interruption queue; retrying", "after", errorBackoff)
+			wait = errorBackoff
+		case n > 0 && n < maxMessages:
+			wait = c.opts.Gather
+		}
+		if wait > 0 {
 			select {
 			case <-ctx.Done():
-			case <-time.After(errorBackoff):
+			case <-time.After(wait):
 			}
 		}
 	}
@@ -104,23 +124,29 @@ func (c *Controller) Start(ctx context.Context) error {
 // after the visibility timeout, and one whose deletion failed is deleted
 // with the next poll's.
 func (c *Controller) Poll(ctx context.Context) error {
+	_, err := c.poll(ctx)
+	return err
+}
+
+// poll is Poll that also says how many messages it received.
+func (c *Controller) poll(ctx context.Context) (int, error) {
 	url, err := c.url(ctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	out, err := c.opts.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 		QueueUrl: aws.String(url), MaxNumberOfMessages: maxMessages,
 		WaitTimeSeconds: waitSeconds, VisibilityTimeout: visibilitySeconds,
 	})
 	if err != nil {
-		return fmt.Errorf("receiving from queue %s: %w", c.opts.QueueName, err)
+		return 0, fmt.Errorf("receiving from queue %s: %w", c.opts.QueueName, err)
 	}
 	if len(out.Messages) == 0 {
-		return c.delete(ctx, url, nil)
+		return 0, c.delete(ctx, url, nil)
 	}
 	claims, err := c.claimsByInstance(ctx)
 	if err != nil {
-		return errors.Join(err, c.delete(ctx, url, nil))
+		return len(out.Messages), errors.Join(err, c.delete(ctx, url, nil))
 	}
 	var (
 		wg   sync.WaitGroup
@@ -146,7 +172,7 @@ func (c *Controller) Poll(ctx context.Context) error {
 		}(msg)
 	}
 	wg.Wait()
-	return errors.Join(append(errs, c.delete(ctx, url, done))...)
+	return len(out.Messages), errors.Join(append(errs, c.delete(ctx, url, done))...)
 }
 
 func (c *Controller) url(ctx context.Context) (string, error) {

@@ -1,16 +1,20 @@
 package interruption_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/go-logr/logr"
 
 	"github.com/joistdev/terraform-provider-joist/internal/awssim"
 	"github.com/joistdev/terraform-provider-joist/internal/awssim/fault"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/cache"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/interruption"
 )
 
 // controllerCalls are the controller's recorded calls of an SQS operation
@@ -98,4 +102,53 @@ func TestHandledMessagesAreDeletedInBatches(t *testing.T) {
 		t.Errorf("queue holds %d visible and %d in-flight messages after the retry, want none", v, f)
 	}
 	assertAllowedByPolicy(t, name)
+}
+
+// Messages that trickle in, as instances' state changes do during a
+// scale-out, are gathered: after a partial batch the poller waits before
+// receiving again, so one receive and one delete carry them all.
+func TestTrickledMessagesAreGathered(t *testing.T) {
+	ctx := testContext(t)
+	const name = "gather-demo"
+	url := makeQueue(t, ctx, name)
+	purge(t, ctx, url)
+	c := interruption.NewController(interruption.Options{
+		Kube: kube, SQS: sqs.NewFromConfig(controllerAWS()), QueueName: name, Unavailable: cache.NewUnavailableOfferings(),
+		Logger: logr.Discard(), Recorder: recorder(t), Gather: 5 * time.Second,
+	})
+	runCtx, stop := context.WithCancel(ctx)
+	stopped := make(chan struct{})
+	go func() { defer close(stopped); _ = c.Start(runCtx) }()
+	defer func() { stop(); <-stopped }()
+
+	drained := func(what string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			if v, f := queueDepth(t, ctx, url); v+f == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the queue still holds messages 20s after %s", what)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	// The first message opens a partial batch; the next six arrive one at
+	// a time inside the wait that follows it.
+	sendRaw(t, url, 1)
+	drained("the first message")
+	before := len(controllerCalls("DeleteMessageBatch", name))
+	for range 6 {
+		sendRaw(t, url, 1)
+		time.Sleep(100 * time.Millisecond)
+	}
+	drained("six more")
+	batches := controllerCalls("DeleteMessageBatch", name)[before:]
+	if len(batches) != 1 {
+		t.Fatalf("six messages sent 100ms apart during the wait were deleted in %d DeleteMessageBatch calls, want 1", len(batches))
+	}
+	if entries, _ := batches[0].Parameters["Entries"].([]any); len(entries) != 6 {
+		t.Errorf("the batch deleted %d messages, want 6", len(entries))
+	}
 }
