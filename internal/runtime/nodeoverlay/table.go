@@ -122,7 +122,7 @@ func matchingOfferings(p Pool, it *scheduling.InstanceType, reqs requirements.Re
 	base.Add(requirements.New(corev1.LabelTopologyZone, corev1.NodeSelectorOpIn, zones...))
 	base.Add(requirements.New(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, capacityTypes...))
 	// Only reserved offerings carry a reservation; the offerings decide.
-	if !base.IsCompatible(reqs, requirements.NewKeySet(v1.LabelCapacityReservationID)) {
+	if !base.IsCompatible(reqs, requirements.NewKeySet(scheduling.ReservationKeys...)) {
 		return nil
 	}
 	var out []offeringKey
@@ -131,10 +131,13 @@ func matchingOfferings(p Pool, it *scheduling.InstanceType, reqs requirements.Re
 			requirements.New(corev1.LabelTopologyZone, corev1.NodeSelectorOpIn, o.Zone),
 			requirements.New(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, o.CapacityType),
 		)
-		if o.ReservationID != "" {
-			own.Add(requirements.New(v1.LabelCapacityReservationID, corev1.NodeSelectorOpIn, o.ReservationID))
-		} else {
-			own.Add(requirements.New(v1.LabelCapacityReservationID, corev1.NodeSelectorOpDoesNotExist))
+		rl := o.ReservationLabels()
+		for _, key := range scheduling.ReservationKeys {
+			if v, ok := rl[key]; ok {
+				own.Add(requirements.New(key, corev1.NodeSelectorOpIn, v))
+			} else {
+				own.Add(requirements.New(key, corev1.NodeSelectorOpDoesNotExist))
+			}
 		}
 		if own.Intersects(reqs) == nil {
 			out = append(out, keyOf(o))

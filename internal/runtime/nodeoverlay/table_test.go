@@ -315,3 +315,31 @@ func TestValidateRejectsWhatTheCRDCannot(t *testing.T) {
 		}
 	}
 }
+
+// An overlay may select reserved offerings by the reservation's type: only
+// the capacity block's offering is repriced, not the ODCR's beside it nor
+// any offering outside a reservation.
+func TestReservationTypeSelectsOfferings(t *testing.T) {
+	base := catalog()
+	m5 := *base[0]
+	m5.Offerings = append(append([]scheduling.Offering(nil), m5.Offerings...),
+		scheduling.Offering{Zone: "us-west-2a", CapacityType: v1.CapacityTypeReserved, Price: 1e-8, Available: true, ReservationID: "cr-odcr", ReservationCapacity: 1, ReservationType: "default"},
+		scheduling.Offering{Zone: "us-west-2a", CapacityType: v1.CapacityTypeReserved, Price: 1e-8, Available: true, ReservationID: "cr-block", ReservationCapacity: 1, ReservationType: "capacity-block"},
+	)
+	base[0] = &m5
+	table, _, err := Evaluate([]v1alpha1.NodeOverlay{overlay("blocks", 0, []v1alpha1.NodeSelectorRequirement{
+		req(v1.LabelCapacityReservationType, corev1.NodeSelectorOpIn, "capacity-block"),
+	}, price("0.5"))}, []Pool{{Name: "default", InstanceTypes: base}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	its, err := table.Apply("default", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range byName(its)["m5.large"].Offerings {
+		if want := o.ReservationID == "cr-block"; o.PriceOverlaid != want {
+			t.Errorf("offering %s/%s %q overlaid %v, want %v", o.Zone, o.CapacityType, o.ReservationID, o.PriceOverlaid, want)
+		}
+	}
+}

@@ -169,6 +169,19 @@ func (c *catalog) compile(id int, reqs requirements.Requirements) compiledReqs {
 		types.andInPlace(allowed)
 	}
 	slots := c.slotsFor(reqs)
+	if rr := reservationReqs(reqs); rr != nil {
+		// Reservation labels vary per offering: keep the types with an
+		// offering that meets them, and the slots of those offerings.
+		var union uint64
+		types.each(func(i int) {
+			m := c.matchingSlots(i, rr) & slots
+			if m == 0 {
+				types[i>>6] &^= 1 << (uint(i) & 63)
+			}
+			union |= m
+		})
+		slots = union
+	}
 	types.each(func(i int) {
 		if c.offer[i]&slots == 0 {
 			types[i>>6] &^= 1 << (uint(i) & 63)
@@ -177,6 +190,33 @@ func (c *catalog) compile(id int, reqs requirements.Requirements) compiledReqs {
 	cr := compiledReqs{types: types, slots: slots}
 	c.compiled[id] = cr
 	return cr
+}
+
+// matchingSlots are the purchasable slots of type i holding an available
+// offering whose reservation labels meet rr.
+func (c *catalog) matchingSlots(i int, rr requirements.Requirements) uint64 {
+	var m uint64
+	for _, o := range c.types[i].Offerings {
+		if o.Available && rr.MatchesLabels(o.ReservationLabels()) {
+			m |= 1 << c.slot(o.Zone, o.CapacityType)
+		}
+	}
+	return m & c.offer[i]
+}
+
+// reservationReqs are reqs' requirements on reservation labels; nil when
+// it has none.
+func reservationReqs(reqs requirements.Requirements) requirements.Requirements {
+	var out requirements.Requirements
+	for _, key := range ReservationKeys {
+		if r, ok := reqs[key]; ok {
+			if out == nil {
+				out = requirements.Requirements{}
+			}
+			out[key] = r
+		}
+	}
+	return out
 }
 
 // cheapest is the lowest available price of type i within slots.

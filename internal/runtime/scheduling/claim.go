@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -225,9 +226,15 @@ func (s *solver) finalizeClaim(b *bin) *NewClaim {
 	claim := &NewClaim{NodePool: b.pool.pool.Name, Hostname: b.name, Pods: b.pods, MinValuesRelaxed: relaxed}
 	claim.InstanceTypes = make([]ClaimOption, 0, len(chosen))
 	names := make([]string, 0, len(chosen))
+	rr := reservationReqs(reqs)
 	for _, t := range chosen {
 		it := s.cat.types[t]
-		claim.InstanceTypes = append(claim.InstanceTypes, ClaimOption{Type: it, Price: s.cat.cheapest(t, slots), Offerings: s.offeringsIn(t, slots)})
+		offs := s.offeringsIn(t, slots)
+		if rr != nil {
+			// A slot may hold reservations the claim does not allow.
+			offs = slices.DeleteFunc(slices.Clone(offs), func(o Offering) bool { return !rr.MatchesLabels(o.ReservationLabels()) })
+		}
+		claim.InstanceTypes = append(claim.InstanceTypes, ClaimOption{Type: it, Price: s.cat.cheapest(t, slots), Offerings: offs})
 		names = append(names, it.Name)
 	}
 	claim.Requirements = reqs.Intersect(requirements.NewRequirements(requirements.New(labelInstanceType, corev1.NodeSelectorOpIn, names...)))

@@ -15,9 +15,17 @@ const (
 	labelArch         = "kubernetes.io/arch"
 	labelOS           = "kubernetes.io/os"
 	labelWindowsBuild = "node.kubernetes.io/windows-build"
-	// labelReservationID names the capacity reservation of a reserved node.
-	labelReservationID = "karpenter.k8s.aws/capacity-reservation-id"
+	// labelReservationID names the capacity reservation of a reserved node;
+	// the type (default or capacity-block) and whether it is interruptible
+	// go with it. Only reserved offerings carry the three.
+	labelReservationID            = "karpenter.k8s.aws/capacity-reservation-id"
+	labelReservationType          = "karpenter.k8s.aws/capacity-reservation-type"
+	labelReservationInterruptible = "karpenter.k8s.aws/capacity-reservation-interruptible"
 )
+
+// ReservationKeys are the labels that vary per reserved offering; no other
+// offering carries them (Offering.ReservationLabels).
+var ReservationKeys = []string{labelReservationID, labelReservationType, labelReservationInterruptible}
 
 // defaultWellKnown are the labels a pod may require without a NodePool
 // defining them (the cloud provider resolves them per instance type).
@@ -39,4 +47,5 @@ var defaultWellKnown = requirements.NewKeySet(
 	"karpenter.k8s.aws/ec2nodeclass", "topology.k8s.aws/zone-id",
 	// Set on every type of a node class with a placement group.
 	"karpenter.k8s.aws/placement-group-id",
+	labelReservationID, labelReservationType, labelReservationInterruptible,
 )

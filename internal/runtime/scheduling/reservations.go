@@ -26,13 +26,14 @@ type typeSlot struct{ t, slot int }
 // reservations tracks the reservations behind the catalog's reserved
 // offerings during one pass.
 type reservations struct {
-	left    map[string]int        // reservation ID -> instances left this pass
-	of      map[typeSlot][]string // where an ID is offered -> the IDs offered there
-	offered map[string][]typeSlot // reservation ID -> where it is offered
+	left    map[string]int               // reservation ID -> instances left this pass
+	of      map[typeSlot][]string        // where an ID is offered -> the IDs offered there
+	offered map[string][]typeSlot        // reservation ID -> where it is offered
+	labels  map[string]map[string]string // reservation ID -> its labels
 }
 
 func newReservations() *reservations {
-	return &reservations{left: map[string]int{}, of: map[typeSlot][]string{}, offered: map[string][]typeSlot{}}
+	return &reservations{left: map[string]int{}, of: map[typeSlot][]string{}, offered: map[string][]typeSlot{}, labels: map[string]map[string]string{}}
 }
 
 // add records a reserved offering of type t in slot. The same reservation
@@ -46,6 +47,7 @@ func (r *reservations) add(t, slot int, o Offering) {
 	if left, ok := r.left[id]; !ok || o.ReservationCapacity < left {
 		r.left[id] = max(0, o.ReservationCapacity)
 	}
+	r.labels[id] = o.ReservationLabels()
 	ts := typeSlot{t, slot}
 	for _, have := range r.of[ts] {
 		if have == id {
@@ -58,22 +60,34 @@ func (r *reservations) add(t, slot int, o Offering) {
 
 // room is how many instances of type t the reservations of slot still hold;
 // math.MaxInt when the slot's reserved offerings are not counted.
-func (r *reservations) room(t, slot int) int {
+func (r *reservations) room(t, slot int) int { return r.roomFor(t, slot, nil) }
+
+// roomFor is room counting only the reservations whose labels meet rr (nil:
+// all).
+func (r *reservations) roomFor(t, slot int, rr requirements.Requirements) int {
 	ids, ok := r.of[typeSlot{t, slot}]
 	if !ok {
 		return math.MaxInt
 	}
 	n := 0
 	for _, id := range ids {
-		n += r.left[id]
+		if rr == nil || rr.MatchesLabels(r.labels[id]) {
+			n += r.left[id]
+		}
 	}
 	return n
 }
 
-// take takes one instance from the reservation of t in slot with the most
-// room (ties by ID) and returns its ID, or "" when none has room.
-func (r *reservations) take(t, slot int) string {
-	ids := append([]string(nil), r.of[typeSlot{t, slot}]...)
+// take takes one instance from the reservation of t in slot whose labels
+// meet rr (nil: any) with the most room (ties by ID) and returns its ID, or
+// "" when none has room.
+func (r *reservations) take(t, slot int, rr requirements.Requirements) string {
+	var ids []string
+	for _, id := range r.of[typeSlot{t, slot}] {
+		if rr == nil || rr.MatchesLabels(r.labels[id]) {
+			ids = append(ids, id)
+		}
+	}
 	sort.Slice(ids, func(i, j int) bool {
 		if r.left[ids[i]] != r.left[ids[j]] {
 			return r.left[ids[i]] > r.left[ids[j]]
@@ -101,7 +115,7 @@ func (s *solver) reservedSlot(b *bin, slots uint64) int {
 		if slots&(1<<slot) == 0 || s.cat.offer[b.target]&(1<<slot) == 0 {
 			continue
 		}
-		room := s.reservations.room(b.target, slot)
+		room := s.reservations.roomFor(b.target, slot, reservationReqs(s.table.sets[b.reqID]))
 		if room == math.MaxInt || room <= 0 {
 			continue
 		}
@@ -122,7 +136,7 @@ func (s *solver) reserve(b *bin) {
 	if slot < 0 || s.cat.price[b.target][slot] > s.cat.cheapest(b.target, slots) {
 		return
 	}
-	id := s.reservations.take(b.target, slot)
+	id := s.reservations.take(b.target, slot, reservationReqs(reqs))
 	if id == "" {
 		return
 	}

@@ -153,3 +153,117 @@ func TestReservedCapacity(t *testing.T) {
 		},
 	})
 }
+
+// withBlock adds a capacity-block offering, as withReservation does a
+// default reservation.
+func withBlock(it *InstanceType, zone, id string, n int) *InstanceType {
+	it.Offerings = append(it.Offerings, Offering{
+		Zone: zone, CapacityType: CapacityTypeReserved, Price: 0.40 / 10_000_000, Available: true,
+		ReservationID: id, ReservationCapacity: n, ReservationType: "capacity-block",
+	})
+	return it
+}
+
+const (
+	reservationTypeLabel          = "karpenter.k8s.aws/capacity-reservation-type"
+	reservationInterruptibleLabel = "karpenter.k8s.aws/capacity-reservation-interruptible"
+)
+
+// reservationsOf lists, per claim, the reservation IDs its offerings launch
+// into ("" for an offering outside any reservation).
+func reservationsOf(plan *Plan) [][]string {
+	var out [][]string
+	for _, c := range plan.NewClaims {
+		var ids []string
+		for _, opt := range c.InstanceTypes {
+			for _, o := range opt.Offerings {
+				ids = append(ids, o.ReservationID)
+			}
+		}
+		out = append(out, ids)
+	}
+	return out
+}
+
+// NodePools and pods may require a reservation's ID, type and
+// interruptibility; only reserved offerings carry those labels, so In keeps
+// a claim inside the reservations that match and NotIn keeps it out of them.
+func TestReservationLabels(t *testing.T) {
+	allCTs := expr(labelCapacityType, corev1.NodeSelectorOpIn, CapacityTypeReserved, CapacityTypeSpot, CapacityTypeOnDemand)
+	// cr-d (default, room 5) in z1 and cb-1 (capacity block, room 1) in z2,
+	// beside spot everywhere.
+	large := func() *InstanceType {
+		return withBlock(withReservation(withSpot(mkType("large.a", "amd64", 8, 16, 0.40), 0.12), "z1", "cr-d", 5), "z2", "cb-1", 1)
+	}
+	runCases(t, []tcase{
+		{
+			name: "pool requiring capacity blocks stops at the block",
+			in: func() Input {
+				pool := mkPool("blocks", []*InstanceType{large()}, allCTs, expr(reservationTypeLabel, corev1.NodeSelectorOpIn, "capacity-block"))
+				return Input{NodePools: []*NodePool{pool}, Pods: pods(3, "p", "7", "8Gi")}
+			},
+			check: func(t *testing.T, r *result) {
+				r.claims(t, 1)
+				if len(r.plan.Errors) != 2 {
+					t.Errorf("%d pods unplaced, want 2 (the block holds one node; nothing else is a capacity block)", len(r.plan.Errors))
+				}
+				if got := reservationsOf(r.plan); len(got) != 1 || len(got[0]) != 1 || got[0][0] != "cb-1" {
+					t.Errorf("claims launch into %v, want [[cb-1]]", got)
+				}
+			},
+		},
+		{
+			name: "pool excluding capacity blocks uses the default reservation, then spot",
+			in: func() Input {
+				pool := mkPool("no-blocks", []*InstanceType{large()}, allCTs, expr(reservationTypeLabel, corev1.NodeSelectorOpNotIn, "capacity-block"))
+				return Input{NodePools: []*NodePool{pool}, Pods: pods(7, "p", "7", "8Gi")}
+			},
+			check: func(t *testing.T, r *result) {
+				r.claims(t, 7)
+				inDefault := 0
+				for _, ids := range reservationsOf(r.plan) {
+					for _, id := range ids {
+						switch id {
+						case "cb-1":
+							t.Errorf("a claim may launch into the capacity block the pool excludes: %v", ids)
+						case "cr-d":
+							inDefault++
+						}
+					}
+				}
+				if inDefault != 5 {
+					t.Errorf("%d claims launch into cr-d, want 5 (its room)", inDefault)
+				}
+			},
+		},
+		{
+			// Both reservations in one zone: a claim takes the one with the
+			// most room (cr-d) unless its pod names the other.
+			name: "pod selecting a reservation ID lands in it",
+			in: func() Input {
+				sameZone := withBlock(withReservation(mkType("large.a", "amd64", 8, 16, 0.40), "z1", "cr-d", 5), "z1", "cb-1", 1)
+				pool := mkPool("default", []*InstanceType{sameZone}, allCTs)
+				return Input{NodePools: []*NodePool{pool}, Pods: pods(1, "p", "7", "8Gi", withNodeSelector(reservationLabel, "cb-1"))}
+			},
+			check: func(t *testing.T, r *result) {
+				r.claims(t, 1)
+				if got := reservationsOf(r.plan); len(got) != 1 || len(got[0]) != 1 || got[0][0] != "cb-1" {
+					t.Errorf("claims launch into %v, want [[cb-1]]", got)
+				}
+			},
+		},
+		{
+			name: "pod requiring an interruptible reservation finds none",
+			in: func() Input {
+				pool := mkPool("default", []*InstanceType{large()}, allCTs)
+				return Input{NodePools: []*NodePool{pool}, Pods: pods(1, "p", "7", "8Gi", withNodeSelector(reservationInterruptibleLabel, "true"))}
+			},
+			check: func(t *testing.T, r *result) {
+				r.claims(t, 0)
+				if len(r.plan.Errors) != 1 {
+					t.Errorf("%d pods unplaced, want 1", len(r.plan.Errors))
+				}
+			},
+		},
+	})
+}

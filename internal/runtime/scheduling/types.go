@@ -1,6 +1,8 @@
 package scheduling
 
 import (
+	"strconv"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -25,6 +27,11 @@ type Offering struct {
 	// holds (0: full, though healthy). Both are empty for other offerings.
 	ReservationID       string
 	ReservationCapacity int
+	// ReservationType ("default" or "capacity-block") and
+	// ReservationInterruptible describe the reservation; NodePools and pods
+	// may require them, as they may the ID.
+	ReservationType          string
+	ReservationInterruptible bool
 	// PriceOverlaid says a NodeOverlay set Price: the launch then ranks
 	// offerings by Price instead of leaving the choice to EC2's prices.
 	PriceOverlaid bool
@@ -33,6 +40,19 @@ type Offering struct {
 // Reserved reports whether the offering launches into a capacity
 // reservation.
 func (o Offering) Reserved() bool { return o.CapacityType == CapacityTypeReserved }
+
+// ReservationLabels are the reservation's labels of a reserved offering
+// with a reservation ID; no other offering has them.
+func (o Offering) ReservationLabels() map[string]string {
+	if !o.Reserved() || o.ReservationID == "" {
+		return nil
+	}
+	out := map[string]string{labelReservationID: o.ReservationID, labelReservationInterruptible: strconv.FormatBool(o.ReservationInterruptible)}
+	if o.ReservationType != "" {
+		out[labelReservationType] = o.ReservationType
+	}
+	return out
+}
 
 // InstanceType is one entry of the catalog.
 type InstanceType struct {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/capacityblock"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instancetype"
@@ -200,12 +201,12 @@ func TestReservedCapacityGateOff(t *testing.T) {
 // launchReserved launches a claim for typ in zone that may go reserved or
 // on-demand, and returns it with the CreateFleet and CreateLaunchTemplate
 // requests the launch made.
-func launchReserved(t *testing.T, nc *awsv1.EC2NodeClass, name, typ, zone string) (*v1.NodeClaim, []map[string]any, []map[string]any) {
+func launchReserved(t *testing.T, nc *awsv1.EC2NodeClass, name, typ, zone string, extra ...v1.NodeSelectorRequirementWithMinValues) (*v1.NodeClaim, []map[string]any, []map[string]any) {
 	t.Helper()
 	ctx := testContext(t)
 	fleets, templates := len(sim.Requests().Requests("ec2", "CreateFleet")), len(sim.Requests().Requests("ec2", "CreateLaunchTemplate"))
-	c := testenv.NodeClaim(name, "reserved", nc.Name, testenv.In(corev1.LabelInstanceTypeStable, typ),
-		testenv.In(corev1.LabelTopologyZone, zone), testenv.In(v1.CapacityTypeLabelKey, v1.CapacityTypeReserved, v1.CapacityTypeOnDemand))
+	c := testenv.NodeClaim(name, "reserved", nc.Name, append([]v1.NodeSelectorRequirementWithMinValues{testenv.In(corev1.LabelInstanceTypeStable, typ),
+		testenv.In(corev1.LabelTopologyZone, zone), testenv.In(v1.CapacityTypeLabelKey, v1.CapacityTypeReserved, v1.CapacityTypeOnDemand)}, extra...)...)
 	c.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
 	got, err := prov.Create(ctx, c)
 	if err != nil {
@@ -390,5 +391,55 @@ func TestInterruptibleReservationLaunch(t *testing.T) {
 			lt["LaunchTemplateData.InstanceMarketOptions.MarketType"] != "interruptible-capacity-reservation" {
 			t.Errorf("launch template into the reservation has market type %v", lt["LaunchTemplateData.InstanceMarketOptions.MarketType"])
 		}
+	}
+}
+
+// A claim's requirements on a reservation's type and interruptibility pick
+// among the node class's reservations, as they do its ID: with an ODCR and
+// a capacity block of one type in one zone, a claim asking for a capacity
+// block launches into the block, one excluding blocks into the ODCR, and
+// one asking for an interruptible reservation finds neither.
+func TestReservationTypeRequirements(t *testing.T) {
+	ctx := testContext(t)
+	const typ = "c5.xlarge"
+	zone := sim.EC2.Region().Zones[0].Name
+	odcr, err := sim.EC2.AddCapacityReservation(typ, zone, 3, "joist-test", "reservation-type")
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := sim.EC2.AddCapacityBlock(typ, zone, 3, time.Now().Add(3*time.Hour), "joist-test", "reservation-type")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc := testenv.NodeClass("reservation-type", cluster, "al2023@latest")
+	nc.Spec.CapacityReservationSelectorTerms = []awsv1.CapacityReservationSelectorTerm{{Tags: map[string]string{"joist-test": "reservation-type"}}}
+	nc = readyNodeClass(t, prov, nc)
+	if got := nc.Status.CapacityReservations; len(got) != 2 {
+		t.Fatalf("status.capacityReservations = %+v, want %s and %s", got, odcr, block)
+	}
+	for _, tc := range []struct {
+		name string
+		req  v1.NodeSelectorRequirementWithMinValues
+		want string
+	}{
+		{"block", testenv.In(v1.LabelCapacityReservationType, "capacity-block"), block},
+		{"not-block", v1.NodeSelectorRequirementWithMinValues{Key: v1.LabelCapacityReservationType, Operator: corev1.NodeSelectorOpNotIn, Values: []string{"capacity-block"}}, odcr},
+		{"default", testenv.In(v1.LabelCapacityReservationType, "default"), odcr},
+	} {
+		got, _, _ := launchReserved(t, nc, "reservation-type-"+tc.name, typ, zone, tc.req)
+		if got.Labels[v1.LabelCapacityReservationID] != tc.want || got.Labels[v1.CapacityTypeLabelKey] != v1.CapacityTypeReserved {
+			t.Errorf("claim requiring %s %s %v launched into %q (%s), want %s", tc.req.Key, tc.req.Operator, tc.req.Values,
+				got.Labels[v1.LabelCapacityReservationID], got.Labels[v1.CapacityTypeLabelKey], tc.want)
+		}
+	}
+	c := testenv.NodeClaim("reservation-type-interruptible", "reserved", nc.Name, testenv.In(corev1.LabelInstanceTypeStable, typ),
+		testenv.In(corev1.LabelTopologyZone, zone), testenv.In(v1.CapacityTypeLabelKey, v1.CapacityTypeReserved, v1.CapacityTypeOnDemand),
+		testenv.In(v1.LabelCapacityReservationInterruptible, "true"))
+	c.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+	if got, err := prov.Create(ctx, c); err == nil {
+		_ = prov.Delete(context.Background(), got)
+		t.Errorf("a claim requiring an interruptible reservation launched into %q (%s); the node class has none", got.Labels[v1.LabelCapacityReservationID], got.Labels[v1.CapacityTypeLabelKey])
+	} else if !cloud.IsInsufficientCapacity(err) {
+		t.Errorf("a claim requiring an interruptible reservation failed with %v, want an insufficient-capacity error", err)
 	}
 }

@@ -25,7 +25,8 @@ var definedKeys = requirements.NewKeySet(
 )
 
 // offeringKeys are the labels that vary per offering rather than per type.
-var offeringKeys = requirements.NewKeySet(corev1.LabelTopologyZone, v1.CapacityTypeLabelKey, v1.LabelTopologyZoneID, v1.LabelCapacityReservationID)
+var offeringKeys = requirements.NewKeySet(append([]string{corev1.LabelTopologyZone, v1.CapacityTypeLabelKey, v1.LabelTopologyZoneID},
+	scheduling.ReservationKeys...)...)
 
 // Admission is what a set of requirements asks of the cloud: of an instance
 // type's labels, and of an offering's (zone, capacity type, zone ID). The
@@ -54,14 +55,15 @@ func (a Admission) Type(it *scheduling.InstanceType) bool { return a.types.Match
 
 // Offering reports whether the offering meets the requirements; zoneID is
 // its zone's ID, "" when unknown. Only a reserved offering has a
-// reservation ID.
+// reservation's ID, type and interruptibility.
 func (a Admission) Offering(o scheduling.Offering, zoneID string) bool {
-	labels := map[string]string{corev1.LabelTopologyZone: o.Zone, v1.CapacityTypeLabelKey: o.CapacityType}
+	labels := o.ReservationLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[corev1.LabelTopologyZone], labels[v1.CapacityTypeLabelKey] = o.Zone, o.CapacityType
 	if zoneID != "" {
 		labels[v1.LabelTopologyZoneID] = zoneID
-	}
-	if o.ReservationID != "" {
-		labels[v1.LabelCapacityReservationID] = o.ReservationID
 	}
 	return a.offerings.MatchesLabels(labels)
 }

@@ -368,6 +368,7 @@ func (p *Provider) reservedOfferings(name string, crs []awsv1.CapacityReservatio
 			Zone: cr.AvailabilityZone, CapacityType: v1.CapacityTypeReserved, Price: od / ReservedPriceDivisor,
 			Available:     known && cr.State != awsv1.CapacityReservationStateExpiring && !p.opts.Reservations.Expiring(cr.ID),
 			ReservationID: cr.ID, ReservationCapacity: left,
+			ReservationType: string(cr.ReservationType), ReservationInterruptible: cr.Interruptible,
 		})
 	}
 	return out
