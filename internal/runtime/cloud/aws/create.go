@@ -101,7 +101,11 @@ func (p *Provider) Create(ctx context.Context, claim *v1.NodeClaim) (*v1.NodeCla
 		log.FromContext(ctx).Info("launching on-demand although spot is allowed, with few instance types to choose from; widen the NodePool's requirements for more flexibility",
 			"nodeclaim", claim.Name, "instanceTypes", len(cands))
 	}
-	place := placementOpts{pg: pg, partition: partitionFor(reqs, pg)}
+	partition, err := partitionFor(reqs, pg)
+	if err != nil {
+		return nil, err
+	}
+	place := placementOpts{pg: pg, partition: partition}
 	inst, images, err := p.launch(ctx, claim, nc, ct, cr, place, cands, subnets)
 	if err != nil {
 		if reservationID != "" && cloud.IsInsufficientCapacity(err) {

@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
-
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
@@ -68,25 +65,32 @@ func inZone(cands []candidate, zone string) []candidate {
 	return keepOfferings(cands, func(o scheduling.Offering) bool { return o.Zone == zone })
 }
 
-// partitionFor is the partition of a partition group a claim asks for: the
-// lowest its karpenter.k8s.aws/placement-group-partition requirement
-// allows (EC2 takes one), 0 when it does not constrain it and EC2 picks.
-func partitionFor(reqs requirements.Requirements, pg *placementgroup.PlacementGroup) int32 {
-	if pg == nil || pg.Strategy != placementgroup.StrategyPartition {
-		return 0
-	}
+// partitionFor is the partition of a partition group a claim asks for: 0
+// when its karpenter.k8s.aws/placement-group-partition requirement allows
+// every partition (EC2 picks), else the lowest it allows. A requirement no
+// partition meets, or one that needs a partition where the node class has
+// no partition group, is an error: the node would carry a partition label
+// the claim did not allow, or none it requires.
+func partitionFor(reqs requirements.Requirements, pg *placementgroup.PlacementGroup) (int32, error) {
 	r := reqs.Get(v1.LabelPlacementGroupPartition)
-	if r.Operator() != corev1.NodeSelectorOpIn {
-		return 0
+	if pg == nil || pg.Strategy != placementgroup.StrategyPartition {
+		if reqs.Has(v1.LabelPlacementGroupPartition) && !requirements.NewRequirements(r).MatchesLabels(nil) {
+			return 0, &cloud.CreateError{Reason: "PlacementPartitionUnavailable", Err: fmt.Errorf("the requirement on %s needs a partition placement group, and the node class selects none", v1.LabelPlacementGroupPartition)}
+		}
+		return 0, nil
 	}
 	var allowed []int32
-	for _, v := range r.Values() {
-		if n, err := strconv.ParseInt(v, 10, 32); err == nil && n >= 1 && int32(n) <= pg.PartitionCount {
-			allowed = append(allowed, int32(n))
+	for n := int32(1); n <= pg.PartitionCount; n++ {
+		if r.Has(strconv.Itoa(int(n))) {
+			allowed = append(allowed, n)
 		}
 	}
-	if len(allowed) == 0 {
-		return 0
+	switch {
+	case len(allowed) == 0:
+		return 0, &cloud.CreateError{Reason: "PlacementPartitionUnavailable", Err: fmt.Errorf("placement group %s has partitions 1-%d, none of which meets the requirement on %s (%s %v)",
+			pg.Name, pg.PartitionCount, v1.LabelPlacementGroupPartition, r.Operator(), r.Values())}
+	case len(allowed) == int(pg.PartitionCount):
+		return 0, nil
 	}
-	return slices.Min(allowed)
+	return allowed[0], nil
 }

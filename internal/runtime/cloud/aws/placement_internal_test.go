@@ -37,22 +37,34 @@ func TestPartitionFor(t *testing.T) {
 	in := func(values ...string) requirements.Requirements {
 		return requirements.NewRequirements(requirements.New(v1.LabelPlacementGroupPartition, corev1.NodeSelectorOpIn, values...))
 	}
+	req := func(op corev1.NodeSelectorOperator, values ...string) requirements.Requirements {
+		return requirements.NewRequirements(requirements.New(v1.LabelPlacementGroupPartition, op, values...))
+	}
 	for _, c := range []struct {
-		name string
-		reqs requirements.Requirements
-		pg   *placementgroup.PlacementGroup
-		want int32
+		name    string
+		reqs    requirements.Requirements
+		pg      *placementgroup.PlacementGroup
+		want    int32
+		wantErr bool
 	}{
-		{"no group", in("2"), nil, 0},
-		{"cluster group", in("2"), cluster, 0},
-		{"no partition requirement", requirements.NewRequirements(), partition, 0},
-		{"lowest allowed", in("3", "2", "4"), partition, 2},
-		{"numbers, not strings, compared", in("10", "3"), &placementgroup.PlacementGroup{Strategy: placementgroup.StrategyPartition, PartitionCount: 7}, 3},
-		{"beyond the group's partitions", in("5", "9"), partition, 0},
-		{"NotIn leaves EC2 the choice", requirements.NewRequirements(requirements.New(v1.LabelPlacementGroupPartition, corev1.NodeSelectorOpNotIn, "1")), partition, 0},
+		{"no group, no requirement", requirements.NewRequirements(), nil, 0, false},
+		{"no group, a partition required", in("2"), nil, 0, true},
+		{"cluster group, a partition required", in("2"), cluster, 0, true},
+		{"no group, partitions excluded", req(corev1.NodeSelectorOpNotIn, "1"), nil, 0, false},
+		{"no group, no partition wanted", req(corev1.NodeSelectorOpDoesNotExist), nil, 0, false},
+		{"no partition requirement", requirements.NewRequirements(), partition, 0, false},
+		{"any partition", req(corev1.NodeSelectorOpExists), partition, 0, false},
+		{"every partition listed", in("1", "2", "3", "4"), partition, 0, false},
+		{"lowest allowed", in("3", "2", "4"), partition, 2, false},
+		{"numbers, not strings, compared", in("10", "3"), &placementgroup.PlacementGroup{Strategy: placementgroup.StrategyPartition, PartitionCount: 7}, 3, false},
+		{"beyond the group's partitions", in("5", "9"), partition, 0, true},
+		{"NotIn keeps the rest", req(corev1.NodeSelectorOpNotIn, "1"), partition, 2, false},
+		{"NotIn every partition", req(corev1.NodeSelectorOpNotIn, "1", "2", "3", "4"), partition, 0, true},
+		{"a partition group node always has a partition", req(corev1.NodeSelectorOpDoesNotExist), partition, 0, true},
 	} {
-		if got := partitionFor(c.reqs, c.pg); got != c.want {
-			t.Errorf("%s: partitionFor = %d, want %d", c.name, got, c.want)
+		got, err := partitionFor(c.reqs, c.pg)
+		if got != c.want || (err != nil) != c.wantErr {
+			t.Errorf("%s: partitionFor = %d, %v; want %d, error %v", c.name, got, err, c.want, c.wantErr)
 		}
 	}
 }
