@@ -488,6 +488,18 @@ func compareTable(version string, outPods, inPods int32, k, j side) string {
 		}
 		return fmt.Sprintf("%d: %s", total, formatCounts(c, 8, " "))
 	}
+	// Calls per node: the measure beside the totals, as a plan of
+	// more, smaller nodes makes more calls in all.
+	perNode := func(c map[string]int, nodes int) string {
+		if nodes <= 0 {
+			return "-"
+		}
+		total := 0
+		for _, n := range c {
+			total += n
+		}
+		return fmt.Sprintf("%.2f (%d nodes)", float64(total)/float64(nodes), nodes)
+	}
 	errs := func(s side) string {
 		n := 0
 		for _, e := range s.Errors {
@@ -502,12 +514,14 @@ func compareTable(version string, outPods, inPods int32, k, j side) string {
 		{"scale-out: $/h", fmt.Sprintf("%.3f", k.Out.Cost), fmt.Sprintf("%.3f", j.Out.Cost)},
 		{"scale-out: controller RSS peak / p95 (MiB), CPU (cores)", rssCPU(k.Out), rssCPU(j.Out)},
 		{"scale-out: AWS calls by the controller", calls(k.Out.Calls), calls(j.Out.Calls)},
+		{"scale-out: AWS calls per node launched", perNode(k.Out.Calls, k.Out.Nodes), perNode(j.Out.Calls, j.Out.Nodes)},
 		{fmt.Sprintf("scale-in to %d pods: consolidation time (to the last NodeClaim change)", inPods), dur(k.Consolidation), dur(j.Consolidation)},
 		{"scale-in: nodes after", strconv.Itoa(k.In.Nodes), strconv.Itoa(j.In.Nodes)},
 		{"scale-in: instance types after", k.InTypes, j.InTypes},
 		{"scale-in: $/h after", fmt.Sprintf("%.3f", k.In.Cost), fmt.Sprintf("%.3f", j.In.Cost)},
 		{"scale-in: controller RSS peak / p95 (MiB), CPU (cores)", rssCPU(k.In), rssCPU(j.In)},
 		{"scale-in: AWS calls by the controller", calls(k.In.Calls), calls(j.In.Calls)},
+		{"scale-in: AWS calls per node removed", perNode(k.In.Calls, k.Out.Nodes-k.In.Nodes), perNode(j.In.Calls, j.Out.Nodes-j.In.Nodes)},
 		{"leaked instances after the pool is deleted", strconv.Itoa(k.Leaked), strconv.Itoa(j.Leaked)},
 		{"errors the controller logged", errs(k), errs(j)},
 	}
