@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/capacity"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instancetype"
 )
 
 // Settings are the provider-wide settings (CLUSTER_NAME, CLUSTER_ENDPOINT,
@@ -37,7 +38,8 @@ type Settings struct {
 	// DisableDryRun skips the node class permission dry-runs.
 	DisableDryRun bool
 	// Refresh intervals; zero takes the defaults (1m subnets and AMIs, 1m
-	// security groups and capacity reservations, 5m instance types).
+	// security groups and capacity reservations, instancetype.DefaultRefresh
+	// for instance types).
 	SubnetRefresh              time.Duration
 	AMIRefresh                 time.Duration
 	SecurityGroupRefresh       time.Duration
@@ -59,7 +61,7 @@ func (s Settings) withDefaults() Settings {
 		s.SecurityGroupRefresh = time.Minute
 	}
 	if s.InstanceTypeRefresh == 0 {
-		s.InstanceTypeRefresh = 5 * time.Minute
+		s.InstanceTypeRefresh = instancetype.DefaultRefresh
 	}
 	if s.CapacityReservationRefresh == 0 {
 		s.CapacityReservationRefresh = time.Minute

@@ -28,8 +28,15 @@ import (
 )
 
 // DefaultRefresh is how long discovered types and offerings are reused
-// before DescribeInstanceTypes and DescribeInstanceTypeOfferings run again.
-const DefaultRefresh = 5 * time.Minute
+// before DescribeInstanceTypes and DescribeInstanceTypeOfferings run again:
+// 12 hours, as Karpenter. EC2 adds types and zones rarely, and a refresh is
+// a dozen or more paginated calls; what changes often (prices, capacity
+// errors, reservations) has caches of its own.
+const DefaultRefresh = 12 * time.Hour
+
+// resultsTTL drops a node class's computed types once no List has asked for
+// them this long (the node class changed or went).
+const resultsTTL = 5 * time.Minute
 
 // Options are the provider-wide settings that change capacity.
 type Options struct {
@@ -89,7 +96,7 @@ func New(client *ec2.Client, prices *pricing.Provider, unavailable *cache.Unavai
 		opts.Refresh = DefaultRefresh
 	}
 	return &Provider{ec2: client, pricing: prices, unavailable: unavailable, opts: opts,
-		results: ttlcache.New[string, listed](opts.Refresh)}
+		results: ttlcache.New[string, listed](resultsTTL)}
 }
 
 // NewFromConfig is a provider of its own, reading EC2 and the Pricing API
