@@ -2,13 +2,16 @@ package operator
 
 import (
 	"context"
+	"maps"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/testenv"
@@ -54,16 +57,18 @@ func TestWorkloadSeries(t *testing.T) {
 
 	w := &Workload{Reader: kube}
 	must(w.Refresh(ctx))
-	labels := func(resourceType string) prometheus.Labels {
-		l := nodeLabelValues(node, true)
-		l["resource_type"] = resourceType
+	labels := func(resourceType string) map[string]string {
+		l := map[string]string{"resource_type": resourceType}
+		for i, v := range nodeLabelValues(node, true) {
+			l[nodeLabels[i]] = v
+		}
 		return l
 	}
 	for _, tc := range []struct {
-		name string
-		vec  *prometheus.GaugeVec
-		res  string
-		want float64
+		name   string
+		family *StateFamily
+		res    string
+		want   float64
 	}{
 		{"allocatable cpu", NodeAllocatable, "cpu", 1.93},
 		{"allocatable memory", NodeAllocatable, "memory", 7 << 30},
@@ -72,15 +77,24 @@ func TestWorkloadSeries(t *testing.T) {
 		{"pod limits", NodeTotalPodLimits, "cpu", 0.6},
 		{"daemon requests", NodeTotalDaemonRequests, "cpu", 0.1},
 	} {
-		if got := testutil.ToFloat64(tc.vec.With(labels(tc.res))); got < tc.want-1e-9 || got > tc.want+1e-9 {
-			t.Errorf("%s = %v, want %v", tc.name, got, tc.want)
+		if got, ok := seriesValue(t, tc.family, labels(tc.res)); !ok || got < tc.want-1e-9 || got > tc.want+1e-9 {
+			t.Errorf("%s = %v (found %v), want %v", tc.name, got, ok, tc.want)
 		}
 	}
-	if l := labels("cpu"); l["instance_cpu"] != "2" || l["managed"] != "true" || l["nodepool"] != "general" || l["capacity_type"] != "spot" {
+	if l := labels("cpu"); l["instance_cpu"] != "2" || l["managed"] != "true" || l["nodepool"] != "general" || l["capacity_type"] != "spot" || l["node_name"] != node.Name {
 		t.Errorf("node labels %v", l)
+	}
+	if _, ok := seriesValue(t, PodState, map[string]string{"name": "web", "namespace": "default", "node": node.Name, "nodepool": "general",
+		"instance_type": "m5.large", "scheduled": "true", "managed": "true", "owner": "", "zone": "us-west-2a", "arch": "amd64",
+		"capacity_type": "spot", "phase": "Pending", "ready": "false"}); !ok {
+		t.Error("no karpenter_pods_state series for pod web with its node's labels")
 	}
 	if n := testutil.CollectAndCount(PodState); n != 3 {
 		t.Errorf("%d karpenter_pods_state series, want one per pod (3)", n)
+	}
+	// The registry serves them (no duplicate or malformed series).
+	if n, err := testutil.GatherAndCount(crmetrics.Registry, "karpenter_nodes_allocatable", "karpenter_pods_state"); err != nil || n != 5 {
+		t.Errorf("the registry gathered %d series (%v), want 2 allocatable and 3 pod states", n, err)
 	}
 
 	// A pod gone is no longer reported.
@@ -96,4 +110,26 @@ func TestWorkloadSeries(t *testing.T) {
 	if n, err := CountStateNodes(ctx, kube); err != nil || n != 2 {
 		t.Errorf("CountStateNodes = %d (%v), want 2", n, err)
 	}
+}
+
+// seriesValue is the value of family's series with exactly these labels.
+func seriesValue(t *testing.T, family *StateFamily, labels map[string]string) (float64, bool) {
+	t.Helper()
+	ch := make(chan prometheus.Metric, 1024)
+	family.Collect(ch)
+	close(ch)
+	for m := range ch {
+		var out dto.Metric
+		if err := m.Write(&out); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, lp := range out.GetLabel() {
+			got[lp.GetName()] = lp.GetValue()
+		}
+		if maps.Equal(got, labels) {
+			return out.GetGauge().GetValue(), true
+		}
+	}
+	return 0, false
 }
