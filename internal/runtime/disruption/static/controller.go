@@ -8,7 +8,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,6 +20,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/metrics"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/provisioning"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/simulation"
@@ -166,11 +166,6 @@ func (c *Controller) Register(mgr manager.Manager) error {
 	return builder.ControllerManagedBy(mgr).
 		Named(Name).
 		For(&v1.NodePool{}).
-		Watches(&v1.NodeClaim{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
-			if name := o.GetLabels()[v1.NodePoolLabelKey]; name != "" {
-				return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: name}}}
-			}
-			return nil
-		})).
+		Watches(&v1.NodeClaim{}, handler.EnqueueRequestsFromMapFunc(nodeclaim.PoolRequest)).
 		Complete(c)
 }

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -20,6 +19,7 @@ import (
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/metrics"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim"
 )
 
 // Controller is the NodePool counter.
@@ -77,11 +77,6 @@ func (c *Controller) Register(mgr manager.Manager) error {
 	return builder.ControllerManagedBy(mgr).
 		Named("nodepool.counter").
 		For(&v1.NodePool{}).
-		Watches(&v1.NodeClaim{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
-			if name := o.GetLabels()[v1.NodePoolLabelKey]; name != "" {
-				return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: name}}}
-			}
-			return nil
-		})).
+		Watches(&v1.NodeClaim{}, handler.EnqueueRequestsFromMapFunc(nodeclaim.PoolRequest)).
 		Complete(c)
 }
