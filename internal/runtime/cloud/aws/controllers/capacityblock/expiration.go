@@ -19,6 +19,7 @@ import (
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/capacityreservation"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/periodic"
 )
 
 // Interval is how often reserved NodeClaims are checked against their
@@ -55,17 +56,7 @@ func (e *Expiration) NeedLeaderElection() bool { return true }
 // Start reconciles every Interval until ctx ends.
 func (e *Expiration) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("capacityreservation.expiration")
-	ctx = log.IntoContext(ctx, logger)
-	for {
-		if err := e.Reconcile(ctx); err != nil && ctx.Err() == nil {
-			logger.Error(err, "capacity block expiration")
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-e.clock.After(Interval):
-		}
-	}
+	return periodic.Run(log.IntoContext(ctx, logger), e.clock, Interval, logger, "capacity block expiration", e.Reconcile)
 }
 
 // Reconcile runs one pass.

@@ -11,7 +11,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/smithy-go"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/periodic"
 )
 
 // Instance status polling, as Karpenter AWS v1.12+: every minute, the
@@ -108,16 +111,7 @@ func (c *StatusController) NeedLeaderElection() bool { return true }
 
 // Start polls every StatusInterval until ctx ends.
 func (c *StatusController) Start(ctx context.Context) error {
-	for ctx.Err() == nil {
-		if err := c.Check(ctx); err != nil && ctx.Err() == nil {
-			c.handler.opts.Logger.Error(err, "checking EC2 instance status")
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(StatusInterval):
-		}
-	}
-	return nil
+	return periodic.Run(ctx, clock.RealClock{}, StatusInterval, c.handler.opts.Logger, "checking EC2 instance status", c.Check)
 }
 
 // Check reads the instances' status once and acts on the unhealthy ones

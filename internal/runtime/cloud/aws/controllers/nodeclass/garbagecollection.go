@@ -16,6 +16,7 @@ import (
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instanceprofile"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/periodic"
 )
 
 // Garbage collection cadence: launch templates unused for a minute and
@@ -54,17 +55,7 @@ func (g *GarbageCollector) NeedLeaderElection() bool { return true }
 // Start collects every CollectInterval until ctx ends.
 func (g *GarbageCollector) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("nodeclass.garbagecollection")
-	ctx = log.IntoContext(ctx, logger)
-	for {
-		if err := g.Collect(ctx); err != nil && ctx.Err() == nil {
-			logger.Error(err, "node class garbage collection")
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-g.clock.After(CollectInterval):
-		}
-	}
+	return periodic.Run(log.IntoContext(ctx, logger), g.clock, CollectInterval, logger, "node class garbage collection", g.Collect)
 }
 
 // Collect runs one pass.
