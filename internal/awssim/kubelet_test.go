@@ -85,6 +85,8 @@ func TestRunningInstancesRegisterAsNodesAndLeaveWhenTerminated(t *testing.T) {
 		in := &ec2.RunInstancesInput{
 			ImageId: images.Images[0].ImageId, InstanceType: "m7g.large", MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
 			UserData: aws.String(base64.StdEncoding.EncodeToString([]byte(userData))),
+			// The kubelet's ephemeral storage is the root volume.
+			BlockDeviceMappings: []ec2types.BlockDeviceMapping{{DeviceName: aws.String("/dev/xvda"), Ebs: &ec2types.EbsBlockDevice{VolumeSize: aws.Int32(100)}}},
 		}
 		if len(tags) > 0 {
 			in.TagSpecifications = []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeInstance, Tags: tags}}
@@ -135,6 +137,9 @@ func TestRunningInstancesRegisterAsNodesAndLeaveWhenTerminated(t *testing.T) {
 	}
 	if node.Annotations["kwok.x-k8s.io/node"] != "fake" {
 		t.Errorf("annotations %v lack the kwok mark", node.Annotations)
+	}
+	if e := node.Status.Capacity[corev1.ResourceEphemeralStorage]; e.Value() != 100<<30 {
+		t.Errorf("ephemeral-storage capacity %s, want the 100Gi root volume", e.String())
 	}
 	if pods := node.Status.Capacity[corev1.ResourcePods]; pods.Value() != 58 {
 		t.Errorf("pod capacity %s, want NodeConfig's maxPods 58", pods.String())

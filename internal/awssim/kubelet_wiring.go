@@ -12,7 +12,7 @@ import (
 func (s *Server) startKubelet(context.Context) error {
 	k, err := kubelet.New(s.opts.RESTConfig, kubelet.Options{
 		Region: s.opts.Region, BootDelay: s.opts.BootDelay, KubeletVersion: "v" + s.opts.KubernetesVersion + ".0",
-		ImageFamily: s.EC2.ImageFamily, Logger: s.opts.Logger.WithName("kubelet"),
+		ImageFamily: s.EC2.ImageFamily, EphemeralGiB: s.EC2.EphemeralGiB, Logger: s.opts.Logger.WithName("kubelet"),
 	})
 	if err != nil {
 		return err

@@ -105,35 +105,48 @@ func newImage(s *Service, family, arch, variant string, n int) *image {
 		platform, details, root, size = ec2types.PlatformValuesWindows, "Windows", "/dev/sda1", 50
 	}
 	return &image{release: r, Image: ec2types.Image{
-		ImageId:            ptr(r.ImageID),
-		Name:               ptr(r.Name),
-		Description:        ptr(fmt.Sprintf("EKS-optimized Kubernetes %s node image (%s, %s, %s)", k8s, family, arch, variant)),
-		Architecture:       ec2types.ArchitectureValues(arch),
-		CreationDate:       ptr(created.Format("2006-01-02T15:04:05.000Z")),
-		DeprecationTime:    ptr(created.AddDate(2, 0, 0).Format("2006-01-02T15:04:05.000Z")),
-		ImageLocation:      ptr("amazon/" + r.Name),
-		ImageOwnerAlias:    ptr("amazon"),
-		OwnerId:            ptr(amazonAccount),
-		Public:             ptr(true),
-		State:              ec2types.ImageStateAvailable,
-		ImageType:          ec2types.ImageTypeValuesMachine,
-		RootDeviceName:     ptr(root),
-		RootDeviceType:     ec2types.DeviceTypeEbs,
-		VirtualizationType: ec2types.VirtualizationTypeHvm,
-		Hypervisor:         ec2types.HypervisorTypeXen,
-		EnaSupport:         ptr(true),
-		Platform:           platform,
-		PlatformDetails:    ptr(details),
-		UsageOperation:     ptr("RunInstances"),
-		BlockDeviceMappings: []ec2types.BlockDeviceMapping{{
-			DeviceName: ptr(root),
-			Ebs: &ec2types.EbsBlockDevice{
-				SnapshotId: ptr("snap-" + s.ids.Hex(17)), VolumeSize: ptr(size),
-				VolumeType: ec2types.VolumeTypeGp3, DeleteOnTermination: ptr(true), Encrypted: ptr(false),
-			},
-		}},
+		ImageId:             ptr(r.ImageID),
+		Name:                ptr(r.Name),
+		Description:         ptr(fmt.Sprintf("EKS-optimized Kubernetes %s node image (%s, %s, %s)", k8s, family, arch, variant)),
+		Architecture:        ec2types.ArchitectureValues(arch),
+		CreationDate:        ptr(created.Format("2006-01-02T15:04:05.000Z")),
+		DeprecationTime:     ptr(created.AddDate(2, 0, 0).Format("2006-01-02T15:04:05.000Z")),
+		ImageLocation:       ptr("amazon/" + r.Name),
+		ImageOwnerAlias:     ptr("amazon"),
+		OwnerId:             ptr(amazonAccount),
+		Public:              ptr(true),
+		State:               ec2types.ImageStateAvailable,
+		ImageType:           ec2types.ImageTypeValuesMachine,
+		RootDeviceName:      ptr(root),
+		RootDeviceType:      ec2types.DeviceTypeEbs,
+		VirtualizationType:  ec2types.VirtualizationTypeHvm,
+		Hypervisor:          ec2types.HypervisorTypeXen,
+		EnaSupport:          ptr(true),
+		Platform:            platform,
+		PlatformDetails:     ptr(details),
+		UsageOperation:      ptr("RunInstances"),
+		BlockDeviceMappings: s.imageVolumes(family, root, size),
 	}}
 }
+
+// imageVolumes are an image's block device mappings: its root volume, and
+// on Bottlerocket a small OS root beside the data volume its kubelet uses.
+func (s *Service) imageVolumes(family, root string, size int32) []ec2types.BlockDeviceMapping {
+	vol := func(dev string, size int32) ec2types.BlockDeviceMapping {
+		return ec2types.BlockDeviceMapping{DeviceName: ptr(dev), Ebs: &ec2types.EbsBlockDevice{
+			SnapshotId: ptr("snap-" + s.ids.Hex(17)), VolumeSize: ptr(size),
+			VolumeType: ec2types.VolumeTypeGp3, DeleteOnTermination: ptr(true), Encrypted: ptr(false),
+		}}
+	}
+	if family == "bottlerocket" {
+		return []ec2types.BlockDeviceMapping{vol(root, 2), vol(BottlerocketDataDevice, size)}
+	}
+	return []ec2types.BlockDeviceMapping{vol(root, size)}
+}
+
+// BottlerocketDataDevice holds a Bottlerocket node's container and pod
+// storage: its kubelet's ephemeral storage.
+const BottlerocketDataDevice = "/dev/xvdb"
 
 // Images returns the newest release of every family, architecture and variant.
 func (s *Service) Images() []ImageRelease {

@@ -3,6 +3,7 @@ package ec2
 import (
 	"encoding/base64"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,6 +22,7 @@ type instance struct {
 	visibleAt     time.Time
 	timer         *time.Timer
 	status        instanceHealth
+	volumes       []volume
 }
 
 // instanceHealth is what DescribeInstanceStatus reports beyond the state.
@@ -64,6 +66,50 @@ type launchSpec struct {
 	// partition the partition asked for (0: EC2 picks).
 	placement *placementGroup
 	partition int32
+	// devices are the block device mappings the template and then the
+	// request ask for, over the image's.
+	devices []deviceRequest
+}
+
+// deviceRequest is one requested block device mapping.
+type deviceRequest struct {
+	name    string
+	sizeGiB int32 // 0: the image's size
+	none    bool  // NoDevice: drop the image's mapping
+}
+
+// volume is an EBS volume attached to an instance.
+type volume struct {
+	id, device string
+	sizeGiB    int32
+}
+
+// volumes are the EBS volumes a launch attaches: the image's mappings with
+// the requests applied in order (a size replaces the image's, NoDevice
+// drops a mapping, a new device adds a volume).
+func (s *Service) volumes(spec launchSpec) []volume {
+	var out []volume
+	for _, m := range spec.image.BlockDeviceMappings {
+		if m.Ebs != nil {
+			out = append(out, volume{device: deref(m.DeviceName), sizeGiB: deref(m.Ebs.VolumeSize)})
+		}
+	}
+	for _, r := range spec.devices {
+		i := slices.IndexFunc(out, func(v volume) bool { return v.device == r.name })
+		switch {
+		case r.none && i >= 0:
+			out = slices.Delete(out, i, i+1)
+		case r.none:
+		case i >= 0 && r.sizeGiB > 0:
+			out[i].sizeGiB = r.sizeGiB
+		case i < 0 && r.sizeGiB > 0:
+			out = append(out, volume{device: r.name, sizeGiB: r.sizeGiB})
+		}
+	}
+	for i := range out {
+		out[i].id = "vol-" + s.ids.Hex(17)
+	}
+	return out
 }
 
 // extraInterface is a network interface besides the primary one.
@@ -107,6 +153,7 @@ func (s *Service) launch(spec launchSpec, index int) *instance {
 		reservation:   spec.reservation,
 		subnet:        spec.subnet,
 		visibleAt:     time.Now().Add(s.visibilityDelay),
+		volumes:       s.volumes(spec),
 	}
 	in.Instance = ec2types.Instance{
 		InstanceId:            ptr(id),
@@ -128,7 +175,7 @@ func (s *Service) launch(spec launchSpec, index int) *instance {
 		Architecture:       spec.image.Architecture,
 		Hypervisor:         ec2types.HypervisorTypeXen,
 		VirtualizationType: ec2types.VirtualizationTypeHvm,
-		RootDeviceName:     ptr("/dev/xvda"),
+		RootDeviceName:     spec.image.RootDeviceName,
 		RootDeviceType:     ec2types.DeviceTypeEbs,
 		EbsOptimized:       ptr(true),
 		EnaSupport:         ptr(true),
@@ -142,13 +189,6 @@ func (s *Service) launch(spec launchSpec, index int) *instance {
 		BootMode:           ec2types.BootModeValuesUefiPreferred,
 		MetadataOptions:    spec.metadata,
 		ClientToken:        ptr(s.ids.UUID()),
-		BlockDeviceMappings: []ec2types.InstanceBlockDeviceMapping{{
-			DeviceName: ptr("/dev/xvda"),
-			Ebs: &ec2types.EbsInstanceBlockDevice{
-				VolumeId: ptr("vol-" + s.ids.Hex(17)), Status: ec2types.AttachmentStatusAttached,
-				AttachTime: ptr(now), DeleteOnTermination: ptr(true),
-			},
-		}},
 		NetworkInterfaces: []ec2types.InstanceNetworkInterface{{
 			NetworkInterfaceId: ptr("eni-" + s.ids.Hex(17)), SubnetId: spec.subnet.SubnetId, VpcId: spec.subnet.VpcId,
 			PrivateIpAddress: ptr(ip.String()), PrivateDnsName: ptr(dns), Groups: groups,
@@ -162,6 +202,15 @@ func (s *Service) launch(spec launchSpec, index int) *instance {
 		CapacityReservationSpecification: &ec2types.CapacityReservationSpecificationResponse{
 			CapacityReservationPreference: ec2types.CapacityReservationPreferenceOpen,
 		},
+	}
+	for _, v := range in.volumes {
+		in.BlockDeviceMappings = append(in.BlockDeviceMappings, ec2types.InstanceBlockDeviceMapping{
+			DeviceName: ptr(v.device),
+			Ebs: &ec2types.EbsInstanceBlockDevice{
+				VolumeId: ptr(v.id), Status: ec2types.AttachmentStatusAttached,
+				AttachTime: ptr(now), DeleteOnTermination: ptr(true),
+			},
+		})
 	}
 	if pg := spec.placement; pg != nil {
 		in.Placement.GroupName, in.Placement.GroupId = pg.GroupName, pg.GroupId
@@ -332,6 +381,28 @@ func (s *Service) SetVisibilityDelay(d time.Duration) {
 	s.mu.Lock()
 	s.visibilityDelay = d
 	s.mu.Unlock()
+}
+
+// EphemeralGiB is the size of the volume an instance's kubelet keeps pods'
+// storage on: Bottlerocket's data volume, else the root volume; 0 when the
+// instance or the volume is unknown.
+func (s *Service) EphemeralGiB(instanceID string) int32 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in, ok := s.instances[instanceID]
+	if !ok {
+		return 0
+	}
+	device := deref(in.RootDeviceName)
+	if im := s.imageByID(deref(in.ImageId)); im != nil && im.release.Family == "bottlerocket" {
+		device = BottlerocketDataDevice
+	}
+	for _, v := range in.volumes {
+		if v.device == device {
+			return v.sizeGiB
+		}
+	}
+	return 0
 }
 
 // Instance returns a copy of an instance and its decoded user data.

@@ -46,6 +46,13 @@ func (s *Service) specFromTemplate(d *ec2types.RequestLaunchTemplateData) (launc
 	if err := s.checkGroups(spec.groups); err != nil {
 		return spec, err
 	}
+	for _, m := range d.BlockDeviceMappings {
+		r := deviceRequest{name: deref(m.DeviceName), none: m.NoDevice != nil}
+		if m.Ebs != nil {
+			r.sizeGiB = deref(m.Ebs.VolumeSize)
+		}
+		spec.devices = append(spec.devices, r)
+	}
 	if p := d.IamInstanceProfile; p != nil {
 		spec.profile = deref(p.Arn)
 		if spec.profile == "" {

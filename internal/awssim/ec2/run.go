@@ -45,6 +45,13 @@ func (s *Service) runInstances(in *ec2.RunInstancesInput, dryRun bool) (*ec2.Run
 	if in.UserData != nil {
 		spec.userData = *in.UserData
 	}
+	for _, m := range in.BlockDeviceMappings {
+		r := deviceRequest{name: deref(m.DeviceName), none: m.NoDevice != nil}
+		if m.Ebs != nil {
+			r.sizeGiB = deref(m.Ebs.VolumeSize)
+		}
+		spec.devices = append(spec.devices, r)
+	}
 	if len(in.SecurityGroupIds) > 0 {
 		spec.groups = in.SecurityGroupIds
 	}

@@ -29,7 +29,10 @@ type Options struct {
 	// ImageFamily names the family of an image ID (windows2022, al2023,
 	// ...): Windows nodes report their build from it. Nil: none known.
 	ImageFamily func(imageID string) string
-	Logger      logr.Logger
+	// EphemeralGiB is the size of the volume an instance's kubelet keeps
+	// pods' storage on: its ephemeral-storage capacity. Nil or 0: 20Gi.
+	EphemeralGiB func(instanceID string) int32
+	Logger       logr.Logger
 }
 
 // Kubelet registers and removes Nodes for instances. Observe is its input;
@@ -164,6 +167,13 @@ func (k *Kubelet) schedule(in ec2types.Instance, jc *JoinConfig, log logr.Logger
 	})
 }
 
+func (k *Kubelet) ephemeralGiB(in ec2types.Instance) int32 {
+	if k.opts.EphemeralGiB == nil || in.InstanceId == nil {
+		return 0
+	}
+	return k.opts.EphemeralGiB(*in.InstanceId)
+}
+
 func (k *Kubelet) register(in ec2types.Instance, jc *JoinConfig, log logr.Logger, attempt int) {
 	id := *in.InstanceId
 	k.mu.Lock()
@@ -173,7 +183,7 @@ func (k *Kubelet) register(in ec2types.Instance, jc *JoinConfig, log logr.Logger
 	if !still {
 		return
 	}
-	node, err := Node(in, jc, k.opts.Region, k.opts.KubeletVersion)
+	node, err := Node(in, jc, k.opts.Region, k.opts.KubeletVersion, k.ephemeralGiB(in))
 	if err != nil {
 		log.Error(err, "building the Node")
 		return

@@ -28,7 +28,7 @@ const KwokAnnotation = "kwok.x-k8s.io/node"
 // private DNS name, with the provider ID, the labels kubelet and the AWS
 // cloud controller set plus those of the join configuration, the join
 // configuration's taints, and capacity from the instance type.
-func Node(in ec2types.Instance, jc *JoinConfig, region, kubeletVersion string) (*corev1.Node, error) {
+func Node(in ec2types.Instance, jc *JoinConfig, region, kubeletVersion string, ephemeralGiB int32) (*corev1.Node, error) {
 	cat, err := catalog.Load()
 	if err != nil {
 		return nil, err
@@ -69,6 +69,9 @@ func Node(in ec2types.Instance, jc *JoinConfig, region, kubeletVersion string) (
 		corev1.ResourceMemory:           *resource.NewQuantity(memMiB*1024*1024, resource.BinarySI),
 		corev1.ResourcePods:             *resource.NewQuantity(int64(maxPods), resource.DecimalSI),
 		corev1.ResourceEphemeralStorage: resource.MustParse("20Gi"),
+	}
+	if ephemeralGiB > 0 {
+		capacity[corev1.ResourceEphemeralStorage] = *resource.NewQuantity(int64(ephemeralGiB)<<30, resource.BinarySI)
 	}
 	if g := info.GpuInfo; g != nil && len(g.Gpus) > 0 && g.Gpus[0].Count != nil && strings.EqualFold(*g.Gpus[0].Manufacturer, "NVIDIA") {
 		capacity["nvidia.com/gpu"] = *resource.NewQuantity(int64(*g.Gpus[0].Count), resource.DecimalSI)

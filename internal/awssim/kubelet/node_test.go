@@ -63,7 +63,7 @@ func TestKubeletConfigOfANodeConfigShapesTheNode(t *testing.T) {
 		PrivateIpAddress: aws.String("10.0.0.1"), Architecture: ec2types.ArchitectureValuesX8664,
 		Placement: &ec2types.Placement{AvailabilityZone: aws.String("us-west-2a"), AvailabilityZoneId: aws.String("usw2-az1")},
 	}
-	node, err := Node(in, jc, "us-west-2", "v1.36.3")
+	node, err := Node(in, jc, "us-west-2", "v1.36.3", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestNodeAdvertisesPodENIsOfTrunkingTypes(t *testing.T) {
 			PrivateIpAddress: aws.String("10.0.0.1"), Architecture: ec2types.ArchitectureValuesX8664,
 			Placement: &ec2types.Placement{AvailabilityZone: aws.String("us-west-2a"), AvailabilityZoneId: aws.String("usw2-az1")},
 		}
-		node, err := Node(in, &JoinConfig{}, "us-west-2", "v1.36.3")
+		node, err := Node(in, &JoinConfig{}, "us-west-2", "v1.36.3", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,7 +157,7 @@ func TestNodeAdvertisesTheInstancesEFADevices(t *testing.T) {
 		for _, k := range tc.kinds {
 			in.NetworkInterfaces = append(in.NetworkInterfaces, ec2types.InstanceNetworkInterface{InterfaceType: aws.String(k)})
 		}
-		node, err := Node(in, &JoinConfig{}, "us-west-2", "v1.36.3")
+		node, err := Node(in, &JoinConfig{}, "us-west-2", "v1.36.3", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,7 +190,7 @@ func TestWindowsBootstrapShapesAWindowsNode(t *testing.T) {
 		PrivateIpAddress: aws.String("10.0.0.1"), Architecture: ec2types.ArchitectureValuesX8664, Platform: ec2types.PlatformValuesWindows,
 		Placement: &ec2types.Placement{AvailabilityZone: aws.String("us-west-2a"), AvailabilityZoneId: aws.String("usw2-az1")},
 	}
-	node, err := Node(in, jc, "us-west-2", "v1.36.3")
+	node, err := Node(in, jc, "us-west-2", "v1.36.3", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestWindowsBootstrapShapesAWindowsNode(t *testing.T) {
 		t.Errorf("addresses of an IPv4 node = %v", node.Status.Addresses)
 	}
 	in.Ipv6Address = aws.String("2600:1f14:6c3:1::1")
-	if node, err = Node(in, jc, "us-west-2", "v1.36.3"); err != nil {
+	if node, err = Node(in, jc, "us-west-2", "v1.36.3", 0); err != nil {
 		t.Fatal(err)
 	}
 	if a := node.Status.Addresses; len(a) != 4 || a[0] != (corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: "2600:1f14:6c3:1::1"}) || a[1].Address != "10.0.0.1" {
