@@ -23,6 +23,8 @@ type instance struct {
 	timer         *time.Timer
 	status        instanceHealth
 	volumes       []volume
+	// prefixes is how many /28s of the subnet the instance holds.
+	prefixes int32
 }
 
 // instanceHealth is what DescribeInstanceStatus reports beyond the state.
@@ -66,6 +68,9 @@ type launchSpec struct {
 	// partition the partition asked for (0: EC2 picks).
 	placement *placementGroup
 	partition int32
+	// ipv4Prefixes and ipv6Prefixes are the prefixes (prefix delegation)
+	// the primary interface asks for: /28s of the subnet, /80s of the VPC.
+	ipv4Prefixes, ipv6Prefixes int32
 	// devices are the block device mappings the template and then the
 	// request ask for, over the image's.
 	devices []deviceRequest
@@ -233,6 +238,21 @@ func (s *Service) launch(spec launchSpec, index int) *instance {
 		}
 		in.NetworkInterfaces = append(in.NetworkInterfaces, ni)
 	}
+	for range spec.ipv4Prefixes {
+		p, ok := spec.subnet.allocatePrefix()
+		if !ok {
+			break // launchable checked the room; a race with another launch only
+		}
+		in.prefixes++
+		in.NetworkInterfaces[0].Ipv4Prefixes = append(in.NetworkInterfaces[0].Ipv4Prefixes, ec2types.InstanceIpv4Prefix{Ipv4Prefix: ptr(p.String())})
+	}
+	for i := range spec.ipv6Prefixes {
+		// /80s under the instance's /64 of the VPC's 2600:1f14:6c3::/56.
+		v4 := ip.As4()
+		in.NetworkInterfaces[0].Ipv6Prefixes = append(in.NetworkInterfaces[0].Ipv6Prefixes, ec2types.InstanceIpv6Prefix{
+			Ipv6Prefix: ptr(fmt.Sprintf("2600:1f14:6c3:%x:%x::/80", uint16(v4[1])<<8|uint16(v4[2]), uint16(v4[3])<<8|uint16(i+1))),
+		})
+	}
 	if spec.ipv6 {
 		// One address per instance, derived from its IPv4 one so it is
 		// unique in the VPC's (simulated) 2600:1f14:6c3::/56.
@@ -302,7 +322,7 @@ func (s *Service) setState(in *instance, to ec2types.InstanceState) {
 		in.timer = time.AfterFunc(s.opts.ShuttingDownDuration, func() { s.transition(id, stateShuttingDown, stateTerminated) })
 	case ec2types.InstanceStateNameTerminated:
 		s.used[in.pool]--
-		in.subnet.releaseIP()
+		in.subnet.release(1 + 16*in.prefixes)
 		if in.reservation != nil {
 			in.reservation.AvailableInstanceCount = ptr(*in.reservation.AvailableInstanceCount + 1)
 		}

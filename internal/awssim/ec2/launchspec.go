@@ -35,6 +35,7 @@ func (s *Service) specFromTemplate(d *ec2types.RequestLaunchTemplateData) (launc
 			return spec, errorf("InvalidParameterCombination", "The primary network interface (network card 0, device 0) cannot be of type efa-only.")
 		}
 		spec.primaryKind = kind
+		spec.ipv4Prefixes, spec.ipv6Prefixes = deref(ni.Ipv4PrefixCount), deref(ni.Ipv6PrefixCount)
 		spec.groups = append(spec.groups, ni.Groups...)
 		spec.ipv6 = spec.ipv6 || deref(ni.PrimaryIpv6) || deref(ni.Ipv6AddressCount) > 0
 		if id := deref(ni.SubnetId); id != "" {
@@ -187,6 +188,9 @@ func (s *Service) launchable(spec launchSpec) *protocol.Error {
 	}
 	if err := interfacesFit(info, spec); err != nil {
 		return err
+	}
+	if n := spec.ipv4Prefixes; n > 0 && *spec.subnet.AvailableIpAddressCount < 1+16*n {
+		return errorf("InsufficientCidrBlocks", "There are not enough free cidr blocks in the specified subnet to satisfy the request.")
 	}
 	if err := reservationLaunchable(spec); err != nil {
 		return err

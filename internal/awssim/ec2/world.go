@@ -95,8 +95,31 @@ func (sn *subnet) allocateIP() (netip.Addr, bool) {
 	return ip, true
 }
 
-func (sn *subnet) releaseIP() {
-	sn.AvailableIpAddressCount = ptr(*sn.AvailableIpAddressCount + 1)
+func (sn *subnet) releaseIP() { sn.release(1) }
+
+// release returns n addresses to the subnet's count.
+func (sn *subnet) release(n int32) {
+	sn.AvailableIpAddressCount = ptr(*sn.AvailableIpAddressCount + n)
+}
+
+// allocatePrefix hands out the subnet's next /28 (prefix delegation): 16
+// addresses on a 16-address boundary.
+func (sn *subnet) allocatePrefix() (netip.Prefix, bool) {
+	if *sn.AvailableIpAddressCount < 16 {
+		return netip.Prefix{}, false
+	}
+	a := sn.next.As4()
+	if rem := a[3] % 16; rem != 0 {
+		for range 16 - rem {
+			sn.next = sn.next.Next()
+		}
+	}
+	p := netip.PrefixFrom(sn.next, 28)
+	for range 16 {
+		sn.next = sn.next.Next()
+	}
+	sn.AvailableIpAddressCount = ptr(*sn.AvailableIpAddressCount - 16)
+	return p, true
 }
 
 // tags builds a tag list from key, value pairs.
