@@ -8,6 +8,7 @@ import (
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
@@ -82,12 +83,18 @@ func testStatic(t *testing.T) {
 // scaleNodePool sets the pool's replicas through its scale subresource.
 func scaleNodePool(t *testing.T, np *v1.NodePool, replicas int32) {
 	t.Helper()
-	s := &autoscalingv1.Scale{}
-	if err := worldOf(t).kube.SubResource("scale").Get(context.Background(), np, s); err != nil {
-		t.Fatalf("reading the scale of NodePool %s: %v", np.Name, err)
-	}
-	s.Spec.Replicas = replicas
-	if err := worldOf(t).kube.SubResource("scale").Update(context.Background(), np, client.WithSubResourceBody(s)); err != nil {
+	// The scale carries the NodePool's resourceVersion, and the controllers
+	// write its status meanwhile: retry on conflict, as kubectl scale's
+	// users do.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		s := &autoscalingv1.Scale{}
+		if err := worldOf(t).kube.SubResource("scale").Get(context.Background(), np, s); err != nil {
+			return err
+		}
+		s.Spec.Replicas = replicas
+		return worldOf(t).kube.SubResource("scale").Update(context.Background(), np, client.WithSubResourceBody(s))
+	})
+	if err != nil {
 		t.Fatalf("scaling NodePool %s to %d: %v", np.Name, replicas, err)
 	}
 }
