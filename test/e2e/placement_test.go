@@ -6,15 +6,17 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 )
 
 // testPlacementGroup: a node class naming a partition placement group
-// launches into it. Pods that select the group's ID label run on nodes
-// whose launch template placed them in the group, each node labelled with
-// the partition EC2 put its instance in.
+// launches into it. Pods that select the group's ID label and spread over
+// its partitions run on nodes whose launch template placed them in the
+// group, one partition each (the claims name it: the partitions are a
+// scheduling domain), each node labelled with its instance's partition.
 func testPlacementGroup(t *testing.T) {
 	t.Parallel()
 	const pool = "placement-group"
@@ -30,10 +32,15 @@ func testPlacementGroup(t *testing.T) {
 		req(corev1.LabelInstanceTypeStable, corev1.NodeSelectorOpIn, "m5.large"))
 	spec := podSpec(pool, requests("1500m", "1Gi"))
 	spec.NodeSelector[v1.LabelPlacementGroupID] = pgID
+	spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
+		TopologyKey: v1.LabelPlacementGroupPartition, MaxSkew: 1, WhenUnsatisfiable: corev1.DoNotSchedule,
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "pause"}},
+	}}
 	create(t, deployment(ns, "pause", 2, spec))
 	waitRunning(t, ns, 2)
 
 	templates := 0
+	partitions := map[string]bool{}
 	for _, r := range worldOf(t).sim.Requests().Requests("ec2", "CreateLaunchTemplate") {
 		if !tagged(r.Parameters, v1.LabelNodeClass, pool) || r.Parameters["DryRun"] == "true" {
 			continue
@@ -42,13 +49,20 @@ func testPlacementGroup(t *testing.T) {
 		if g := fmt.Sprint(r.Parameters["LaunchTemplateData.Placement.GroupId"]); g != pgID {
 			t.Errorf("launch template of node class %s: Placement.GroupId %s, want %s (parameters %v)", pool, g, pgID, r.Parameters)
 		}
+		partitions[fmt.Sprint(r.Parameters["LaunchTemplateData.Placement.PartitionNumber"])] = true
 	}
 	if templates == 0 {
 		t.Fatalf("no CreateLaunchTemplate call for node class %s", pool)
 	}
+	if !partitions["1"] || !partitions["2"] || len(partitions) != 2 {
+		t.Errorf("launch templates name partitions %v, want 1 and 2: each claim of the spread names its partition", partitions)
+	}
 	nodes := nodesOf(t, pool)
 	if len(nodes) != 2 {
 		t.Fatalf("%d nodes, want 2 (one 1500m pod per m5.large)", len(nodes))
+	}
+	if a, b := nodes[0].Labels[v1.LabelPlacementGroupPartition], nodes[1].Labels[v1.LabelPlacementGroupPartition]; a == b {
+		t.Errorf("both nodes in partition %q, want one per partition", a)
 	}
 	insts := instances(t, pool)
 	for _, n := range nodes {

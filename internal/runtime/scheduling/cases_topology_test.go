@@ -273,6 +273,40 @@ func TestSpreadCases(t *testing.T) {
 			expectCounts(t, r.zoneCounts(t, names("a", 3)...), map[string]int{"z1": 1, "z2": 1, "z3": 1})
 			expectCounts(t, r.zoneCounts(t, names("b", 3)...), map[string]int{"z1": 1, "z2": 1, "z3": 1})
 		}},
+		{"spread over a label the types may take several values of (partitions)", func() Input {
+			in := stdInput(web(6, withSpread(labelPartition, 1, corev1.DoNotSchedule, "app", "web"))...)
+			for _, it := range in.NodePools[0].InstanceTypes {
+				it.LabelChoices = map[string][]string{labelPartition: {"1", "2", "3"}}
+			}
+			return in
+		}, func(t *testing.T, r *result) {
+			got := map[string]int{}
+			for _, p := range names("web", 6) {
+				v, ok := r.claim(t, p).Requirements.Get(labelPartition).SingleValue()
+				if !ok {
+					t.Fatalf("claim of %s does not pin a partition: %v", p, r.claim(t, p).Requirements.Get(labelPartition))
+				}
+				got[v]++
+			}
+			expectCounts(t, got, map[string]int{"1": 2, "2": 2, "3": 2})
+		}},
+		{"a pod selecting one of a type's label choices gets a claim pinned to it", func() Input {
+			in := stdInput(mkPod("p", "1", "1Gi", withNodeSelector(labelPartition, "2")))
+			for _, it := range in.NodePools[0].InstanceTypes[:2] {
+				it.LabelChoices = map[string][]string{labelPartition: {"1", "2"}}
+			}
+			return in
+		}, func(t *testing.T, r *result) {
+			c := r.claim(t, "p")
+			if v, _ := c.Requirements.Get(labelPartition).SingleValue(); v != "2" {
+				t.Errorf("claim requires %s %v, want 2", labelPartition, c.Requirements.Get(labelPartition))
+			}
+			for _, o := range c.InstanceTypes {
+				if o.Type.LabelChoices == nil {
+					t.Errorf("claim lists %s, which has no partitions", o.Type.Name)
+				}
+			}
+		}},
 		{"spread over capacity types splits spot and on-demand", func() Input {
 			in := stdInput(web(4, withSpread(labelCapacityType, 1, corev1.DoNotSchedule, "app", "web"))...)
 			for _, it := range in.NodePools[0].InstanceTypes {

@@ -92,22 +92,34 @@ func newCatalog(pools []*NodePool, res *resources, rsv *reservations) (*catalog,
 			c.price[i][s] = min(c.price[i][s], o.Price)
 		}
 		for k, v := range it.Labels {
-			k = requirements.NormalizeKey(k)
-			li := c.labels[k]
-			if li == nil {
-				li = &labelIndex{has: newBitset(n), values: map[string]bitset{}}
-				c.labels[k] = li
+			c.addLabel(i, k, v)
+		}
+		for k, vs := range it.LabelChoices {
+			for _, v := range vs {
+				c.addLabel(i, k, v)
 			}
-			li.has.set(i)
-			vb := li.values[v]
-			if vb == nil {
-				vb = newBitset(n)
-				li.values[v] = vb
-			}
-			vb.set(i)
 		}
 	}
 	return c, nil
+}
+
+// addLabel records that type i has label k with value v. A type with several
+// values of k (LabelChoices) is in each value's set, so a requirement
+// admits it when any of its values meets it.
+func (c *catalog) addLabel(i int, k, v string) {
+	k = requirements.NormalizeKey(k)
+	li := c.labels[k]
+	if li == nil {
+		li = &labelIndex{has: newBitset(len(c.types)), values: map[string]bitset{}}
+		c.labels[k] = li
+	}
+	li.has.set(i)
+	vb := li.values[v]
+	if vb == nil {
+		vb = newBitset(len(c.types))
+		li.values[v] = vb
+	}
+	vb.set(i)
 }
 
 func (c *catalog) finishVectors(res *resources) {

@@ -180,10 +180,7 @@ func (s *solver) typeValues(t int, key string) []string {
 		}
 		return out
 	}
-	if v, ok := s.cat.types[t].Labels[key]; ok {
-		return []string{v}
-	}
-	return nil
+	return s.cat.types[t].Values(key)
 }
 
 // finalizeClaim lists the claim's options cheapest first, truncated to

@@ -28,6 +28,7 @@ const (
 	labelInstanceType = corev1.LabelInstanceTypeStable
 	labelCapacityType = "karpenter.sh/capacity-type"
 	labelNodePool     = "karpenter.sh/nodepool"
+	labelPartition    = "karpenter.k8s.aws/placement-group-partition"
 )
 
 // fixtureType is one entry of testdata/catalog.json.gz: 400 real EC2

@@ -45,7 +45,8 @@ var defaultWellKnown = requirements.NewKeySet(
 	"karpenter.k8s.aws/instance-encryption-in-transit-supported",
 	"karpenter.k8s.aws/instance-capability-flex", "karpenter.k8s.aws/instance-tenancy",
 	"karpenter.k8s.aws/ec2nodeclass", "topology.k8s.aws/zone-id",
-	// Set on every type of a node class with a placement group.
-	"karpenter.k8s.aws/placement-group-id",
+	// Set on every type of a node class with a placement group; a
+	// partition group's types may take any of its partitions.
+	"karpenter.k8s.aws/placement-group-id", "karpenter.k8s.aws/placement-group-partition",
 	labelReservationID, labelReservationType, labelReservationInterruptible,
 )

@@ -73,6 +73,20 @@ type InstanceType struct {
 	// the baseline as the type's CPU: its price buys the baseline, and CPU
 	// above it is paid in credits or surplus charges the price does not show.
 	BaselineCPU float64
+	// LabelChoices are labels whose value is picked at launch among several:
+	// a partition placement group's partitions. Requirements (a pod's, a
+	// spread's domain) narrow the choice; a type meets a requirement when
+	// one of its choices does.
+	LabelChoices map[string][]string
+}
+
+// Values are the values the type may have for key: its label, or its
+// label choices.
+func (it *InstanceType) Values(key string) []string {
+	if v, ok := it.Labels[key]; ok {
+		return []string{v}
+	}
+	return it.LabelChoices[key]
 }
 
 // Requirement is a NodePool requirement with its optional minValues.

@@ -200,8 +200,10 @@ func meetsMinValues(cands []candidate, reqs requirements.Requirements) bool {
 		}
 		values := map[string]bool{}
 		for _, c := range cands {
-			if v, ok := c.it.Labels[key]; ok && r.Has(v) {
-				values[v] = true
+			for _, v := range c.it.Values(key) {
+				if r.Has(v) {
+					values[v] = true
+				}
 			}
 		}
 		if len(values) < *r.MinValues {

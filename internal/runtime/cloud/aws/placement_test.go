@@ -2,6 +2,7 @@ package aws_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -60,6 +61,16 @@ func TestPartitionPlacementGroupLaunch(t *testing.T) {
 	nc = readyNodeClass(t, prov, nc)
 	if !meta.IsStatusConditionTrue(nc.Status.Conditions, v1.ConditionTypePlacementGroupReady) {
 		t.Fatalf("PlacementGroupReady is not True: %+v", nc.Status.Conditions)
+	}
+	// The partitions are a scheduling domain: every type may take any.
+	its, err := prov.InstanceTypes().List(testContext(t), nc, []string{"us-west-2a", "us-west-2b", "us-west-2c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range its {
+		if got := it.Values(v1.LabelPlacementGroupPartition); !slices.Equal(got, []string{"1", "2", "3"}) {
+			t.Fatalf("%s may take partitions %v, want [1 2 3]", it.Name, got)
+		}
 	}
 
 	got, placement, out := launchedPlacement(t, "pg-partition", nc, testenv.In(corev1.LabelInstanceTypeStable, "m5.large", "m5.xlarge"))

@@ -2,6 +2,8 @@ package oracle
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -138,8 +140,10 @@ func (v *validator) buildHosts() {
 					l[k] = val
 				}
 				l[corev1.LabelTopologyZone], l[labelCapacityType], l[labelNodePool], l[corev1.LabelHostname] = off.Zone, off.CapacityType, pool.Name, c.Hostname
-				h.realized = append(h.realized, l)
-				h.optOf = append(h.optOf, oi)
+				for _, l := range withChoices(l, o.Type.LabelChoices) {
+					h.realized = append(h.realized, l)
+					h.optOf = append(h.optOf, oi)
+				}
 			}
 		}
 		v.hosts = append(v.hosts, h)
@@ -596,17 +600,19 @@ func (v *validator) eligible(p *corev1.Pod, key string, honorAffinity, honorTain
 					l[k] = val
 				}
 				l[corev1.LabelTopologyZone], l[labelCapacityType], l[labelNodePool] = off.Zone, off.CapacityType, pool.Name
-				ok := true
-				for _, r := range pool.Requirements {
-					// Keys instance types do not carry are NodePool labels.
-					custom := !hasKey(l, r.Key) && r.Key != corev1.LabelTopologyZone && r.Key != labelCapacityType
-					ok = ok && (custom || matchExpr(r.NodeSelectorRequirement, l))
-				}
-				if !ok || !v.nodeCounts(p, l, pool.Taints, honorAffinity, honorTaints) {
-					continue
-				}
-				if x, has := l[key]; has {
-					set[x] = true
+				for _, l := range withChoices(l, it.LabelChoices) {
+					ok := true
+					for _, r := range pool.Requirements {
+						// Keys instance types do not carry are NodePool labels.
+						custom := !hasKey(l, r.Key) && r.Key != corev1.LabelTopologyZone && r.Key != labelCapacityType
+						ok = ok && (custom || matchExpr(r.NodeSelectorRequirement, l))
+					}
+					if !ok || !v.nodeCounts(p, l, pool.Taints, honorAffinity, honorTaints) {
+						continue
+					}
+					if x, has := l[key]; has {
+						set[x] = true
+					}
 				}
 			}
 		}
@@ -721,4 +727,25 @@ func tolerationMatches(t corev1.Toleration, taint corev1.Taint) bool {
 		return t.Key == "" || t.Key == taint.Key
 	}
 	return t.Key == taint.Key && t.Value == taint.Value
+}
+
+// withChoices is l realized with each value of each label choice l does
+// not already pin: one label set per combination.
+func withChoices(l map[string]string, choices map[string][]string) []map[string]string {
+	out := []map[string]string{l}
+	for _, k := range slices.Sorted(maps.Keys(choices)) {
+		if _, pinned := l[k]; pinned {
+			continue
+		}
+		var next []map[string]string
+		for _, base := range out {
+			for _, v := range choices[k] {
+				m := maps.Clone(base)
+				m[k] = v
+				next = append(next, m)
+			}
+		}
+		out = next
+	}
+	return out
 }

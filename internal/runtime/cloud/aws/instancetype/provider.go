@@ -305,9 +305,13 @@ func (p *Provider) compute(nc *awsv1.EC2NodeClass, zones []string, pg *placement
 		if err != nil {
 			return nil, err
 		}
+		var choices map[string][]string
+		if parts := pg.Partitions(); len(parts) > 0 {
+			choices = map[string][]string{v1.LabelPlacementGroupPartition: parts}
+		}
 		out = append(out, &scheduling.InstanceType{
 			Name: name, Labels: labels, Capacity: res.Capacity, Allocatable: res.Allocatable, Offerings: offerings,
-			BaselineCPU: BaselineCPU(info),
+			BaselineCPU: BaselineCPU(info), LabelChoices: choices,
 		})
 	}
 	return out, nil

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -39,6 +40,20 @@ type PlacementGroup struct {
 	PartitionCount int32
 	// SpreadLevel (rack or host) is set for spread groups.
 	SpreadLevel string
+}
+
+// Partitions are the partition numbers ("1".."N") a node of the group may
+// be launched into: the values of karpenter.k8s.aws/placement-group-partition
+// the solver may spread pods over. Nil unless pg is a partition group.
+func (pg *PlacementGroup) Partitions() []string {
+	if pg == nil || pg.Strategy != StrategyPartition {
+		return nil
+	}
+	out := make([]string, 0, pg.PartitionCount)
+	for n := int32(1); n <= pg.PartitionCount; n++ {
+		out = append(out, strconv.Itoa(int(n)))
+	}
+	return out
 }
 
 // Supports reports whether an instance type can launch into the group:
