@@ -130,7 +130,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if family == protocol.EC2Query {
 			perr.Message = "Request limit exceeded."
 		}
-		if f.Kind != fault.Throttle {
+		if f.Kind == fault.Deny {
+			code, status := family.AccessDenied()
+			perr = &protocol.Error{Status: status, Code: code, Message: "User is not authorized to perform: " + service + ":" + operation}
+		} else if f.Kind != fault.Throttle {
 			perr = &protocol.Error{Status: f.Status, Code: f.Code, Message: "We encountered an internal error. Please try again."}
 			if perr.Status == 0 {
 				perr.Status = http.StatusInternalServerError

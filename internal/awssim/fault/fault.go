@@ -25,6 +25,10 @@ const (
 	// for Latency: the work is done even when the caller goes away while it
 	// waits, as when a process dies inside a call that AWS completed.
 	ResponseLatency Kind = "response-latency"
+	// Deny answers as IAM does when the caller's policy lacks the action
+	// (UnauthorizedOperation for EC2, AccessDenied for IAM/STS,
+	// AccessDeniedException otherwise).
+	Deny Kind = "deny"
 )
 
 // Fault is one injection rule.
@@ -43,9 +47,9 @@ type Fault struct {
 
 func (f *Fault) validate() error {
 	switch f.Kind {
-	case Throttle, ServerError, Latency, ResponseLatency:
+	case Throttle, ServerError, Latency, ResponseLatency, Deny:
 	default:
-		return fmt.Errorf("fault kind %q: use throttle, error, latency or response-latency", f.Kind)
+		return fmt.Errorf("fault kind %q: use throttle, error, latency, response-latency or deny", f.Kind)
 	}
 	if f.Rate < 0 || f.Rate > 1 {
 		return fmt.Errorf("fault rate %v: use a probability in (0, 1]", f.Rate)

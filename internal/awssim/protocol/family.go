@@ -64,3 +64,18 @@ func (f Family) InternalErrorCode() string {
 		return "InternalFailure"
 	}
 }
+
+// AccessDenied is the error code and HTTP status a service family answers
+// a caller its policy does not allow with.
+func (f Family) AccessDenied() (string, int) {
+	switch f {
+	case EC2Query:
+		return "UnauthorizedOperation", 403
+	case AWSQuery:
+		return "AccessDenied", 403
+	case RESTJSON:
+		return "AccessDeniedException", 403
+	default:
+		return "AccessDeniedException", 400
+	}
+}

@@ -138,7 +138,12 @@ var Rules = []Rule{
 	},
 	{
 		Sid: "AllowSSMReadActions", Group: ResourceDiscovery,
-		Actions: []Action{{Name: "ssm:GetParameter", NeededBy: []string{"ssm:GetParameter"}}},
+		Actions: []Action{
+			{Name: "ssm:GetParameter", NeededBy: []string{"ssm:GetParameter"}},
+			// An AMI alias's variants in one call; without it the
+			// controller reads them one by one.
+			{Name: "ssm:GetParameters", NeededBy: []string{"ssm:GetParameters"}},
+		},
 		Resources: func(p Params) []string {
 			return append([]string{"arn:" + p.Partition + ":ssm:" + p.Region + "::parameter/aws/service/*"}, p.SSMParameterARNs...)
 		},

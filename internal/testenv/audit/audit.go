@@ -244,6 +244,13 @@ func (w *Audit) Checks(r Call) []policy.Request {
 		return []policy.Request{{Action: action, Resource: fmt.Sprintf("arn:aws:sqs:%s:%s:%s", w.region, w.account, name)}}
 	case action == "ssm:GetParameter":
 		return []policy.Request{{Action: action, Resource: fmt.Sprintf("arn:aws:ssm:%s::parameter%s", w.region, str("Name"))}}
+	case action == "ssm:GetParameters":
+		names, _ := p["Names"].([]any)
+		out := make([]policy.Request, 0, len(names))
+		for _, n := range names {
+			out = append(out, policy.Request{Action: action, Resource: fmt.Sprintf("arn:aws:ssm:%s::parameter%s", w.region, n)})
+		}
+		return out
 	case action == "pricing:GetProducts":
 		return []policy.Request{{Action: action, Resource: "*"}}
 	case action == "eks:DescribeCluster":

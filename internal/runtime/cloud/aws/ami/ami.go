@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -19,6 +21,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/structhash"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awserr"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/selector"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/ttlcache"
 )
@@ -46,6 +49,8 @@ type Provider struct {
 	// selector terms name. A parameter absent from SSM is cached as "".
 	pinned *ttlcache.TTL[string, string]
 	custom *ttlcache.TTL[string, string]
+	// oneByOne is set once GetParameters was denied.
+	oneByOne atomic.Bool
 }
 
 // New returns a provider that re-resolves every refresh (AMI_REFRESH_INTERVAL).
@@ -108,11 +113,16 @@ func (p *Provider) resolveAlias(ctx context.Context, alias awsv1.Alias, k8s stri
 	if alias.Version != awsv1.AliasVersionLatest {
 		cache = p.pinned
 	}
+	names := make([]string, len(variants))
+	for i, v := range variants {
+		names[i] = v.Parameter
+	}
+	values, err := p.parameters(ctx, cache, names)
+	if err != nil {
+		return nil, fmt.Errorf("alias %s: %w", alias, err)
+	}
 	for _, v := range variants {
-		id, err := p.parameter(ctx, cache, v.Parameter)
-		if err != nil {
-			return nil, fmt.Errorf("alias %s: reading SSM parameter %s: %w", alias, v.Parameter, err)
-		}
+		id := values[v.Parameter]
 		if id == "" {
 			continue // not every variant is published for every version
 		}
@@ -218,6 +228,61 @@ func (p *Provider) describe(ctx context.Context, in *ec2.DescribeImagesInput) ([
 				out = append(out, im)
 			}
 		}
+	}
+	return out, nil
+}
+
+// getParametersMax is how many names one GetParameters call takes.
+const getParametersMax = 10
+
+// parameters reads SSM parameters holding image IDs, through cache unless
+// it is nil: those not cached in GetParameters calls of up to ten names,
+// so an alias's variants cost one call rather than one each. An absent
+// parameter is "" (and cached as such). A role without ssm:GetParameters
+// (a policy written for Karpenter grants only ssm:GetParameter) reads them
+// one by one from then on.
+func (p *Provider) parameters(ctx context.Context, cache *ttlcache.TTL[string, string], names []string) (map[string]string, error) {
+	out := make(map[string]string, len(names))
+	var missing []string
+	for _, n := range names {
+		if cache != nil {
+			if v, ok := cache.Get(n); ok {
+				out[n] = v
+				continue
+			}
+		}
+		if !slices.Contains(missing, n) {
+			missing = append(missing, n)
+		}
+	}
+	for len(missing) > 0 && !p.oneByOne.Load() {
+		chunk := missing[:min(len(missing), getParametersMax)]
+		res, err := p.ssm.GetParameters(ctx, &ssm.GetParametersInput{Names: chunk})
+		if awserr.IsCode(err, "AccessDeniedException") {
+			p.oneByOne.Store(true)
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading SSM parameters %v: %w", chunk, err)
+		}
+		got := map[string]string{}
+		for _, par := range res.Parameters {
+			got[aws.ToString(par.Name)] = aws.ToString(par.Value)
+		}
+		for _, n := range chunk {
+			out[n] = got[n] // absent: listed in InvalidParameters
+			if cache != nil {
+				cache.Set(n, got[n])
+			}
+		}
+		missing = missing[len(chunk):]
+	}
+	for _, n := range missing {
+		v, err := p.parameter(ctx, cache, n)
+		if err != nil {
+			return nil, fmt.Errorf("reading SSM parameter %s: %w", n, err)
+		}
+		out[n] = v
 	}
 	return out, nil
 }
