@@ -43,6 +43,13 @@ func (w *world) zonalSpread(ctx context.Context, t *testing.T, report func(row))
 	w.teardown(ctx, t, "spread", ns, 30*time.Minute)
 }
 
+func (w *world) antiAffinity(ctx context.Context, t *testing.T, report func(row)) {
+	anti, ns := w.provision(ctx, t, "anti-affinity", "2,000 pods, hostname anti-affinity", "anti",
+		[]workload{{name: "anti", replicas: 2000, cpu: "100m", mem: "128Mi", spread: "hostname-anti"}}, "10%", 40*time.Minute)
+	report(anti)
+	w.teardown(ctx, t, "anti", ns, 15*time.Minute)
+}
+
 func TestScale(t *testing.T) {
 	mode := os.Getenv("JOIST_SCALE")
 	full := mode == "full"
@@ -83,8 +90,12 @@ func TestScale(t *testing.T) {
 	if full || scaleOutOnly {
 		basePods, outPods, inPods = 2000, 1000, 700
 	}
-	if mode == "spread" {
+	switch mode {
+	case "spread":
 		w.zonalSpread(ctx, t, report)
+		return
+	case "anti":
+		w.antiAffinity(ctx, t, report)
 		return
 	}
 	if !scaleOutOnly {
@@ -117,10 +128,7 @@ func TestScale(t *testing.T) {
 		report(w.drift(ctx, t, "mix", ns, pods))
 		w.teardown(ctx, t, "mix", ns, 15*time.Minute)
 
-		anti, ns2 := w.provision(ctx, t, "anti-affinity", "2,000 pods, hostname anti-affinity", "anti",
-			[]workload{{name: "anti", replicas: 2000, cpu: "100m", mem: "128Mi", spread: "hostname-anti"}}, "10%", 40*time.Minute)
-		report(anti)
-		w.teardown(ctx, t, "anti", ns2, 15*time.Minute)
+		w.antiAffinity(ctx, t, report)
 
 		w.zonalSpread(ctx, t, report)
 	}

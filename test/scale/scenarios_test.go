@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -213,10 +214,49 @@ func (w *world) waitRunning(ctx context.Context, ns string, want int, timeout ti
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d pods Running in %s after %s (err %v)", len(pods), want, ns, timeout, err)
+			return fmt.Errorf("%d of %d pods Running in %s after %s (err %v); not Running: %s", len(pods), want, ns, timeout, err, w.notRunning(ctx, ns))
 		}
 		time.Sleep(time.Second)
 	}
+}
+
+// notRunning describes, for a timeout's message, the first few pods of ns
+// that are not Running: why kube-scheduler left them (their PodScheduled
+// condition) and the node they were bound or nominated to.
+func (w *world) notRunning(ctx context.Context, ns string) string {
+	var pods corev1.PodList
+	if err := w.kube.List(ctx, &pods, client.InNamespace(ns)); err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+			continue
+		}
+		if len(out) == 5 {
+			out = append(out, "...")
+			break
+		}
+		d := fmt.Sprintf("%s phase %s node %q nominated %q deleting %v", p.Name, p.Status.Phase, p.Spec.NodeName, p.Status.NominatedNodeName, p.DeletionTimestamp != nil)
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status != corev1.ConditionTrue {
+				d += fmt.Sprintf(" unscheduled (%s: %s)", c.Reason, c.Message)
+			}
+		}
+		for _, name := range []string{p.Spec.NodeName, p.Status.NominatedNodeName} {
+			if name == "" {
+				continue
+			}
+			var n corev1.Node
+			if err := w.kube.Get(ctx, client.ObjectKey{Name: name}, &n); err != nil {
+				d += fmt.Sprintf("; node %s: %v", name, err)
+				continue
+			}
+			d += fmt.Sprintf("; node %s unschedulable %v taints %v deleting %v", name, n.Spec.Unschedulable, n.Spec.Taints, n.DeletionTimestamp != nil)
+		}
+		out = append(out, d)
+	}
+	return strings.Join(out, " | ")
 }
 
 // poolAndTypes reads the pool and the instance types the runtime itself
