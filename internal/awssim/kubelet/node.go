@@ -1,6 +1,9 @@
 package kubelet
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -119,7 +122,7 @@ func Node(in ec2types.Instance, jc *JoinConfig, region, kubeletVersion string, e
 			NodeInfo: corev1.NodeSystemInfo{
 				Architecture: arch, OperatingSystem: os, KubeletVersion: kubeletVersion, KubeProxyVersion: kubeletVersion,
 				ContainerRuntimeVersion: "containerd://1.7.27", OSImage: osImage, SystemUUID: *in.InstanceId,
-				MachineID: strings.TrimPrefix(*in.InstanceId, "i-"), BootID: *in.InstanceId,
+				MachineID: machineID(*in.InstanceId), BootID: *in.InstanceId,
 			},
 			Conditions: []corev1.NodeCondition{{
 				Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", Message: "kubelet is posting ready status",
@@ -202,4 +205,18 @@ func threshold(v string, capacity resource.Quantity) (resource.Quantity, error) 
 		return *resource.NewQuantity(int64(float64(capacity.Value())*f/100), capacity.Format), nil
 	}
 	return resource.ParseQuantity(v)
+}
+
+// machineID is the node's /etc/machine-id: 32 lowercase hex digits, derived
+// from the instance ID so it is stable. It always holds a letter: kwok's
+// node stage writes the value into YAML unquoted, so an all-digit ID (about
+// one instance ID in 3,000 is all digits) reads back as a number, every
+// status update of the node fails, and it never turns Ready.
+func machineID(instanceID string) string {
+	sum := sha256.Sum256([]byte(instanceID))
+	id := []byte(hex.EncodeToString(sum[:16]))
+	if !bytes.ContainsAny(id, "abcdef") {
+		id[0] = 'a'
+	}
+	return string(id)
 }

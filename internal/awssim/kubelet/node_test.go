@@ -1,12 +1,14 @@
 package kubelet
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/yaml"
 )
 
 // karpenterNodeConfig is a NodeConfig in the shape Karpenter's AL2023
@@ -212,5 +214,27 @@ func TestWindowsBootstrapShapesAWindowsNode(t *testing.T) {
 	}
 	if jc, err := ParseUserData("<powershell>\nWrite-Output 'no bootstrap'\n</powershell>"); jc != nil || err != nil {
 		t.Errorf("PowerShell without the bootstrap call joins %+v (%v), want no cluster", jc, err)
+	}
+}
+
+// TestMachineIDSurvivesKwokTemplate: kwok's node stage writes nodeInfo's
+// machineID into YAML unquoted; the value must read back as a string, or
+// kwok fails every status update of the node and it never turns Ready.
+// Instance IDs of digits only (about one in 3,000) once made such nodes.
+func TestMachineIDSurvivesKwokTemplate(t *testing.T) {
+	seen := map[string]bool{}
+	for _, inst := range []string{"i-78513755307952274", "i-00000000000000000", "i-0abc12de34f567890"} {
+		id := machineID(inst)
+		var info corev1.NodeSystemInfo
+		if err := yaml.Unmarshal([]byte("machineID: "+id), &info); err != nil || info.MachineID != id {
+			t.Errorf("machine ID %q of %s read back from unquoted YAML as %q (%v)", id, inst, info.MachineID, err)
+		}
+		if len(id) != 32 || strings.Trim(id, "0123456789abcdef") != "" {
+			t.Errorf("machine ID %q of %s: want 32 lowercase hex digits, as /etc/machine-id", id, inst)
+		}
+		if seen[id] {
+			t.Errorf("machine ID %q repeats", id)
+		}
+		seen[id] = true
 	}
 }
