@@ -154,7 +154,7 @@ const launchOutage = 2 * time.Minute
 
 // testAWSErrors: a scale-out while every CreateFleet call fails for
 // launchOutage (long enough for the error to outlast the SDK's retries),
-// SSM GetParameter throttles for as long, and EC2 and SQS throttle or fail
+// SSM GetParameters (an AMI alias's reads) throttles for as long, and EC2 and SQS throttle or fail
 // a share of their calls, gets every pod Running without giving up a
 // NodeClaim (a launch error that is not a capacity error is retried on the
 // same claim), the node class keeps its AMIs and stays Ready, and a
@@ -180,7 +180,7 @@ func testAWSErrors(t *testing.T) {
 		{Service: "sqs", Kind: fault.Throttle, Rate: 0.3},
 		{Service: "sqs", Kind: fault.ServerError, Rate: 0.5},
 		{Service: "ec2", Operation: "CreateFleet", Kind: fault.ServerError},
-		{Service: "ssm", Operation: "GetParameter", Kind: fault.Throttle},
+		{Service: "ssm", Operation: "GetParameters", Kind: fault.Throttle},
 	} {
 		a, err := wd.sim.Faults().Add(f)
 		if err != nil {

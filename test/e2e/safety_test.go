@@ -216,7 +216,7 @@ func instanceStateOf(t *testing.T, id string) ec2types.InstanceStateName {
 }
 
 // testTransientErrors: for at least 60 s every DescribeSubnets answers 500
-// and every SSM GetParameter is throttled. The EC2NodeClass and its
+// and every SSM GetParameters (an AMI alias's reads) is throttled. The EC2NodeClass and its
 // NodePool stay Ready, pods created meanwhile get nodes, no NodeClaim is
 // deleted, and events name both failing calls.
 func testTransientErrors(t *testing.T) {
@@ -229,7 +229,7 @@ func testTransientErrors(t *testing.T) {
 	var faults []fault.Fault
 	for _, f := range []fault.Fault{
 		{Service: "ec2", Operation: "DescribeSubnets", Kind: fault.ServerError},
-		{Service: "ssm", Operation: "GetParameter", Kind: fault.Throttle},
+		{Service: "ssm", Operation: "GetParameters", Kind: fault.Throttle},
 	} {
 		added, err := w.sim.Faults().Add(f)
 		if err != nil {
@@ -265,7 +265,7 @@ func testTransientErrors(t *testing.T) {
 		n, waiting := running(pods(t, ns, map[string]string{"app": "pause"}))
 		subnets, ssm := transientEvents(t)
 		return n == replicas && subnets && ssm && time.Since(start) >= 60*time.Second,
-			fmt.Sprintf("%d/%d running (%s); events: DescribeSubnets %v, GetParameter %v; %s into the faults", n, replicas, waiting, subnets, ssm, time.Since(start).Round(time.Second))
+			fmt.Sprintf("%d/%d running (%s); events: DescribeSubnets %v, GetParameters %v; %s into the faults", n, replicas, waiting, subnets, ssm, time.Since(start).Round(time.Second))
 	})
 	for _, f := range w.sim.Faults().List() {
 		for _, mine := range faults {
@@ -295,7 +295,7 @@ func testTransientErrors(t *testing.T) {
 }
 
 // transientEvents reports whether the safety node class has events naming
-// DescribeSubnets and SSM GetParameter as transient failures.
+// DescribeSubnets and SSM GetParameters as transient failures.
 func transientEvents(t *testing.T) (subnets, ssm bool) {
 	t.Helper()
 	list := &eventsv1.EventList{}
@@ -307,7 +307,7 @@ func transientEvents(t *testing.T) (subnets, ssm bool) {
 			continue
 		}
 		subnets = subnets || strings.Contains(e.Note, "EC2 DescribeSubnets")
-		ssm = ssm || strings.Contains(e.Note, "SSM GetParameter")
+		ssm = ssm || strings.Contains(e.Note, "SSM GetParameters")
 	}
 	return subnets, ssm
 }

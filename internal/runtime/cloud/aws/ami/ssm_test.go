@@ -60,16 +60,21 @@ func TestPinnedAndCustomParametersAreReadOncePerTTL(t *testing.T) {
 			}
 		}
 	}
-	params, images := sim.Requests().Count("ssm", "GetParameter"), sim.Requests().Count("ec2", "DescribeImages")
+	// An alias reads its parameters with GetParameters, an ssmParameter
+	// term with GetParameter.
+	reads := func() int {
+		return sim.Requests().Count("ssm", "GetParameter") + sim.Requests().Count("ssm", "GetParameters")
+	}
+	params, images := reads(), sim.Requests().Count("ec2", "DescribeImages")
 	list()
-	first := sim.Requests().Count("ssm", "GetParameter") - params
+	first := reads() - params
 	if first == 0 {
 		t.Fatal("the first resolution read no SSM parameter")
 	}
 	for range 5 {
 		list()
 	}
-	if n := sim.Requests().Count("ssm", "GetParameter") - params; n != first {
+	if n := reads() - params; n != first {
 		t.Errorf("6 resolutions read %d SSM parameters, want %d (the first resolution's)", n, first)
 	}
 	if n := sim.Requests().Count("ec2", "DescribeImages") - images; n < 6*len(classes) {

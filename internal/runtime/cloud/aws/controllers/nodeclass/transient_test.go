@@ -19,7 +19,7 @@ import (
 )
 
 // TestTransientErrorsKeepTheLastResolution: while every DescribeSubnets
-// answers 500 and every SSM GetParameter is throttled, longer than a
+// answers 500 and every SSM GetParameters (an alias reads its variants with it) is throttled, longer than a
 // resolution waits (the SDK's retries included), the node class stays
 // Ready with its resolved subnets and AMIs, and an event names each
 // failing call. A definite answer still turns it NotReady (see
@@ -37,7 +37,7 @@ func TestTransientErrorsKeepTheLastResolution(t *testing.T) {
 
 	for _, f := range []fault.Fault{
 		{Service: "ec2", Operation: "DescribeSubnets", Kind: fault.ServerError},
-		{Service: "ssm", Operation: "GetParameter", Kind: fault.Throttle},
+		{Service: "ssm", Operation: "GetParameters", Kind: fault.Throttle},
 	} {
 		added, err := sim.Faults().Add(f)
 		if err != nil {
@@ -55,7 +55,7 @@ func TestTransientErrorsKeepTheLastResolution(t *testing.T) {
 	}
 
 	var notReady []string
-	eventually(t, ctx, "TransientAWSError events naming DescribeSubnets and GetParameter", func() error {
+	eventually(t, ctx, "TransientAWSError events naming DescribeSubnets and GetParameters", func() error {
 		got := &awsv1.EC2NodeClass{}
 		if err := kube.Client.Get(ctx, client.ObjectKeyFromObject(nc), got); err != nil {
 			return err
@@ -76,10 +76,10 @@ func TestTransientErrorsKeepTheLastResolution(t *testing.T) {
 				continue
 			}
 			subnetEvent = subnetEvent || strings.Contains(e.Note, "EC2 DescribeSubnets")
-			ssmEvent = ssmEvent || strings.Contains(e.Note, "SSM GetParameter")
+			ssmEvent = ssmEvent || strings.Contains(e.Note, "SSM GetParameters")
 		}
 		if !subnetEvent || !ssmEvent {
-			return fmt.Errorf("events: DescribeSubnets %v, GetParameter %v", subnetEvent, ssmEvent)
+			return fmt.Errorf("events: DescribeSubnets %v, GetParameters %v", subnetEvent, ssmEvent)
 		}
 		return nil
 	})
