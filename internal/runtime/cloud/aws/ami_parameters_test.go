@@ -70,11 +70,15 @@ func TestAMIAliasParametersInOneCall(t *testing.T) {
 	if len(got) != len(first) {
 		t.Errorf("denied GetParameters: %d AMIs, want the %d the batched reads found", len(got), len(first))
 	}
+	b, perRefresh := calls(deniedKey)
+	if b != 1 || perRefresh < 2 {
+		t.Errorf("denied GetParameters: %d GetParameters and %d GetParameter calls, want 1 (denied) and one per variant", b, perRefresh)
+	}
 	p.Invalidate()
 	if _, err := p.List(ctx, nc); err != nil {
 		t.Fatal(err)
 	}
-	if b, s := calls(deniedKey); b != 1 || s < 2 {
-		t.Errorf("denied GetParameters: %d GetParameters and %d GetParameter calls, want 1 (denied once) and one per variant", b, s)
+	if b, s := calls(deniedKey); b != 1 || s != 2*perRefresh {
+		t.Errorf("second refresh after the denial: %d GetParameters and %d GetParameter calls, want 1 (not asked again) and %d", b, s, 2*perRefresh)
 	}
 }

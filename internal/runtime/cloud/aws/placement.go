@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strconv"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
@@ -80,9 +79,9 @@ func partitionFor(reqs requirements.Requirements, pg *placementgroup.PlacementGr
 		return 0, nil
 	}
 	var allowed []int32
-	for n := int32(1); n <= pg.PartitionCount; n++ {
-		if r.Has(strconv.Itoa(int(n))) {
-			allowed = append(allowed, n)
+	for i, part := range pg.Partitions() {
+		if r.Has(part) {
+			allowed = append(allowed, int32(i+1))
 		}
 	}
 	switch {

@@ -272,6 +272,12 @@ func (p *Provider) compute(nc *awsv1.EC2NodeClass, zones []string, pg *placement
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	// Every type of a partition group may take any partition; the types
+	// share the (read-only) choices.
+	var choices map[string][]string
+	if parts := pg.Partitions(); len(parts) > 0 {
+		choices = map[string][]string{v1.LabelPlacementGroupPartition: parts}
+	}
 	out := make([]*scheduling.InstanceType, 0, len(names))
 	for _, name := range names {
 		info := p.infos[name]
@@ -304,10 +310,6 @@ func (p *Provider) compute(nc *awsv1.EC2NodeClass, zones []string, pg *placement
 		res, err := Resources(info, nc, p.opts.VMMemoryOverheadPercent, p.opts.ReservedENIs)
 		if err != nil {
 			return nil, err
-		}
-		var choices map[string][]string
-		if parts := pg.Partitions(); len(parts) > 0 {
-			choices = map[string][]string{v1.LabelPlacementGroupPartition: parts}
 		}
 		out = append(out, &scheduling.InstanceType{
 			Name: name, Labels: labels, Capacity: res.Capacity, Allocatable: res.Allocatable, Offerings: offerings,
