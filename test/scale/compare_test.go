@@ -87,7 +87,8 @@ func TestCompare(t *testing.T) {
 	defer cancel()
 
 	if os.Getenv("JOIST_COMPARE_SIDE") == "joist" {
-		compareJoist(ctx, t, outPods, inPods)
+		s := compareJoist(ctx, t, outPods, inPods)
+		fmt.Printf("compare: Joist: consolidation %s\n", s.Consolidation.Round(100*time.Millisecond))
 		return
 	}
 	karpenter := compareKarpenter(ctx, t, bin, crdDir, outPods, inPods)

@@ -2,6 +2,7 @@ package disruption
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"time"
 
@@ -127,9 +128,11 @@ func underutilized(candidates []*Candidate) []*Candidate {
 	return out
 }
 
-// MultiNode finds the longest prefix (at least two) of the cheapest-to-
-// disrupt candidates that can go with at most one cheaper replacement, by
-// binary search over the prefix length; on timeout it keeps the best so far.
+// MultiNode finds the longest prefix (at least two) of the most-worth-
+// moving candidates that can go with at most one cheaper replacement, by
+// binary search over the prefix length, as Karpenter does; then every later
+// candidate that can join that set does (extend). On timeout it keeps the
+// best so far.
 func MultiNode(ctx context.Context, env *Env, candidates []*Candidate, budgets Budgets) Outcome {
 	eligible := underutilized(candidates)
 	out := Outcome{Eligible: len(eligible)}
@@ -151,26 +154,40 @@ func MultiNode(ctx context.Context, env *Env, candidates []*Candidate, budgets B
 	defer cancel()
 	lo, hi := 1, len(within)-1
 	var kept, rejected []Move
+	// try reports multi-node moves only: extend's probes of one candidate
+	// are not moves.
+	try := func(set []*Candidate) *Command {
+		cmd, err := Consolidate(env, MethodMultiNode, set)
+		if err != nil {
+			return nil
+		}
+		ok, scores := approveBalanced(cmd, totals)
+		switch {
+		case len(set) < 2:
+		case !ok:
+			rejected = moves(cmd, false, scores)
+		default:
+			kept = moves(cmd, true, scores)
+		}
+		if !ok {
+			return nil
+		}
+		return cmd
+	}
+	prefix := 0
 	for lo <= hi && ctx.Err() == nil {
 		mid := (lo + hi) / 2
-		cmd, err := Consolidate(env, MethodMultiNode, within[:mid+1])
-		if err == nil {
-			ok, scores := approveBalanced(cmd, totals)
-			if !ok {
-				err = errBalancedRejected
-				rejected = moves(cmd, false, scores)
-			} else {
-				kept = moves(cmd, true, scores)
-			}
-		}
-		if err == nil {
-			out.Command = cmd
+		if cmd := try(within[:mid+1]); cmd != nil {
+			out.Command, prefix = cmd, mid+1
 			lo = mid + 1
 		} else {
 			hi = mid - 1
 		}
 	}
 	out.TimedOut = lo <= hi
+	if !out.TimedOut {
+		out.Command, out.TimedOut = extend(ctx, out.Command, within[:prefix], within[prefix:], try)
+	}
 	// As Karpenter: the move taken, or else the last one the score
 	// rejected, is reported once rather than at every step of the search.
 	if out.Command != nil {
@@ -179,6 +196,31 @@ func MultiNode(ctx context.Context, env *Env, candidates []*Candidate, budgets B
 		out.Moves = rejected
 	}
 	return out
+}
+
+// extend adds to the set every further candidate, in order, with which the
+// set can still go. The prefix search stops at the first candidate that
+// cannot go: after a scale-in, the nodes most worth moving are often those
+// left with one large pod that fits nowhere else, while many nodes behind
+// them could go at once. Without this, each of those went in a single-node
+// command of its own, one validation delay apiece. One simulation per
+// candidate tried, within the method's time limit; a command needs two.
+func extend(ctx context.Context, cmd *Command, set, rest []*Candidate, try func([]*Candidate) *Command) (*Command, bool) {
+	for _, c := range rest {
+		if ctx.Err() != nil {
+			return cmd, true
+		}
+		next := slices.Concat(set, []*Candidate{c})
+		got := try(next)
+		if got == nil {
+			continue
+		}
+		set = next
+		if len(set) >= 2 {
+			cmd = got
+		}
+	}
+	return cmd, false
 }
 
 // SingleNode consolidates the first candidate, in disruption-cost order,

@@ -192,6 +192,35 @@ func TestMultiNodeConsolidatesThePrefixThatFits(t *testing.T) {
 	}
 }
 
+// TestMultiNodeExtendsPastACandidateThatCannotGo: the nodes most worth
+// moving (the priciest) run one 15-vCPU pod each that fits on no other
+// node and needs a node of the same type, which ends every prefix; two of
+// the nodes behind them can still go together.
+func TestMultiNodeExtendsPastACandidateThatCannotGo(t *testing.T) {
+	pool := mkPool("default")
+	var nodes []*state.StateNode
+	for _, name := range []string{"a", "b"} {
+		nodes = append(nodes, mkNode(name, pool, 0, 16, v1.CapacityTypeOnDemand, []*corev1.Pod{mkPod("15")}))
+	}
+	for _, name := range []string{"c", "d", "e", "f"} {
+		nodes = append(nodes, mkNode(name, pool, 0, 4, v1.CapacityTypeOnDemand, []*corev1.Pod{mkPod("1500m")}))
+	}
+	env := mkEnv([]*v1.NodePool{pool}, nodes, 1)
+	cands := candidates(t, env, v1.DisruptionReasonUnderutilized)
+	if got := candidateNames(underutilized(cands)); !slices.Equal(got[:2], []string{"a", "b"}) {
+		t.Fatalf("candidate order %v, want a and b first", got)
+	}
+	out := MultiNode(context.Background(), env, cands, budgetsFor(env, v1.DisruptionReasonUnderutilized))
+	// c's and d's pods go to e and f (2.5 vCPU free each); a third node's
+	// pod would need a new 4-vCPU node, the type it replaces.
+	if out.Command == nil || out.Command.Decision() != "delete" || !slices.Equal(candidateNames(out.Command.Candidates), []string{"c", "d"}) {
+		t.Fatalf("multi-node %v, want c and d deleted", out.Command)
+	}
+	if len(out.Moves) != 1 || len(out.Moves[0].Candidates) != 2 {
+		t.Errorf("moves %+v, want the one move taken", out.Moves)
+	}
+}
+
 func TestMultiNodeRespectsBudget(t *testing.T) {
 	pool := mkPool("default", budgets(v1.Budget{Nodes: "20%"}))
 	var nodes []*state.StateNode
