@@ -55,23 +55,33 @@ const (
 	// server that the controller needs for its real work.
 	eventQPS   = 100
 	eventBurst = 500
+	// Nominated events have a bucket of their own, Karpenter's (5/s, burst
+	// 10): a scale-out nominates every pending pod, and a thousand event
+	// writes at once compete with the NodeClaim and Node writes that bring
+	// those pods up.
+	nominationQPS   = 5
+	nominationBurst = 10
 )
 
 // Recorder emits the runtime's events. A nil Recorder drops them, so pure
 // code paths can be exercised without an event sink.
 type Recorder struct {
-	r     events.EventRecorder
-	seen  *ttlcache.TTL[string, struct{}]
-	limit flowcontrol.RateLimiter
+	r           events.EventRecorder
+	seen        *ttlcache.TTL[string, struct{}]
+	limit       flowcontrol.RateLimiter
+	nominations flowcontrol.RateLimiter
 }
 
 // NewRecorder wraps an events API recorder (manager.GetEventRecorder).
 func NewRecorder(r events.EventRecorder) *Recorder {
-	return newRecorder(r, time.Now, flowcontrol.NewTokenBucketRateLimiter(eventQPS, eventBurst))
+	rec := newRecorder(r, time.Now, flowcontrol.NewTokenBucketRateLimiter(eventQPS, eventBurst))
+	rec.nominations = flowcontrol.NewTokenBucketRateLimiter(nominationQPS, nominationBurst)
+	return rec
 }
 
 func newRecorder(r events.EventRecorder, now func() time.Time, limit flowcontrol.RateLimiter) *Recorder {
-	return &Recorder{r: r, seen: ttlcache.NewWithClock[string, struct{}](DedupeTimeout, now), limit: limit}
+	return &Recorder{r: r, seen: ttlcache.NewWithClock[string, struct{}](DedupeTimeout, now), limit: limit,
+		nominations: flowcontrol.NewFakeAlwaysRateLimiter()}
 }
 
 func (rec *Recorder) emit(obj runtime.Object, kind, reason, action, format string, args ...any) {
@@ -79,15 +89,25 @@ func (rec *Recorder) emit(obj runtime.Object, kind, reason, action, format strin
 		return
 	}
 	msg := fmt.Sprintf(format, args...)
+	rec.send(obj, kind, reason, action, msg, reason+"\x00"+msg, nil)
+}
+
+// send emits msg unless an event with the same object and dedupe key went
+// out within DedupeTimeout, or a rate limiter (the event's own, then the
+// recorder's) drops it; a dropped event is not remembered as sent.
+func (rec *Recorder) send(obj runtime.Object, kind, reason, action, msg, dedupe string, own flowcontrol.RateLimiter) {
 	// The events API limits notes to 1 KiB.
 	if len(msg) > 1000 {
 		msg = msg[:997] + "..."
 	}
-	key := reason + "\x00" + msg
+	key := dedupe
 	if m, err := meta.Accessor(obj); err == nil {
 		key = string(m.GetUID()) + "\x00" + m.GetNamespace() + "/" + m.GetName() + "\x00" + key
 	}
 	if _, dup := rec.seen.Get(key); dup {
+		return
+	}
+	if own != nil && !own.TryAccept() {
 		return
 	}
 	if !rec.limit.TryAccept() {
@@ -107,9 +127,14 @@ func (rec *Recorder) Warning(obj runtime.Object, reason, action, format string, 
 	rec.emit(obj, corev1.EventTypeWarning, reason, action, format, args...)
 }
 
-// PodNominated tells a pod where it will run.
+// PodNominated tells a pod where it will run. As in Karpenter, a pod is
+// told once per DedupeTimeout whatever its target, and nominations share
+// their own rate limit.
 func (rec *Recorder) PodNominated(pod *corev1.Pod, kind, target string) {
-	rec.Normal(pod, Nominated, ActionScheduling, "Pod should schedule on: %s/%s", kind, target)
+	if rec == nil || rec.r == nil {
+		return
+	}
+	rec.send(pod, corev1.EventTypeNormal, Nominated, ActionScheduling, fmt.Sprintf("Pod should schedule on: %s/%s", kind, target), Nominated, rec.nominations)
 }
 
 // PodFailedScheduling tells a pod why no NodePool can serve it.

@@ -80,3 +80,30 @@ type fakeClock struct{}
 func (fakeClock) Now() time.Time                  { return time.Unix(0, 0) }
 func (fakeClock) Since(t time.Time) time.Duration { return 0 }
 func (fakeClock) Sleep(time.Duration)             {}
+
+func TestNominationsHaveTheirOwnRateAndArePerPod(t *testing.T) {
+	f := events.NewFakeRecorder(200)
+	rec := newRecorder(f, time.Now, flowcontrol.NewFakeAlwaysRateLimiter())
+	rec.nominations = flowcontrol.NewTokenBucketRateLimiterWithClock(nominationQPS, nominationBurst, fakeClock{})
+	for i := range 50 {
+		rec.PodNominated(pod(fmt.Sprint(i)), "nodeclaim", "default-x")
+	}
+	if got := len(drain(f)); got != nominationBurst {
+		t.Errorf("%d Nominated events in one instant, want the nomination burst of %d", got, nominationBurst)
+	}
+	// Other events do not draw on the nominations' bucket.
+	for i := range 20 {
+		rec.PodFailedScheduling(pod(fmt.Sprint(i)), errors.New("no nodepool"))
+	}
+	if got := len(drain(f)); got != 20 {
+		t.Errorf("%d FailedScheduling events, want 20", got)
+	}
+	// A pod told once is not told again within the dedupe timeout, even
+	// of another target.
+	rec.nominations = flowcontrol.NewFakeAlwaysRateLimiter()
+	rec.PodNominated(pod("0"), "nodeclaim", "default-y")
+	rec.PodNominated(pod("new"), "nodeclaim", "default-y")
+	if got := drain(f); len(got) != 1 || got[0] != "Normal Nominated Pod should schedule on: nodeclaim/default-y" {
+		t.Errorf("events %q, want only the new pod's nomination", got)
+	}
+}
