@@ -51,9 +51,13 @@ type row struct {
 	CPU                  float64 // cores, averaged over the scenario
 	Calls                map[string]int
 	// FreshRatio is Cost over what the solver would pay to provision the
-	// same pods from nothing.
+	// same pods from nothing, FreshNodes that plan's node count.
 	Cost, LPRatio, FreshRatio float64
-	Note                      string
+	FreshNodes                int
+	// Changed counts the nodes the scenario launched, removed or replaced:
+	// the denominator of its AWS calls per node.
+	Changed int
+	Note    string
 	// LeakChecked says the no-leaked-capacity check ran after the
 	// scenario; Leaks is what broke it (nothing, when it held).
 	LeakChecked bool

@@ -160,6 +160,7 @@ func (w *world) scaleIn(ctx context.Context, t *testing.T, ns string, wls []work
 	in := row{Kind: "scale-in", Scenario: fmt.Sprintf("scale-in %d -> %d pods (consolidation)", outPods, pods), Pods: pods, Wall: wall,
 		PeakRSS: peak, P95RSS: p95, CPU: cores, Calls: w.awsCalls()}
 	w.fillCost(ctx, t, &in, "mix", ns)
+	in.Changed = out.Nodes - in.Nodes
 	in.Note = fmt.Sprintf("$/h %.3f -> %.3f; at most %d nodes disrupting at once", out.Cost, in.Cost, maxDisrupting)
 	return in, pods, lastChange
 }
@@ -207,7 +208,7 @@ func (w *world) drift(ctx context.Context, t *testing.T, pool, ns string, pods i
 	peak, p95, cores := s.finish()
 	r := row{Kind: "drift", Scenario: fmt.Sprintf("drift of %d nodes (%d pods) after an AMI release, budget 20%%", before, pods), Pods: pods, Wall: wall,
 		PeakRSS: peak, P95RSS: p95, CPU: cores, Calls: w.awsCalls(),
-		Note: fmt.Sprintf("at most %d nodes disrupting at once", maxDisrupting)}
+		Note: fmt.Sprintf("at most %d nodes disrupting at once", maxDisrupting), Changed: before}
 	w.fillCost(ctx, t, &r, pool, ns)
 	return r
 }
@@ -232,9 +233,22 @@ func waitNodeClassReady(ctx context.Context, t *testing.T, w *world) {
 }
 
 func formatRow(r row) string {
-	return fmt.Sprintf("%s: %d pods, %d nodes, %s (pods created in %s, then decision %s, kube-scheduler reached every pod in %s; %d passes, first %s, total %s), RSS peak %.0f MiB p95 %.0f MiB, CPU %.2f cores, $/h %.3f, LP ratio %.3f, fresh-plan ratio %.3f, capacity leaked: %s, AWS: %s %s",
+	return fmt.Sprintf("%s: %d pods, %d nodes, %s (pods created in %s, then decision %s, kube-scheduler reached every pod in %s; %d passes, first %s, total %s), RSS peak %.0f MiB p95 %.0f MiB, CPU %.2f cores, $/h %.3f, LP ratio %.3f, fresh-plan ratio %.3f, capacity leaked: %s, AWS calls per node changed: %s, AWS: %s %s",
 		r.Scenario, r.Pods, r.Nodes, r.Wall.Round(100*time.Millisecond), r.Arrival.Round(100*time.Millisecond), r.Decision.Round(100*time.Millisecond),
-		r.SchedulerReached.Round(100*time.Millisecond), r.Passes, r.FirstPass.Round(10*time.Millisecond), r.PassTotal.Round(10*time.Millisecond), r.PeakRSS, r.P95RSS, r.CPU, r.Cost, r.LPRatio, r.FreshRatio, formatLeaks(r), formatCalls(r.Calls), r.Note)
+		r.SchedulerReached.Round(100*time.Millisecond), r.Passes, r.FirstPass.Round(10*time.Millisecond), r.PassTotal.Round(10*time.Millisecond), r.PeakRSS, r.P95RSS, r.CPU, r.Cost, r.LPRatio, r.FreshRatio, formatLeaks(r), callsPerNode(r), formatCalls(r.Calls), r.Note)
+}
+
+// callsPerNode is the row's AWS calls over the nodes it launched, removed
+// or replaced, with the total; "-" for a row that changed none.
+func callsPerNode(r row) string {
+	if r.Changed <= 0 {
+		return "-"
+	}
+	total := 0
+	for _, n := range r.Calls {
+		total += n
+	}
+	return fmt.Sprintf("%.2f (%d calls, %d nodes)", float64(total)/float64(r.Changed), total, r.Changed)
 }
 
 // formatLeaks is the no-leaked-capacity column: "none", what leaked, or
@@ -252,8 +266,8 @@ func formatLeaks(r row) string {
 func formatTable(rows []row) string {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 1, ' ', tabwriter.Debug)
-	fmt.Fprintln(tw, "| scenario\t pods\t nodes\t wall\t pods created in\t decision (kube-scheduler reached all)\t passes: n, first, total\t RSS peak / p95 (MiB)\t CPU (cores)\t $/h\t $/h ÷ LP bound\t $/h ÷ fresh plan\t capacity leaked\t AWS calls\t notes\t")
-	fmt.Fprintln(tw, "|---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t")
+	fmt.Fprintln(tw, "| scenario\t pods\t nodes\t wall\t pods created in\t decision (kube-scheduler reached all)\t passes: n, first, total\t RSS peak / p95 (MiB)\t CPU (cores)\t $/h\t $/h ÷ LP bound\t $/h ÷ fresh plan (its nodes)\t capacity leaked\t AWS calls per node changed\t AWS calls\t notes\t")
+	fmt.Fprintln(tw, "|---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t")
 	for _, r := range rows {
 		arr, dec, passes, rss, cpu, cost, lp, fresh := "-", "-", "-", "-", "-", "-", "-", "-"
 		if r.Arrival > 0 {
@@ -274,10 +288,10 @@ func formatTable(rows []row) string {
 			lp = fmt.Sprintf("%.3f", r.LPRatio)
 		}
 		if r.FreshRatio > 0 {
-			fresh = fmt.Sprintf("%.3f", r.FreshRatio)
+			fresh = fmt.Sprintf("%.3f (%d)", r.FreshRatio, r.FreshNodes)
 		}
-		fmt.Fprintf(tw, "| %s\t %d\t %d\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t\n", r.Scenario, r.Pods, r.Nodes,
-			r.Wall.Round(100*time.Millisecond), arr, dec, passes, rss, cpu, cost, lp, fresh, formatLeaks(r), formatCalls(r.Calls), r.Note)
+		fmt.Fprintf(tw, "| %s\t %d\t %d\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t\n", r.Scenario, r.Pods, r.Nodes,
+			r.Wall.Round(100*time.Millisecond), arr, dec, passes, rss, cpu, cost, lp, fresh, formatLeaks(r), callsPerNode(r), formatCalls(r.Calls), r.Note)
 	}
 	tw.Flush()
 	// tabwriter's Debug mode separates cells with '|'; make it a Markdown table.
@@ -309,7 +323,9 @@ node registered and a batch window; "passes" counts the
 controller's scheduling passes, the first one's duration and their total: the time Joist itself
 spent snapshotting, solving and creating NodeClaims. The LP bound is the cost of the fractional
 2-resource relaxation over the instance types the controller discovers for the pool, and the fresh
-plan is what the solver would pay to provision the same Running pods from nothing. $/h is the
+plan is what the solver would pay to provision the same Running pods from nothing (in brackets, on
+how many nodes). AWS calls per node changed divides the controller's calls in the scenario by the
+nodes it launched (scale-out), removed (scale-in) or replaced (drift). $/h is the
 nodes' catalog instance prices plus their EBS volumes (the EC2NodeClass's block devices at catalog
 EBS prices), as the controller prices offerings. Every scenario ends on the no-leaked-capacity check
 (the e2e fault scenarios' first invariant): once the cluster settles, every instance tagged for it

@@ -413,6 +413,7 @@ func (w *world) provision(ctx context.Context, t *testing.T, kind, scenario, poo
 		r.SchedulerReached = max(0, decided.Sub(lastPod))
 	}
 	w.fillCost(ctx, t, &r, pool, ns)
+	r.Changed = r.Nodes
 	return r, ns
 }
 
@@ -438,17 +439,17 @@ func (w *world) fillCost(ctx context.Context, t *testing.T, r *row, pool, ns str
 	if r.LPRatio, err = lpRatio(np, types, pods, cost); err != nil {
 		t.Logf("%s: no LP ratio: %v", r.Scenario, err)
 	}
-	if fresh, err := freshCost(np, types, pods); err != nil {
+	if fresh, freshNodes, err := freshCost(np, types, pods); err != nil {
 		t.Logf("%s: no fresh plan: %v", r.Scenario, err)
 	} else if fresh > 0 {
-		r.FreshRatio = cost / fresh
+		r.FreshRatio, r.FreshNodes = cost/fresh, freshNodes
 	}
 }
 
 // freshCost is what the solver would pay to provision pods from nothing in
-// the pool ($/h of each new claim's cheapest type): the reference for
-// "consolidation reaches fresh-provisioning cost".
-func freshCost(np *v1.NodePool, types []*scheduling.InstanceType, pods []*corev1.Pod) (float64, error) {
+// the pool ($/h of each new claim's cheapest type), and on how many nodes:
+// the reference for "consolidation reaches fresh-provisioning cost".
+func freshCost(np *v1.NodePool, types []*scheduling.InstanceType, pods []*corev1.Pod) (float64, int, error) {
 	pending := make([]*corev1.Pod, len(pods))
 	for i, p := range pods {
 		cp := p.DeepCopy()
@@ -460,12 +461,12 @@ func freshCost(np *v1.NodePool, types []*scheduling.InstanceType, pods []*corev1
 		Pods:      pending,
 	})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if len(plan.Errors) > 0 {
-		return 0, fmt.Errorf("%d of %d pods do not fit a fresh plan: %v", len(plan.Errors), len(pods), plan.Errors[0].Err)
+		return 0, 0, fmt.Errorf("%d of %d pods do not fit a fresh plan: %v", len(plan.Errors), len(pods), plan.Errors[0].Err)
 	}
-	return plan.Cost(), nil
+	return plan.Cost(), len(plan.NewClaims), nil
 }
 
 // scaleTo sets every Deployment of ns to replicas.

@@ -102,7 +102,9 @@ func repairMatcher(provider cloud.Provider, opts Options) (*repair.Matcher, erro
 // NeedLeaderElection keeps the loop on the leader.
 func (c *Controller) NeedLeaderElection() bool { return true }
 
-// Start polls until ctx ends, going again at once after a command.
+// Start polls until ctx ends, going again at once after a pass that
+// started a command or abandoned one at validation (the cluster changed
+// under it, so another decision is likely ready).
 func (c *Controller) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("disruption")
 	ctx = log.IntoContext(ctx, logger)
@@ -141,7 +143,8 @@ var methods = []method{
 }
 
 // Pass runs the methods in order and starts the first command found; it
-// reports whether it started one.
+// reports whether it decided one (started, or abandoned when its
+// validation failed).
 func (c *Controller) Pass(ctx context.Context) (bool, error) {
 	env, err := c.Env(ctx)
 	if err != nil {
@@ -186,7 +189,7 @@ func (c *Controller) Pass(ctx context.Context) (bool, error) {
 			if cmd, err = c.validate(ctx, cmd); err != nil {
 				failedValidations.WithLabelValues(consolidationTypeOf(m.name)).Inc()
 				log.FromContext(ctx).Info("disruption command no longer valid", "method", m.name, "reason", err.Error())
-				return false, nil
+				return true, nil
 			}
 		}
 		if err := c.queue.Execute(ctx, cmd, env.Snapshot.NodePools); err != nil {
