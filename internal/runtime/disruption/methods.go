@@ -186,7 +186,11 @@ func MultiNode(ctx context.Context, env *Env, candidates []*Candidate, budgets B
 	}
 	out.TimedOut = lo <= hi
 	if !out.TimedOut {
-		out.Command, out.TimedOut = extend(ctx, out.Command, within[:prefix], within[prefix:], try)
+		left := budgets.clone()
+		for _, c := range within[:prefix] {
+			left.take(c.Pool.Name)
+		}
+		out.Command, out.TimedOut = extend(ctx, out.Command, within[:prefix], eligible, left, try)
 	}
 	// As Karpenter: the move taken, or else the last one the score
 	// rejected, is reported once rather than at every step of the search.
@@ -198,24 +202,39 @@ func MultiNode(ctx context.Context, env *Env, candidates []*Candidate, budgets B
 	return out
 }
 
-// extend adds to the set every further candidate, in order, with which the
-// set can still go. The prefix search stops at the first candidate that
-// cannot go: after a scale-in, the nodes most worth moving are often those
-// left with one large pod that fits nowhere else, while many nodes behind
-// them could go at once. Without this, each of those went in a single-node
-// command of its own, one validation delay apiece. One simulation per
-// candidate tried, within the method's time limit; a command needs two.
-func extend(ctx context.Context, cmd *Command, set, rest []*Candidate, try func([]*Candidate) *Command) (*Command, bool) {
-	for _, c := range rest {
+// extend adds to the set every other eligible candidate, in order, with
+// which the set can still go, within the budgets left. The prefix search
+// stops at the first candidate that cannot go, and looks no further than
+// the budget's worth of candidates: after a scale-in, the nodes most worth
+// moving are often those left with one large pod that fits nowhere else,
+// while nodes behind them could go at once. Without this, each of those
+// went in a single-node command of its own, one validation delay apiece.
+// It tries at most MultiNodeMaxCandidates candidates (a simulation each),
+// within the method's time limit; a command needs two.
+func extend(ctx context.Context, cmd *Command, set, eligible []*Candidate, left Budgets, try func([]*Candidate) *Command) (*Command, bool) {
+	in := map[*Candidate]bool{}
+	for _, c := range set {
+		in[c] = true
+	}
+	tried := 0
+	for _, c := range eligible {
+		if tried == MultiNodeMaxCandidates || len(set) == MultiNodeMaxCandidates {
+			break
+		}
+		if in[c] || left[c.Pool.Name] <= 0 {
+			continue
+		}
 		if ctx.Err() != nil {
 			return cmd, true
 		}
+		tried++
 		next := slices.Concat(set, []*Candidate{c})
 		got := try(next)
 		if got == nil {
 			continue
 		}
 		set = next
+		left.take(c.Pool.Name)
 		if len(set) >= 2 {
 			cmd = got
 		}

@@ -221,6 +221,24 @@ func TestMultiNodeExtendsPastACandidateThatCannotGo(t *testing.T) {
 	}
 }
 
+// TestMultiNodeLooksPastTheBudgetsWorth: the budget allows three nodes and
+// the three most worth moving cannot go; two nodes behind them can.
+func TestMultiNodeLooksPastTheBudgetsWorth(t *testing.T) {
+	pool := mkPool("default", budgets(v1.Budget{Nodes: "3"}))
+	var nodes []*state.StateNode
+	for _, name := range []string{"a", "b", "c"} {
+		nodes = append(nodes, mkNode(name, pool, 0, 16, v1.CapacityTypeOnDemand, []*corev1.Pod{mkPod("15")}))
+	}
+	for _, name := range []string{"d", "e", "f", "g"} {
+		nodes = append(nodes, mkNode(name, pool, 0, 4, v1.CapacityTypeOnDemand, []*corev1.Pod{mkPod("1500m")}))
+	}
+	env := mkEnv([]*v1.NodePool{pool}, nodes, 1)
+	out := MultiNode(context.Background(), env, candidates(t, env, v1.DisruptionReasonUnderutilized), budgetsFor(env, v1.DisruptionReasonUnderutilized))
+	if out.Command == nil || out.Command.Decision() != "delete" || !slices.Equal(candidateNames(out.Command.Candidates), []string{"d", "e"}) {
+		t.Fatalf("multi-node %v, want d and e deleted", out.Command)
+	}
+}
+
 func TestMultiNodeRespectsBudget(t *testing.T) {
 	pool := mkPool("default", budgets(v1.Budget{Nodes: "20%"}))
 	var nodes []*state.StateNode
