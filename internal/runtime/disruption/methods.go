@@ -1,6 +1,7 @@
 package disruption
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sort"
@@ -154,8 +155,10 @@ func MultiNode(ctx context.Context, env *Env, candidates []*Candidate, budgets B
 	defer cancel()
 	lo, hi := 1, len(within)-1
 	var kept, rejected []Move
-	// try reports multi-node moves only: extend's probes of one candidate
-	// are not moves.
+	// try records multi-node moves only (extend's probes of one candidate
+	// are not moves), and a rejection only while none is recorded or the
+	// prefix search is under way: the move reported is Karpenter's.
+	searching := true
 	try := func(set []*Candidate) *Command {
 		cmd, err := Consolidate(env, MethodMultiNode, set)
 		if err != nil {
@@ -165,7 +168,9 @@ func MultiNode(ctx context.Context, env *Env, candidates []*Candidate, budgets B
 		switch {
 		case len(set) < 2:
 		case !ok:
-			rejected = moves(cmd, false, scores)
+			if searching || rejected == nil {
+				rejected = moves(cmd, false, scores)
+			}
 		default:
 			kept = moves(cmd, true, scores)
 		}
@@ -185,12 +190,13 @@ func MultiNode(ctx context.Context, env *Env, candidates []*Candidate, budgets B
 		}
 	}
 	out.TimedOut = lo <= hi
+	searching = false
 	if !out.TimedOut {
 		left := budgets.clone()
 		for _, c := range within[:prefix] {
 			left.take(c.Pool.Name)
 		}
-		out.Command, out.TimedOut = extend(ctx, out.Command, within[:prefix], eligible, left, try)
+		out.Command, out.TimedOut = extend(ctx, out.Command, within[:prefix], smallestFirst(eligible), left, try)
 	}
 	// As Karpenter: the move taken, or else the last one the score
 	// rejected, is reported once rather than at every step of the search.
@@ -202,15 +208,16 @@ func MultiNode(ctx context.Context, env *Env, candidates []*Candidate, budgets B
 	return out
 }
 
-// extend adds to the set every other eligible candidate, in order, with
-// which the set can still go, within the budgets left. The prefix search
-// stops at the first candidate that cannot go, and looks no further than
-// the budget's worth of candidates: after a scale-in, the nodes most worth
-// moving are often those left with one large pod that fits nowhere else,
-// while nodes behind them could go at once. Without this, each of those
-// went in a single-node command of its own, one validation delay apiece.
-// It tries at most MultiNodeMaxCandidates candidates (a simulation each),
-// within the method's time limit; a command needs two.
+// extend adds to the set every other eligible candidate, smallest pods
+// first, with which the set can still go, within the budgets left. The
+// prefix search stops at the first candidate that cannot go, and looks no
+// further than the budget's worth of candidates: after a scale-in, the
+// nodes most worth moving are often those left with one large pod that
+// fits nowhere else, while nodes of small pods, last in that order, could
+// go at once. Without this, each of those went in a single-node command of
+// its own, one validation delay apiece. It tries at most
+// MultiNodeMaxCandidates candidates (a simulation each), within the
+// method's time limit; a command needs two.
 func extend(ctx context.Context, cmd *Command, set, eligible []*Candidate, left Budgets, try func([]*Candidate) *Command) (*Command, bool) {
 	in := map[*Candidate]bool{}
 	for _, c := range set {
@@ -240,6 +247,31 @@ func extend(ctx context.Context, cmd *Command, set, eligible []*Candidate, left 
 		}
 	}
 	return cmd, false
+}
+
+// smallestFirst orders candidates by their reschedulable pods' CPU
+// requests, then memory, keeping the given order among equals: the pods
+// most likely to fit in the room other nodes have left.
+func smallestFirst(candidates []*Candidate) []*Candidate {
+	type size struct{ cpu, mem int64 }
+	sizes := make(map[*Candidate]size, len(candidates))
+	for _, c := range candidates {
+		var s size
+		for _, p := range c.Reschedulable {
+			r := scheduling.PodRequests(p)
+			s.cpu += r.Cpu().MilliValue()
+			s.mem += r.Memory().Value()
+		}
+		sizes[c] = s
+	}
+	out := slices.Clone(candidates)
+	slices.SortStableFunc(out, func(a, b *Candidate) int {
+		if d := cmp.Compare(sizes[a].cpu, sizes[b].cpu); d != 0 {
+			return d
+		}
+		return cmp.Compare(sizes[a].mem, sizes[b].mem)
+	})
+	return out
 }
 
 // SingleNode consolidates the first candidate, in disruption-cost order,

@@ -2,6 +2,7 @@ package disruption
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -234,6 +235,29 @@ func TestMultiNodeLooksPastTheBudgetsWorth(t *testing.T) {
 	}
 	env := mkEnv([]*v1.NodePool{pool}, nodes, 1)
 	out := MultiNode(context.Background(), env, candidates(t, env, v1.DisruptionReasonUnderutilized), budgetsFor(env, v1.DisruptionReasonUnderutilized))
+	if out.Command == nil || out.Command.Decision() != "delete" || !slices.Equal(candidateNames(out.Command.Candidates), []string{"d", "e"}) {
+		t.Fatalf("multi-node %v, want d and e deleted", out.Command)
+	}
+}
+
+// TestMultiNodeTriesSmallPodsFirst: more nodes that cannot go than the
+// extension tries come first in the prefix order; the nodes of small pods
+// behind them are tried first and go.
+func TestMultiNodeTriesSmallPodsFirst(t *testing.T) {
+	pool := mkPool("default", budgets(v1.Budget{Nodes: "100%"}))
+	var nodes []*state.StateNode
+	for i := range MultiNodeMaxCandidates + 1 {
+		nodes = append(nodes, mkNode(fmt.Sprintf("a%03d", i), pool, 0, 16, v1.CapacityTypeOnDemand, []*corev1.Pod{mkPod("15")}))
+	}
+	for _, name := range []string{"d", "e", "f", "g"} {
+		nodes = append(nodes, mkNode(name, pool, 0, 4, v1.CapacityTypeOnDemand, []*corev1.Pod{mkPod("1500m")}))
+	}
+	env := mkEnv([]*v1.NodePool{pool}, nodes, 1)
+	cands := candidates(t, env, v1.DisruptionReasonUnderutilized)
+	if got := candidateNames(underutilized(cands)); got[0] != "a000" {
+		t.Fatalf("candidate order starts %v, want the nodes that cannot go first", got[:3])
+	}
+	out := MultiNode(context.Background(), env, cands, budgetsFor(env, v1.DisruptionReasonUnderutilized))
 	if out.Command == nil || out.Command.Decision() != "delete" || !slices.Equal(candidateNames(out.Command.Candidates), []string{"d", "e"}) {
 		t.Fatalf("multi-node %v, want d and e deleted", out.Command)
 	}
