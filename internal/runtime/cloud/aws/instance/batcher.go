@@ -135,6 +135,11 @@ func (b *batcher) flush(key string, bt *batch) {
 		return
 	}
 	insts, err := b.p.fleet(ctx, bt.req, len(bt.waiters))
+	// Each launch gets its instance as soon as its own claim tag is on it:
+	// tagged one after another, the last claim of a batch of fifty waited
+	// for fifty calls, holding a launch worker all the while.
+	sem := make(chan struct{}, tagWorkers)
+	var wg sync.WaitGroup
 	for i, w := range bt.waiters {
 		if i >= len(insts) {
 			if err == nil {
@@ -145,16 +150,28 @@ func (b *batcher) flush(key string, bt *batch) {
 		}
 		inst := insts[i]
 		inst.Tags = maps.Clone(bt.req.Tags)
-		if w.claim != "" {
+		if w.claim == "" {
+			w.done <- result{inst: inst}
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
 			if tagErr := b.p.Tag(ctx, inst.ID, map[string]string{NodeClaimTag: w.claim}); tagErr != nil {
 				// The instance is untracked without its claim tag; give it
 				// up (garbage collection terminates it) and fail the launch.
 				_ = b.p.Terminate(ctx, inst.ID)
 				w.done <- result{err: &cloud.CreateError{Reason: "TaggingFailed", Err: tagErr}}
-				continue
+				return
 			}
 			inst.Tags[NodeClaimTag] = w.claim
-		}
-		w.done <- result{inst: inst}
+			w.done <- result{inst: inst}
+		}()
 	}
+	wg.Wait()
 }
+
+// tagWorkers bounds the claim-tag calls one batch makes at once, well
+// within EC2's burst for mutating calls.
+const tagWorkers = 10

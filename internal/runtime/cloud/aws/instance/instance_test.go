@@ -13,6 +13,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/joistdev/terraform-provider-joist/internal/awssim"
+	"github.com/joistdev/terraform-provider-joist/internal/awssim/fault"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/cache"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instance"
@@ -120,6 +121,43 @@ func TestConcurrentLaunchesShareOneFleet(t *testing.T) {
 		if got := claimTag(t, inst.ID); got != want || inst.Tags[instance.NodeClaimTag] != want {
 			t.Errorf("instance %s claim tag = %q (returned %q), want %q", inst.ID, got, inst.Tags[instance.NodeClaimTag], want)
 		}
+	}
+}
+
+// TestBatchTagsItsClaimsAtOnce: a batch's claim tags are written side by
+// side, not one after another. Each CreateTags answer is held 300 ms, so
+// calls made in turn could never overlap.
+func TestBatchTagsItsClaimsAtOnce(t *testing.T) {
+	f, err := sim.Faults().Add(fault.Fault{Service: "ec2", Operation: "CreateTags", Kind: fault.ResponseLatency, Latency: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Faults().Remove(f.ID)
+	before := len(sim.Requests().Requests("ec2", "CreateTags"))
+	p := instance.New(ec2c, cluster, cache.NewUnavailableOfferings(), instance.BatchOptions{Idle: time.Minute, Max: time.Minute, MaxItems: 6})
+	insts, errs := launchAll(t, p, "m5.xlarge", 6)
+	for i, inst := range insts {
+		if errs[i] != nil {
+			t.Fatalf("launch %d: %v", i, errs[i])
+		}
+		if want := fmt.Sprintf("m5.xlarge-claim-%d", i); claimTag(t, inst.ID) != want {
+			t.Errorf("instance %s claim tag %q, want %q", inst.ID, claimTag(t, inst.ID), want)
+		}
+	}
+	tags := sim.Requests().Requests("ec2", "CreateTags")[before:]
+	if len(tags) != 6 {
+		t.Fatalf("%d CreateTags calls, want one per claim: 6", len(tags))
+	}
+	overlapping := 0
+	for i, a := range tags {
+		for _, b := range tags[i+1:] {
+			if b.Time.Before(a.Time.Add(a.Duration)) && a.Time.Before(b.Time.Add(b.Duration)) {
+				overlapping++
+			}
+		}
+	}
+	if overlapping == 0 {
+		t.Errorf("no two of the batch's CreateTags calls overlapped: they were made one after another")
 	}
 }
 
