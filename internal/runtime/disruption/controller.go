@@ -1,8 +1,10 @@
 package disruption
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -253,7 +255,13 @@ func (c *Controller) validate(ctx context.Context, cmd *Command) (*Command, erro
 	return Revalidate(ctx, env, cmd)
 }
 
-// Revalidate re-derives cmd in env (see validate).
+// Revalidate re-derives cmd in env (see validate). An emptiness or
+// multi-node command keeps those of its candidates that still hold: each
+// passed the same wait, so a node that took pods, or a set that no longer
+// goes as decided, costs the command only what changed, not the whole
+// command and another validation delay. A multi-node command keeps the
+// longest run, in its order, that still goes as decided at no higher price
+// (at least two nodes).
 func Revalidate(ctx context.Context, env *Env, cmd *Command) (*Command, error) {
 	current, _ := Candidates(env, cmd.Reason)
 	byName := map[string]*Candidate{}
@@ -261,32 +269,76 @@ func Revalidate(ctx context.Context, env *Env, cmd *Command) (*Command, error) {
 		byName[cand.Name()] = cand
 	}
 	budgets, _ := BuildBudgets(env.Snapshot.Nodes, env.Snapshot.NodePools, cmd.Reason, env.Now)
+	narrows := cmd.Method == MethodEmptiness || cmd.Method == MethodMultiNode
 	var fresh []*Candidate
+	var lost error
 	for _, old := range cmd.Candidates {
 		cand, ok := byName[old.Name()]
+		var why error
 		switch {
 		case !ok:
-			return nil, fmt.Errorf("node %s is no longer a disruption candidate", old.Name())
+			why = fmt.Errorf("node %s is no longer a disruption candidate", old.Name())
 		case !cand.Consolidatable():
-			return nil, fmt.Errorf("node %s had pods scheduled or removed", old.Name())
+			why = fmt.Errorf("node %s had pods scheduled or removed", old.Name())
 		case cmd.Method == MethodEmptiness && !cand.Empty():
-			return nil, fmt.Errorf("node %s is no longer empty", old.Name())
+			why = fmt.Errorf("node %s is no longer empty", old.Name())
 		case !budgets.take(cand.Pool.Name):
-			return nil, fmt.Errorf("nodepool %s has no disruption budget left for node %s", cand.Pool.Name, old.Name())
+			why = fmt.Errorf("nodepool %s has no disruption budget left for node %s", cand.Pool.Name, old.Name())
+		}
+		if why != nil {
+			if !narrows {
+				return nil, why
+			}
+			lost = cmp.Or(lost, why)
+			continue
 		}
 		fresh = append(fresh, cand)
 	}
 	if cmd.Method == MethodEmptiness {
+		if len(fresh) == 0 {
+			return nil, lost
+		}
 		return &Command{Method: cmd.Method, Reason: cmd.Reason, Candidates: fresh}, nil
 	}
-	again, err := Consolidate(env, cmd.Method, fresh)
-	if err != nil {
-		return nil, err
+	holds := func(again *Command) bool {
+		return again.Decision() == cmd.Decision() && again.ReplacementPrice() <= cmd.ReplacementPrice()
 	}
-	if again.Decision() != cmd.Decision() || again.ReplacementPrice() > cmd.ReplacementPrice() {
-		return nil, fmt.Errorf("the decision changed from %s to %s", cmd, again)
+	if lost == nil {
+		again, err := Consolidate(env, cmd.Method, fresh)
+		if err == nil && holds(again) {
+			return again, nil
+		}
+		if lost = err; err == nil {
+			lost = fmt.Errorf("the decision changed from %s to %s", cmd, again)
+		}
+		if !narrows {
+			return nil, lost
+		}
 	}
-	return again, nil
+	var set []*Candidate
+	var best *Command
+	for _, c := range fresh {
+		if ctx.Err() != nil {
+			break
+		}
+		next := slices.Concat(set, []*Candidate{c})
+		again, err := Consolidate(env, cmd.Method, next)
+		if err != nil || !holds(again) {
+			continue
+		}
+		set = next
+		if len(set) >= 2 {
+			best = again
+		}
+	}
+	if best == nil {
+		return nil, lost
+	}
+	if ok, _ := approveBalanced(best, poolTotals(env, current)); !ok {
+		return nil, lost
+	}
+	log.FromContext(ctx).Info("disruption command narrowed at validation", "from", len(cmd.Candidates), "to", len(best.Candidates), "reason", lost.Error())
+	return best, nil
 }
 
 // removeStaleTaints deals with nodes left tainted by a command this process
