@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
@@ -81,6 +82,11 @@ func (c *NodeController) Reconcile(ctx context.Context, req reconcile.Request) (
 		log.FromContext(ctx).Error(err, "ignoring the termination deadline")
 	}
 	if err := c.taint(ctx, node, deadline); err != nil {
+		// The cache had not shown a write to the node yet (the disruption
+		// queue's taint, the kubelet's status): read it again.
+		if apierrors.IsConflict(err) {
+			return reconcile.Result{Requeue: true}, nil
+		}
 		return reconcile.Result{}, err
 	}
 	pods, err := state.PodsOn(ctx, c.kube, node.Name)
