@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
@@ -27,20 +28,29 @@ func (c *Controller) registrationHealth(ctx context.Context, claim *v1.NodeClaim
 	if name == "" || c.health == nil {
 		return nil
 	}
-	pool := &v1.NodePool{}
-	if err := c.kube.Get(ctx, client.ObjectKey{Name: name}, pool); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	if !ownedByPool(claim, pool) {
-		return nil
-	}
-	stored := pool.DeepCopy()
-	if setRegistrationHealth(pool, claim, c.health.Next(pool.UID, registered), registered, c.clock.Now()) {
+	// A conflict is retried here, on a fresh read: a registration's
+	// reconcile that failed after storing the claim would not see the
+	// transition again, and the outcome would go unrecorded.
+	var pool *v1.NodePool
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		pool = &v1.NodePool{}
+		if err := c.kube.Get(ctx, client.ObjectKey{Name: name}, pool); err != nil {
+			return err
+		}
+		if !ownedByPool(claim, pool) {
+			pool = nil
+			return nil
+		}
+		stored := pool.DeepCopy()
+		if !setRegistrationHealth(pool, claim, c.health.Next(pool.UID, registered), registered, c.clock.Now()) {
+			return nil
+		}
 		// The optimistic lock: a merge patch replaces the whole condition
 		// list, so a concurrent writer's condition must not be lost.
-		if err := c.kube.Status().Patch(ctx, pool, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
-			return client.IgnoreNotFound(err)
-		}
+		return c.kube.Status().Patch(ctx, pool, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{}))
+	})
+	if err != nil || pool == nil {
+		return client.IgnoreNotFound(err)
 	}
 	c.health.Record(pool.UID, registered)
 	return nil

@@ -11,6 +11,7 @@ import (
 	kevents "k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
@@ -115,5 +116,67 @@ func TestLaunchTimeoutIsAnnounced(t *testing.T) {
 	}
 	if !strings.Contains(got[1], "NodeClaim boot-abc") {
 		t.Errorf("the nodepool's event %q does not name the nodeclaim", got[1])
+	}
+}
+
+// TestRegistrationHealthRetriesAStaleRead: the NodePool read is stale (as
+// the cache may be right after another write to the pool), so the
+// condition's optimistic-lock patch conflicts. The outcome is still
+// recorded and the condition written, on a fresh read, rather than lost
+// with an error the registration's reconcile would not retry.
+func TestRegistrationHealthRetriesAStaleRead(t *testing.T) {
+	ctx := context.Background()
+	kube := testenv.KubeFor(t)
+	pool := &v1.NodePool{
+		ObjectMeta: metav1.ObjectMeta{Name: "stale"},
+		Spec: v1.NodePoolSpec{Template: v1.NodeClaimTemplate{Spec: v1.NodeClaimTemplateSpec{
+			Requirements: v1.Requirements{testenv.In(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand)},
+			NodeClassRef: &v1.NodeClassReference{Group: v1.AWSGroup, Kind: "EC2NodeClass", Name: "default"},
+		}}},
+	}
+	if err := kube.Client.Create(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	stale := pool.DeepCopy()
+	pool.Labels = map[string]string{"changed": "after-the-read"}
+	if err := kube.Client.Update(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	ww, err := client.NewWithWatch(kube.Config, client.Options{Scheme: kube.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	staleReads := 1
+	reader := interceptor.NewClient(ww, interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+		if p, ok := obj.(*v1.NodePool); ok && staleReads > 0 {
+			staleReads--
+			stale.DeepCopyInto(p)
+			return nil
+		}
+		return c.Get(ctx, key, obj, opts...)
+	}})
+	health := nodepoolhealth.New()
+	c := &Controller{kube: reader, recorder: events.NewRecorder(kevents.NewFakeRecorder(100)),
+		clock: clocktesting.NewFakeClock(time.Now()), health: health}
+	claim := &v1.NodeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "stale-abc", Labels: map[string]string{v1.NodePoolLabelKey: pool.Name},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: v1.SchemeGroupVersion.String(), Kind: "NodePool", Name: pool.Name, UID: pool.UID}}},
+		Status: v1.NodeClaimStatus{Conditions: []metav1.Condition{{Type: v1.ConditionTypeLaunched, Status: metav1.ConditionTrue, Reason: v1.ConditionTypeLaunched}}},
+	}
+	if err := c.registrationHealth(ctx, claim, true); err != nil {
+		t.Fatalf("registration after a stale read: %v", err)
+	}
+	if staleReads != 0 {
+		t.Fatal("the stale read was not served")
+	}
+	got := &v1.NodePool{}
+	if err := kube.Client.Get(ctx, client.ObjectKeyFromObject(pool), got); err != nil {
+		t.Fatal(err)
+	}
+	if cond := meta.FindStatusCondition(got.Status.Conditions, v1.ConditionTypeNodeRegistrationHealthy); cond == nil || cond.Status != metav1.ConditionTrue {
+		t.Errorf("NodeRegistrationHealthy %+v, want True", cond)
+	}
+	if got := health.Status(pool.UID); got != nodepoolhealth.Healthy {
+		t.Errorf("pool health %v after the registration, want it recorded (Healthy)", got)
 	}
 }
