@@ -29,16 +29,7 @@ import (
 func TestNodeRegistrationHealthy(t *testing.T) {
 	ctx := context.Background()
 	kube := testenv.KubeFor(t)
-	pool := &v1.NodePool{
-		ObjectMeta: metav1.ObjectMeta{Name: "general"},
-		Spec: v1.NodePoolSpec{Template: v1.NodeClaimTemplate{Spec: v1.NodeClaimTemplateSpec{
-			Requirements: v1.Requirements{testenv.In(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand)},
-			NodeClassRef: &v1.NodeClassReference{Group: v1.AWSGroup, Kind: "EC2NodeClass", Name: "default"},
-		}}},
-	}
-	if err := kube.Client.Create(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	pool := createPool(t, kube.Client, "general")
 	c := &Controller{kube: kube.Client, recorder: events.NewRecorder(kevents.NewFakeRecorder(100)),
 		clock: clocktesting.NewFakeClock(time.Now()), health: nodepoolhealth.New()}
 	owned := metav1.OwnerReference{APIVersion: v1.SchemeGroupVersion.String(), Kind: "NodePool", Name: pool.Name, UID: pool.UID}
@@ -127,16 +118,7 @@ func TestLaunchTimeoutIsAnnounced(t *testing.T) {
 func TestRegistrationHealthRetriesAStaleRead(t *testing.T) {
 	ctx := context.Background()
 	kube := testenv.KubeFor(t)
-	pool := &v1.NodePool{
-		ObjectMeta: metav1.ObjectMeta{Name: "stale"},
-		Spec: v1.NodePoolSpec{Template: v1.NodeClaimTemplate{Spec: v1.NodeClaimTemplateSpec{
-			Requirements: v1.Requirements{testenv.In(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand)},
-			NodeClassRef: &v1.NodeClassReference{Group: v1.AWSGroup, Kind: "EC2NodeClass", Name: "default"},
-		}}},
-	}
-	if err := kube.Client.Create(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	pool := createPool(t, kube.Client, "stale")
 	stale := pool.DeepCopy()
 	pool.Labels = map[string]string{"changed": "after-the-read"}
 	if err := kube.Client.Update(ctx, pool); err != nil {
@@ -179,4 +161,20 @@ func TestRegistrationHealthRetriesAStaleRead(t *testing.T) {
 	if got := health.Status(pool.UID); got != nodepoolhealth.Healthy {
 		t.Errorf("pool health %v after the registration, want it recorded (Healthy)", got)
 	}
+}
+
+// createPool creates an on-demand NodePool of that name.
+func createPool(t *testing.T, kube client.Client, name string) *v1.NodePool {
+	t.Helper()
+	pool := &v1.NodePool{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1.NodePoolSpec{Template: v1.NodeClaimTemplate{Spec: v1.NodeClaimTemplateSpec{
+			Requirements: v1.Requirements{testenv.In(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand)},
+			NodeClassRef: &v1.NodeClassReference{Group: v1.AWSGroup, Kind: "EC2NodeClass", Name: "default"},
+		}}},
+	}
+	if err := kube.Create(context.Background(), pool); err != nil {
+		t.Fatal(err)
+	}
+	return pool
 }
