@@ -144,21 +144,56 @@ var methods = []method{
 	{MethodSingleNode, v1.DisruptionReasonUnderutilized, SingleNode},
 }
 
-// Pass runs the methods in order and starts the first command found; it
-// reports whether it decided one (started, or abandoned when its
-// validation failed).
+// A pass decides at most MaxCommandsPerPass consolidation and emptiness
+// commands before their common validation, and starts no further search
+// passSearch after its first decision: the first command's nodes wait at
+// most that longer than the validation delay.
+const (
+	MaxCommandsPerPass = 10
+	passSearch         = 5 * time.Second
+)
+
+// Pass decides (see decide) and starts what it decided; it reports
+// whether it decided a command (started, or abandoned when its validation
+// failed).
 func (c *Controller) Pass(ctx context.Context) (bool, error) {
 	env, err := c.Env(ctx)
 	if err != nil {
 		return false, err
 	}
 	c.removeStaleTaints(ctx, env)
+	batch, now := c.decide(ctx, env)
+	switch {
+	case now != nil:
+		if err := c.queue.Execute(ctx, now, env.Snapshot.NodePools); err != nil {
+			return false, fmt.Errorf("starting %s: %w", now, err)
+		}
+		return true, nil
+	case len(batch) > 0:
+		return true, c.validateAndStart(ctx, batch, env.Snapshot.NodePools)
+	}
+	return false, nil
+}
+
+// decide runs the methods in order. A command that needs no validation
+// (repair, drift) found first is returned as now, to start at once. A
+// consolidation or emptiness command that deletes is kept and the same
+// method runs again, then the rest, with its nodes counted as going
+// (Leaving): the batch so found waits out one validation delay, not one
+// per command. A command that replaces ends the search, as does one that
+// needs no validation after a batch began (it goes next pass).
+func (c *Controller) decide(ctx context.Context, env *Env) (batch []*Command, now *Command) {
 	blockedReported := false
-	for _, m := range methods {
+	var firstDecided time.Time
+	for i := 0; i < len(methods); i++ {
+		m := methods[i]
 		if m.name == MethodRepair && env.Repair == nil {
 			continue
 		}
 		start := c.clock.Now()
+		if len(batch) > 0 && start.Sub(firstDecided) >= passSearch {
+			break
+		}
 		candidates, blocked := Candidates(env, m.reason)
 		// Repair's candidates ignore do-not-disrupt; the reasons users
 		// see are those of voluntary disruption.
@@ -182,24 +217,69 @@ func (c *Controller) Pass(ctx context.Context) (bool, error) {
 		c.reportRejected(out.Rejected)
 		c.observeMoves(out.Moves)
 		c.reportRepairBlocked(out)
-		if out.Command == nil {
-			c.reportBudgetBlocked(env, candidates, budgets, m)
+		cmd := out.Command
+		switch {
+		case cmd == nil:
+			if len(batch) == 0 {
+				c.reportBudgetBlocked(env, candidates, budgets, m)
+			}
+			continue
+		case !cmd.NeedsValidation():
+			if len(batch) == 0 {
+				return nil, cmd
+			}
+			return batch, nil
+		}
+		if len(batch) == 0 {
+			firstDecided = c.clock.Now()
+		}
+		batch = append(batch, cmd)
+		// A replacement is sized for the pods the simulation moved; a
+		// later decision would move some of them again.
+		if cmd.Decision() != "delete" || len(batch) == MaxCommandsPerPass {
+			break
+		}
+		for _, cand := range cmd.Candidates {
+			cand.Leaving = true
+		}
+		i-- // the same method again, without these nodes
+	}
+	return batch, nil
+}
+
+// validateAndStart waits the validation delay, then re-checks each command
+// (see Revalidate) in the order decided, with the nodes of the commands
+// before it that still hold counted as going, as they were when it was
+// decided, and starts those that hold.
+func (c *Controller) validateAndStart(ctx context.Context, decided []*Command, pools []*v1.NodePool) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.clock.After(c.opts.ValidationDelay):
+	}
+	env, err := c.Env(ctx)
+	if err != nil {
+		return err
+	}
+	going := map[string]bool{}
+	for _, cmd := range decided {
+		for _, n := range env.Snapshot.Nodes {
+			n.Leaving = going[n.Name()]
+		}
+		valid, err := Revalidate(ctx, env, cmd)
+		if err != nil {
+			failedValidations.WithLabelValues(consolidationTypeOf(cmd.Method)).Inc()
+			log.FromContext(ctx).Info("disruption command no longer valid", "method", cmd.Method, "reason", err.Error())
 			continue
 		}
-		cmd := out.Command
-		if cmd.NeedsValidation() {
-			if cmd, err = c.validate(ctx, cmd); err != nil {
-				failedValidations.WithLabelValues(consolidationTypeOf(m.name)).Inc()
-				log.FromContext(ctx).Info("disruption command no longer valid", "method", m.name, "reason", err.Error())
-				return true, nil
-			}
+		if err := c.queue.Execute(ctx, valid, pools); err != nil {
+			return fmt.Errorf("starting %s: %w", valid, err)
 		}
-		if err := c.queue.Execute(ctx, cmd, env.Snapshot.NodePools); err != nil {
-			return false, fmt.Errorf("starting %s: %w", cmd, err)
+		for _, cand := range valid.Candidates {
+			going[cand.Name()] = true
 		}
-		return true, nil
 	}
-	return false, nil
+	return nil
 }
 
 // Env reads the cluster into a decision environment.
@@ -239,23 +319,7 @@ func (c *Controller) Env(ctx context.Context) (*Env, error) {
 	return env, nil
 }
 
-// validate waits, then re-checks that the command's candidates are still
-// candidates within budget and, for consolidation, that the same decision
-// at no higher price still holds. It returns the refreshed command.
-func (c *Controller) validate(ctx context.Context, cmd *Command) (*Command, error) {
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-c.clock.After(c.opts.ValidationDelay):
-	}
-	env, err := c.Env(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return Revalidate(ctx, env, cmd)
-}
-
-// Revalidate re-derives cmd in env (see validate). An emptiness or
+// Revalidate re-derives cmd in env (see validateAndStart). An emptiness or
 // multi-node command keeps those of its candidates that still hold: each
 // passed the same wait, so a node that took pods, or a set that no longer
 // goes as decided, costs the command only what changed, not the whole

@@ -24,6 +24,10 @@ type StateNode struct {
 	Pods []*corev1.Pod
 	// Nominated are pending pods nominated to this node or claim.
 	Nominated []*corev1.Pod
+	// Leaving marks, in one snapshot, a node that a disruption command
+	// decided to remove and has not yet tainted: decisions made after it
+	// count the node as going.
+	Leaving bool
 }
 
 // Name is the Node's name, or the claim's while it has no Node.
@@ -45,10 +49,13 @@ func (n *StateNode) NodePool() string {
 	return n.Node.Labels[v1.NodePoolLabelKey]
 }
 
-// Deleting is true when the Node or claim is going away or is tainted for
-// disruption; such nodes are no scheduling target and their pods need a
+// Deleting is true when the Node or claim is going away, is tainted for
+// disruption or is Leaving; such nodes are no scheduling target and their pods need a
 // new home.
 func (n *StateNode) Deleting() bool {
+	if n.Leaving {
+		return true
+	}
 	if n.NodeClaim != nil && n.NodeClaim.DeletionTimestamp != nil {
 		return true
 	}
