@@ -278,10 +278,33 @@ func (p *PodWatch) count() {
 	if down := p.wl.Replicas - p.healthyCount(); down > p.worst {
 		p.worst = down
 		if down > p.wl.MaxUnavailable {
-			p.violations = append(p.violations, fmt.Sprintf("%s: %d of %d replicas unavailable; the PodDisruptionBudget allows %d; pods: %s",
-				time.Now().Format(time.TimeOnly), down, p.wl.Replicas, p.wl.MaxUnavailable, p.describe()))
+			p.violations = append(p.violations, fmt.Sprintf("%s: %d of %d replicas unavailable; the PodDisruptionBudget allows %d; pods: %s; %s",
+				time.Now().Format(time.TimeOnly), down, p.wl.Replicas, p.wl.MaxUnavailable, p.describe(), p.budgetStatus()))
 		}
 	}
+}
+
+// budgetStatus reads, for a violation, the status kube-apiserver grants
+// evictions by (what kube-controller-manager last wrote, less the
+// evictions since): whether the apiserver allowed more than the budget.
+func (p *PodWatch) budgetStatus() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	pdbs, err := p.cs.PolicyV1().PodDisruptionBudgets(p.wl.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "PodDisruptionBudget status unread: " + err.Error()
+	}
+	var out []string
+	for _, b := range pdbs.Items {
+		var disrupted []string
+		for name := range b.Status.DisruptedPods {
+			disrupted = append(disrupted, name)
+		}
+		sort.Strings(disrupted)
+		out = append(out, fmt.Sprintf("PodDisruptionBudget %s status now: disruptionsAllowed %d, currentHealthy %d, desiredHealthy %d, expectedPods %d, disruptedPods %v, observedGeneration %d of %d",
+			b.Name, b.Status.DisruptionsAllowed, b.Status.CurrentHealthy, b.Status.DesiredHealthy, b.Status.ExpectedPods, disrupted, b.Status.ObservedGeneration, b.Generation))
+	}
+	return strings.Join(out, "; ")
 }
 
 // describe says, for a violation, the state of every pod and its node:
