@@ -50,8 +50,8 @@ func (n *StateNode) NodePool() string {
 }
 
 // Deleting is true when the Node or claim is going away, is tainted for
-// disruption or is Leaving; such nodes are no scheduling target and their pods need a
-// new home.
+// disruption or is Leaving; such nodes are no scheduling target and their
+// pods need a new home.
 func (n *StateNode) Deleting() bool {
 	if n.Leaving {
 		return true
