@@ -77,6 +77,13 @@ func (inv *invariants) check(t *testing.T) {
 	if held > 0 {
 		t.Logf("at most %d pods were not Ready only for their nodes' health (not counted): %s", held, heldAt)
 	}
+	staleGrants, bypassed := inv.pods.StaleGrants()
+	for _, g := range staleGrants {
+		t.Logf("budget exceeded by evictions kube-apiserver granted against a stale status, every pod removed through the Eviction API (not counted): %s", g)
+	}
+	for _, b := range bypassed {
+		t.Logf("pod went away while available other than through the Eviction API: %s", b)
+	}
 }
 
 // noLeakedCapacity waits until every instance of the pool (or cluster) has

@@ -121,6 +121,17 @@ type Workload struct {
 //     PodDisruptionBudget governs; the pod itself runs on, and a pod the
 //     runtime evicts or deletes is still counted, whatever its node's state.
 //
+// The Eviction API grants an eviction only while the budget's status (which
+// kube-controller-manager computes from its caches) allows one, so the
+// runtime can break a budget only by removing a pod some other way. After a
+// control-plane restart kube-controller-manager's caches can lag for a
+// while and it writes a status that counts gone pods as healthy; the
+// apiserver then grants evictions the budget does not allow. A breach is
+// put down to that (staleGrants, logged, not a violation) only on evidence
+// of both: every pod that went away while available went through the
+// Eviction API, and the status kube-apiserver holds at the breach counts
+// more healthy pods than are available.
+//
 // It uses informers, which resume after the apiserver comes back. The
 // count is taken again on every pod and Node event, so a node whose
 // heartbeats resume is seen at once.
@@ -139,6 +150,11 @@ type PodWatch struct {
 	heldAt     string // the pods and their nodes then
 	violations []string
 	evictions  int
+	// bypassed are pods that went away while available other than through
+	// the Eviction API; any of them rules out putting a breach down to a
+	// stale budget status.
+	bypassed    []string
+	staleGrants []string
 }
 
 // WatchPods starts following wl.
@@ -231,6 +247,11 @@ func (p *PodWatch) see(ctx context.Context, obj any, deleted bool) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if prev := p.pods[pod.Name]; prev != nil && p.available(prev) && (deleted || pod.DeletionTimestamp != nil) {
+		if c := disruptionTarget(pod); c == nil || c.Reason != evictionByEvictionAPI {
+			p.bypassed = append(p.bypassed, fmt.Sprintf("%s: pod %s on node %s", time.Now().Format(time.TimeOnly), pod.Name, pod.Spec.NodeName))
+		}
+	}
 	if deleted {
 		delete(p.pods, pod.Name)
 	} else {
@@ -275,27 +296,55 @@ func (p *PodWatch) count() {
 	if !p.armed || p.wl.MaxUnavailable < 0 {
 		return
 	}
-	if down := p.wl.Replicas - p.healthyCount(); down > p.worst {
+	healthy := p.healthyCount()
+	if down := p.wl.Replicas - healthy; down > p.worst {
 		p.worst = down
 		if down > p.wl.MaxUnavailable {
-			p.violations = append(p.violations, fmt.Sprintf("%s: %d of %d replicas unavailable; the PodDisruptionBudget allows %d; pods: %s; %s",
-				time.Now().Format(time.TimeOnly), down, p.wl.Replicas, p.wl.MaxUnavailable, p.describe(), p.budgetStatus()))
+			status, stale := p.budgetStatus(healthy)
+			breach := fmt.Sprintf("%s: %d of %d replicas unavailable; the PodDisruptionBudget allows %d; pods: %s; %s",
+				time.Now().Format(time.TimeOnly), down, p.wl.Replicas, p.wl.MaxUnavailable, p.describe(), status)
+			if stale && len(p.bypassed) == 0 {
+				p.staleGrants = append(p.staleGrants, breach)
+			} else {
+				p.violations = append(p.violations, breach)
+			}
 		}
 	}
 }
 
-// budgetStatus reads, for a violation, the status kube-apiserver grants
+// evictionByEvictionAPI is the DisruptionTarget reason kube-apiserver sets
+// on a pod it evicts through the Eviction API.
+const evictionByEvictionAPI = "EvictionByEvictionAPI"
+
+// StaleGrants are the budget breaches put down to a stale budget status
+// (see PodWatch), and Bypassed the pods that went away while available
+// other than through the Eviction API.
+func (p *PodWatch) StaleGrants() (staleGrants, bypassed []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.staleGrants...), append([]string(nil), p.bypassed...)
+}
+
+// budgetStatus reads, for a breach, the status kube-apiserver grants
 // evictions by (what kube-controller-manager last wrote, less the
-// evictions since): whether the apiserver allowed more than the budget.
-func (p *PodWatch) budgetStatus() string {
+// evictions since), and whether it counts more pods healthy and not
+// disrupted than the watch sees available: a status by which the
+// apiserver grants evictions the budget does not allow.
+func (p *PodWatch) budgetStatus(healthy int) (string, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	pdbs, err := p.cs.PolicyV1().PodDisruptionBudgets(p.wl.Namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return "PodDisruptionBudget status unread: " + err.Error()
+		return "PodDisruptionBudget status unread: " + err.Error(), false
 	}
+	stale := false
 	var out []string
 	for _, b := range pdbs.Items {
+		// Pods the apiserver granted an eviction to are listed as
+		// disrupted until kube-controller-manager sees them go.
+		if int(b.Status.CurrentHealthy)-len(b.Status.DisruptedPods) > healthy {
+			stale = true
+		}
 		var disrupted []string
 		for name := range b.Status.DisruptedPods {
 			disrupted = append(disrupted, name)
@@ -304,7 +353,7 @@ func (p *PodWatch) budgetStatus() string {
 		out = append(out, fmt.Sprintf("PodDisruptionBudget %s status now: disruptionsAllowed %d, currentHealthy %d, desiredHealthy %d, expectedPods %d, disruptedPods %v, observedGeneration %d of %d",
 			b.Name, b.Status.DisruptionsAllowed, b.Status.CurrentHealthy, b.Status.DesiredHealthy, b.Status.ExpectedPods, disrupted, b.Status.ObservedGeneration, b.Generation))
 	}
-	return strings.Join(out, "; ")
+	return strings.Join(out, "; "), stale
 }
 
 // describe says, for a violation, the state of every pod and its node:

@@ -81,7 +81,10 @@ func testControlPlaneRestart(t *testing.T) {
 // counts a replica unavailable when its pod was evicted or deleted, or is
 // not yet Running, or not Ready on a healthy node; pods kube-controller-
 // manager marks not Ready because their nodes' heartbeats stopped during
-// the outage run on, and are not counted (PodWatch).
+// the outage run on, and are not counted (PodWatch). Nor is a breach
+// kube-apiserver granted through the Eviction API against the status
+// kube-controller-manager wrote from caches that still lagged the restart
+// (it counted gone pods healthy), when every pod went through that API.
 func testDrainAcrossRestarts(t *testing.T, np *v1.NodePool, claims *claimLog, inv *invariants) {
 	const pool = "control-plane"
 	ctx := context.Background()
