@@ -82,7 +82,7 @@ func (inv *invariants) check(t *testing.T) {
 		t.Logf("budget exceeded by evictions kube-apiserver granted against a stale status, every pod removed through the Eviction API (not counted): %s", g)
 	}
 	for _, b := range bypassed {
-		t.Logf("pod went away while available other than through the Eviction API: %s", b)
+		t.Logf("pod deleted while available, not through the Eviction API (a scale-down, or a removal no budget governs): %s", b)
 	}
 }
 
