@@ -5,7 +5,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-go test -count=1 -timeout 40m -v "$@" 2>&1 | tee "$log" | grep -v -E '^\s*(=== (RUN|PAUSE|CONT|NAME)|--- PASS|PASS$)'
+go test -count=1 -timeout 40m -v "$@" 2>&1 | tee "$log" | grep --line-buffered -v -E '^\s*(=== (RUN|PAUSE|CONT|NAME)|--- PASS|PASS$)'
 rc=${PIPESTATUS[0]}
 passed=$(grep -c -E '^\s*--- PASS' "$log")
 failed=$(grep -c -E '^\s*--- FAIL' "$log")
