@@ -130,7 +130,7 @@ type Workload struct {
 // put down to that (staleGrants, logged, not a violation) only on evidence
 // of both: every pod that went away while available went through the
 // Eviction API, and the status kube-apiserver holds at the breach counts
-// more healthy pods than are available.
+// more pods healthy and not yet disrupted than are available.
 //
 // It uses informers, which resume after the apiserver comes back. The
 // count is taken again on every pod and Node event, so a node whose
@@ -340,6 +340,9 @@ func (p *PodWatch) budgetStatus(healthy int) (string, bool) {
 	stale := false
 	var out []string
 	for _, b := range pdbs.Items {
+		if sel, err := metav1.LabelSelectorAsSelector(b.Spec.Selector); err != nil || !sel.Matches(labels.Set(p.wl.Labels)) {
+			continue // another workload's budget
+		}
 		// Pods the apiserver granted an eviction to are listed as
 		// disrupted until kube-controller-manager sees them go.
 		if int(b.Status.CurrentHealthy)-len(b.Status.DisruptedPods) > healthy {

@@ -85,6 +85,7 @@ func TestGoalsMarkEachThresholdMetOrMissed(t *testing.T) {
 		{Kind: "scale-out", Scenario: "out", Wall: 61 * time.Second, Decision: 2 * time.Second, P95RSS: 190, CPU: 0.3},
 		{Kind: "scale-in", Scenario: "in", Wall: 5 * time.Minute, FreshRatio: 1.2},
 		{Kind: "spread", Scenario: "spread", P95RSS: 575, Nodes: 1160, FreshNodes: 1000},
+		{Kind: "spread", Scenario: "spread-fit", P95RSS: 500, Nodes: 1150, FreshNodes: 1000},
 	}
 	got := map[string]bool{}
 	for _, g := range checkGoals(rows) {
@@ -101,6 +102,8 @@ func TestGoalsMarkEachThresholdMetOrMissed(t *testing.T) {
 		"in: $/h within 10% of fresh provisioning":                            false,
 		"spread: controller P95 RSS under 600 MB":                             false, // 575 MiB is 602.9 MB
 		"spread: nodes within 15% of a fresh plan of the same pods":           false, // 1.16×
+		"spread-fit: controller P95 RSS under 600 MB":                         true,
+		"spread-fit: nodes within 15% of a fresh plan of the same pods":       true, // 1.15×
 	}
 	if len(got) != len(want) {
 		t.Errorf("got %d goals, want %d: %v", len(got), len(want), got)
