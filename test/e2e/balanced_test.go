@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -74,11 +75,41 @@ func testBalanced(t *testing.T) {
 			}
 		}
 	}
+	// Each claim turns Consolidatable on its own reconcile. Were the
+	// policies set with consolidateAfter, a pass could see y a candidate
+	// before x and delete it alone, never scoring the moves with x. So the
+	// claims become Consolidatable under WhenEmpty, which leaves these
+	// non-empty nodes alone, and only then is each policy set.
+	for _, s := range setups {
+		updatePool(t, s.pool, func(np *v1.NodePool) {
+			np.Spec.Disruption.ConsolidationPolicy = v1.ConsolidationPolicyWhenEmpty
+			np.Spec.Disruption.ConsolidateAfter = v1.MustParseNillableDuration("5s")
+		})
+	}
+	for _, s := range setups {
+		eventually(t, s.pool+": x, y and z Consolidatable", func() (bool, string) {
+			var not []string
+			for _, name := range []string{s.x, s.y, s.z} {
+				c := &v1.NodeClaim{}
+				if err := worldOf(t).kube.Get(context.Background(), client.ObjectKey{Name: name}, c); err != nil {
+					return false, err.Error()
+				}
+				if !meta.IsStatusConditionTrue(c.Status.Conditions, v1.ConditionTypeConsolidatable) {
+					not = append(not, name)
+				}
+			}
+			return len(not) == 0, fmt.Sprintf("not yet: %v", not)
+		})
+	}
+	for _, s := range setups {
+		if got := claimNames(t, s.pool); len(got) != 3 {
+			t.Fatalf("%s: WhenEmpty disrupted a node with pods: claims %v", s.pool, got)
+		}
+	}
 	for i, s := range setups {
 		policy := []v1.ConsolidationPolicy{v1.ConsolidationPolicyWhenEmptyOrUnderutilized, v1.ConsolidationPolicyBalanced}[i]
 		updatePool(t, s.pool, func(np *v1.NodePool) {
 			np.Spec.Disruption.ConsolidationPolicy = policy
-			np.Spec.Disruption.ConsolidateAfter = v1.MustParseNillableDuration("5s")
 		})
 	}
 
