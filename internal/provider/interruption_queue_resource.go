@@ -104,7 +104,8 @@ func (r *InterruptionQueueResource) Schema(_ context.Context, _ resource.SchemaR
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "The SQS queue the Joist controller reads interruption events from, and the five " +
 			"EventBridge rules that send it AWS Health scheduled changes, spot interruption warnings, rebalance " +
-			"recommendations, instance state changes and capacity reservation interruption warnings. Messages " +
+			"recommendations, instance state changes (to stopping, stopped, shutting-down or terminated) and capacity " +
+			"reservation interruption warnings. Messages " +
 			"are kept five minutes; the queue policy lets only EventBridge and SQS send and refuses requests " +
 			"not made over TLS. Pass `name` to `joist_controller`'s `interruption_queue`. Changes made outside " +
 			"Terraform to the queue's policy, encryption, retention, tags, or to the rules and their targets, " +

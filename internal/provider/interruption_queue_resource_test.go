@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -69,6 +70,7 @@ func TestAccInterruptionQueueLifecycle(t *testing.T) {
 	ctx := context.Background()
 	q, eb := sqs.NewFromConfig(sim.AWSConfig()), eventbridge.NewFromConfig(sim.AWSConfig())
 	spotRule := queue.Rules[1].RuleName(name)
+	stateRule := queue.Rules[3].RuleName(name)
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy: func(*terraform.State) error {
@@ -133,6 +135,32 @@ func TestAccInterruptionQueueLifecycle(t *testing.T) {
 						return err
 					},
 				),
+			},
+			{
+				// The state-change rule as an earlier version (and
+				// Karpenter) made it, routing every state: put back to
+				// the states acted on.
+				PreConfig: func() {
+					if _, err := eb.PutRule(ctx, &eventbridge.PutRuleInput{Name: aws.String(stateRule),
+						EventPattern: aws.String(`{"source":["aws.ec2"],"detail-type":["EC2 Instance State-change Notification"]}`)}); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: queueConfig(name, `tags = { team = "b" }
+  message_retention_seconds = 600`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(queueAddr, plancheck.ResourceActionUpdate),
+				}},
+				Check: func(*terraform.State) error {
+					got, err := eb.DescribeRule(ctx, &eventbridge.DescribeRuleInput{Name: aws.String(stateRule)})
+					if err != nil {
+						return err
+					}
+					if p := aws.ToString(got.EventPattern); !strings.Contains(p, `"state":["stopping","stopped","shutting-down","terminated"]`) {
+						return fmt.Errorf("rule %s pattern %s, want the four states acted on", stateRule, p)
+					}
+					return nil
+				},
 			},
 			{ResourceName: queueAddr, ImportState: true, ImportStateId: name, ImportStateVerify: true},
 			{

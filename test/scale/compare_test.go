@@ -36,6 +36,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/controllerdeploy"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/operator"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/policy/queue"
 	"github.com/joistdev/terraform-provider-joist/internal/sandbox"
 )
 
@@ -300,40 +301,51 @@ func gettingStarted(ctx context.Context, sb *sandbox.Sandbox) error {
 	}); err != nil {
 		return fmt.Errorf("creating the node role's access entry: %w", err)
 	}
-	return createInterruptionQueue(ctx, sb)
+	return createInterruptionQueue(ctx, sb, false)
 }
 
 // createInterruptionQueue creates the interruption queue named for the
-// cluster with its policy, and the EventBridge rules that feed it, as
-// Karpenter's getting-started guide does (joist_interruption_queue creates
-// the same).
-func createInterruptionQueue(ctx context.Context, sb *sandbox.Sandbox) error {
+// cluster with its policy, and the EventBridge rules that feed it: for
+// Karpenter as its getting-started guide does, for Joist as
+// joist_interruption_queue does (the same rules, but the state-change rule
+// routes only the states the controller acts on).
+func createInterruptionQueue(ctx context.Context, sb *sandbox.Sandbox, joist bool) error {
 	cfg := sb.AWS.AWSConfig()
 	account, region := sb.AWS.Options().AccountID, sb.AWS.Options().Region
 	queueARN := fmt.Sprintf("arn:aws:sqs:%s:%s:%s", region, account, clusterName)
 	policy := fmt.Sprintf(`{"Version":"2012-10-17","Id":"EC2InterruptionPolicy","Statement":[{"Effect":"Allow",`+
 		`"Principal":{"Service":["events.amazonaws.com","sqs.amazonaws.com"]},"Action":"sqs:SendMessage","Resource":%q}]}`, queueARN)
-	if _, err := sqs.NewFromConfig(cfg).CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(clusterName),
-		Attributes: map[string]string{"MessageRetentionPeriod": "300", "SqsManagedSseEnabled": "true", "Policy": policy}}); err != nil {
-		return fmt.Errorf("creating the interruption queue: %w", err)
+	type rule struct{ name, pattern string }
+	var rules []rule
+	if joist {
+		policy = queue.QueuePolicy(queueARN)
+		for _, r := range queue.Rules {
+			rules = append(rules, rule{r.RuleName(clusterName), r.Pattern()})
+		}
+	} else {
+		for _, r := range []struct{ name, source, detailType string }{
+			{"ScheduledChangeRule", "aws.health", "AWS Health Event"},
+			{"SpotInterruptionRule", "aws.ec2", "EC2 Spot Instance Interruption Warning"},
+			{"RebalanceRule", "aws.ec2", "EC2 Instance Rebalance Recommendation"},
+			{"InstanceStateChangeRule", "aws.ec2", "EC2 Instance State-change Notification"},
+			{"CapacityReservationInterruptionRule", "aws.ec2", "EC2 Capacity Reservation Instance Interruption Warning"},
+		} {
+			pattern, _ := json.Marshal(map[string][]string{"source": {r.source}, "detail-type": {r.detailType}})
+			rules = append(rules, rule{clusterName + "-" + r.name, string(pattern)})
+		}
 	}
-	rules := []struct{ name, source, detailType string }{
-		{"ScheduledChangeRule", "aws.health", "AWS Health Event"},
-		{"SpotInterruptionRule", "aws.ec2", "EC2 Spot Instance Interruption Warning"},
-		{"RebalanceRule", "aws.ec2", "EC2 Instance Rebalance Recommendation"},
-		{"InstanceStateChangeRule", "aws.ec2", "EC2 Instance State-change Notification"},
-		{"CapacityReservationInterruptionRule", "aws.ec2", "EC2 Capacity Reservation Instance Interruption Warning"},
+	if _, err := sqs.NewFromConfig(cfg).CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(clusterName),
+		Attributes: map[string]string{"MessageRetentionPeriod": strconv.Itoa(queue.MessageRetentionSeconds), "SqsManagedSseEnabled": "true", "Policy": policy}}); err != nil {
+		return fmt.Errorf("creating the interruption queue: %w", err)
 	}
 	events := eventbridge.NewFromConfig(cfg)
 	for _, r := range rules {
-		pattern, _ := json.Marshal(map[string][]string{"source": {r.source}, "detail-type": {r.detailType}})
-		name := clusterName + "-" + r.name
-		if _, err := events.PutRule(ctx, &eventbridge.PutRuleInput{Name: aws.String(name), EventPattern: aws.String(string(pattern))}); err != nil {
-			return fmt.Errorf("creating rule %s: %w", name, err)
+		if _, err := events.PutRule(ctx, &eventbridge.PutRuleInput{Name: aws.String(r.name), EventPattern: aws.String(r.pattern)}); err != nil {
+			return fmt.Errorf("creating rule %s: %w", r.name, err)
 		}
-		if _, err := events.PutTargets(ctx, &eventbridge.PutTargetsInput{Rule: aws.String(name),
+		if _, err := events.PutTargets(ctx, &eventbridge.PutTargetsInput{Rule: aws.String(r.name),
 			Targets: []eventbridgetypes.Target{{Id: aws.String("KarpenterInterruptionQueueTarget"), Arn: aws.String(queueARN)}}}); err != nil {
-			return fmt.Errorf("targeting rule %s at the queue: %w", name, err)
+			return fmt.Errorf("targeting rule %s at the queue: %w", r.name, err)
 		}
 	}
 	return nil
@@ -604,7 +616,8 @@ func writeCompareSection(table string) error {
 Generated by `+"`make compare`"+` on %s. The same scale-out and scale-in as `+"`make scale`"+`, first on
 upstream Karpenter's AWS controller (built from the release by hack/compare, run as a local process
 against the sandbox with its own CRDs, node role, interruption queue and rules as its
-getting-started guide creates them), then on Joist, each in a fresh sandbox with awssim. RSS and
+getting-started guide creates them), then on Joist (its queue and rules as joist_interruption_queue
+creates them), each in a fresh sandbox with awssim. RSS and
 CPU are the controller process's own; AWS calls are the controller's alone, counted by awssim.
 $/h is the nodes' catalog instance prices plus their EBS volumes, on both sides.
 

@@ -77,7 +77,7 @@ func startWorld(ctx context.Context, progress io.Writer, interruptionQueue bool)
 	}
 	settings := map[string]string{"CLUSTER_NAME": clusterName, "LOG_LEVEL": "info", "ENABLE_PROFILING": "true"}
 	if interruptionQueue {
-		if err := createInterruptionQueue(ctx, sb); err != nil {
+		if err := createInterruptionQueue(ctx, sb, true); err != nil {
 			return w, err
 		}
 		settings["INTERRUPTION_QUEUE"] = clusterName

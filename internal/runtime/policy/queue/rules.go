@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // Detail types of the events the rules route.
@@ -20,6 +21,15 @@ const (
 	DetailHealth              = "AWS Health Event"
 )
 
+// The instance states the controller acts on: a stopping or stopped
+// instance's node is drained like an interrupted one, a shutting-down or
+// terminated instance's node is removed. Every other state change (pending,
+// running) needs nothing.
+var (
+	StoppedStates    = []string{"stopping", "stopped"}
+	TerminatedStates = []string{"shutting-down", "terminated"}
+)
+
 // Rule is one EventBridge rule that routes events to the interruption queue.
 type Rule struct {
 	// Key is the rule's stable short name; rule names are "<queue>-<key>".
@@ -27,6 +37,9 @@ type Rule struct {
 	Description string
 	Source      string
 	DetailType  string
+	// States, when set, routes only events whose detail.state is one of
+	// them.
+	States []string
 }
 
 // Rules are the five rules, in Karpenter's order.
@@ -34,13 +47,21 @@ var Rules = []Rule{
 	{Key: "scheduled-change", Description: "AWS Health scheduled changes (instance retirement, maintenance)", Source: "aws.health", DetailType: DetailHealth},
 	{Key: "spot-interruption", Description: "EC2 spot interruption warnings (two-minute notice)", Source: "aws.ec2", DetailType: DetailSpotInterruption},
 	{Key: "rebalance", Description: "EC2 rebalance recommendations", Source: "aws.ec2", DetailType: DetailRebalance},
-	{Key: "instance-state-change", Description: "EC2 instance state changes", Source: "aws.ec2", DetailType: DetailStateChange},
+	// Only the states acted on: Karpenter's rule routes every state change,
+	// so each launch queued two messages (pending, running) that the
+	// controller received and deleted for nothing.
+	{Key: "instance-state-change", Description: "EC2 instance state changes to stopping, stopped, shutting-down or terminated", Source: "aws.ec2", DetailType: DetailStateChange,
+		States: slices.Concat(StoppedStates, TerminatedStates)},
 	{Key: "capacity-reservation-interruption", Description: "EC2 capacity reservation interruption warnings", Source: "aws.ec2", DetailType: DetailCapacityReservation},
 }
 
 // Pattern is the rule's event pattern as EventBridge stores it.
 func (r Rule) Pattern() string {
-	b, _ := json.Marshal(map[string][]string{"source": {r.Source}, "detail-type": {r.DetailType}})
+	p := map[string]any{"source": []string{r.Source}, "detail-type": []string{r.DetailType}}
+	if len(r.States) > 0 {
+		p["detail"] = map[string][]string{"state": r.States}
+	}
+	b, _ := json.Marshal(p)
 	return string(b)
 }
 

@@ -2,6 +2,8 @@ package interruption_test
 
 import (
 	"context"
+	"encoding/json"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -332,5 +334,40 @@ func assertAllowedByPolicy(t *testing.T, queue string) {
 	}
 	if n < 3 {
 		t.Errorf("recorded %d controller calls, want GetQueueUrl, ReceiveMessage and DeleteMessageBatch", n)
+	}
+}
+
+// The rules route only the state changes the controller acts on: a launch
+// (pending, running) queues nothing; a termination queues shutting-down.
+// (Instances here stay shutting-down for the whole run.)
+func TestQueueHoldsOnlyStateChangesActedOn(t *testing.T) {
+	ctx := testContext(t)
+	url := makeQueue(t, ctx, "states-demo")
+	in := launchSpot(t, ctx)
+	if v, f := queueDepth(t, ctx, url); v+f != 0 {
+		t.Errorf("after a launch the queue holds %d visible and %d in-flight messages, want none", v, f)
+	}
+	if _, err := ec2.NewFromConfig(sim.AWSConfig()).TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{aws.ToString(in.InstanceId)}}); err != nil {
+		t.Fatal(err)
+	}
+	q := sqs.NewFromConfig(sim.AWSConfig())
+	out, err := q.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 10, WaitTimeSeconds: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var states []string
+	for _, m := range out.Messages {
+		var ev struct {
+			Detail struct {
+				State string `json:"state"`
+			} `json:"detail"`
+		}
+		if err := json.Unmarshal([]byte(aws.ToString(m.Body)), &ev); err != nil {
+			t.Fatal(err)
+		}
+		states = append(states, ev.Detail.State)
+	}
+	if want := []string{"shutting-down"}; !slices.Equal(states, want) {
+		t.Errorf("states queued by a termination: %v, want %v", states, want)
 	}
 }

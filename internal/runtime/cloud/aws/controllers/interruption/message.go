@@ -3,6 +3,7 @@ package interruption
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -124,10 +125,10 @@ func Parse(body string) (Message, error) {
 		case detailCapacityReservation:
 			m.Kind = CapacityReservationInterrupted
 		case detailStateChange:
-			switch d.State {
-			case "stopping", "stopped":
+			switch {
+			case slices.Contains(queue.StoppedStates, d.State):
 				m.Kind = InstanceStopped
-			case "shutting-down", "terminated":
+			case slices.Contains(queue.TerminatedStates, d.State):
 				m.Kind = InstanceTerminated
 			default:
 				m.Kind = NoOp
