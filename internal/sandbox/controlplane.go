@@ -162,8 +162,14 @@ func (s *Sandbox) startControllerManager(ctx context.Context, port int, timeout 
 		"--concurrent-replicaset-syncs=10",
 		"--concurrent-gc-syncs=50",
 	}
+	if s.leaseSeconds != defaultNodeLeaseSeconds {
+		args = append(args, fmt.Sprintf("--node-monitor-grace-period=%ds", s.leaseSeconds*5/4))
+	}
 	return s.run(ctx, "kube-controller-manager", args, timeout, healthz(fmt.Sprintf("https://%s/healthz", hostPort(port))))
 }
+
+// defaultNodeLeaseSeconds is a kubelet's node lease duration.
+const defaultNodeLeaseSeconds = 40
 
 func (s *Sandbox) startKwok(ctx context.Context, port int, timeout time.Duration) error {
 	kc, err := s.userKubeconfig("system:kwok")
@@ -184,7 +190,7 @@ func (s *Sandbox) startKwok(ctx context.Context, port int, timeout time.Duration
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector=" + KwokNodeAnnotation + "=" + KwokNodeAnnotationValue,
 		"--server-address=" + hostPort(port),
-		"--node-lease-duration-seconds=40",
+		"--node-lease-duration-seconds=" + strconv.Itoa(s.leaseSeconds),
 		"--cidr=10.64.0.0/12",
 	}
 	return s.run(ctx, "kwok", args, timeout, healthz(fmt.Sprintf("http://%s/healthz", hostPort(port))))

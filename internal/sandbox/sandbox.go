@@ -57,6 +57,13 @@ type Options struct {
 	// group, where the controller's own pods run. They carry the taint
 	// CriticalAddonsOnly=true:NoSchedule so workloads do not land there.
 	SystemNodes int
+	// NodeLeaseSeconds is the lease duration kwok gives its Nodes (it
+	// renews each lease every quarter of it); kube-controller-manager then
+	// marks a Node NotReady after 1.25 times it without renewal. Default
+	// 40, a kubelet's. Runs of thousands of Nodes on a small machine set it
+	// higher: there kwok, starved of CPU, falls behind on renewals, and
+	// Nodes that are up flap NotReady.
+	NodeLeaseSeconds int
 }
 
 // Sandbox is a running local control plane.
@@ -68,11 +75,12 @@ type Sandbox struct {
 	// AWS is the local AWS when Options.AWS was set.
 	AWS *awssim.Server
 
-	env        *envtest.Environment
-	runner     *controllerRunner
-	components []*component
-	progress   io.Writer
-	ownsDir    bool
+	env          *envtest.Environment
+	leaseSeconds int
+	runner       *controllerRunner
+	components   []*component
+	progress     io.Writer
+	ownsDir      bool
 }
 
 // binaries are what `make tools` builds that the sandbox runs.
@@ -81,7 +89,10 @@ var binaries = []string{"etcd", "kube-apiserver", "kube-scheduler", "kube-contro
 // Start brings the control plane up and waits until every component is
 // ready. On error, whatever was started is stopped again.
 func Start(ctx context.Context, opts Options) (_ *Sandbox, retErr error) {
-	s := &Sandbox{progress: opts.Progress}
+	s := &Sandbox{progress: opts.Progress, leaseSeconds: opts.NodeLeaseSeconds}
+	if s.leaseSeconds <= 0 {
+		s.leaseSeconds = defaultNodeLeaseSeconds
+	}
 	if s.progress == nil {
 		s.progress = io.Discard
 	}

@@ -119,7 +119,7 @@ func compareKarpenter(ctx context.Context, t *testing.T, bin, crdDir string, out
 		dir = filepath.Join(dir, "karpenter")
 	}
 	sb, err := sandbox.Start(ctx, sandbox.Options{
-		BinDir: binDir, Dir: dir, Progress: progressWriter(), SystemNodes: 2,
+		BinDir: binDir, Dir: dir, Progress: progressWriter(), SystemNodes: 2, NodeLeaseSeconds: nodeLeaseSeconds,
 		AWS: &awssim.Options{ClusterName: clusterName, DefaultPoolCapacity: 100000},
 	})
 	if err != nil {
