@@ -157,12 +157,15 @@ const (
 // whether it decided a command (started, or abandoned when its validation
 // failed).
 func (c *Controller) Pass(ctx context.Context) (bool, error) {
+	start := c.clock.Now()
 	env, err := c.Env(ctx)
 	if err != nil {
 		return false, err
 	}
+	tEnv := c.clock.Since(start)
 	c.removeStaleTaints(ctx, env)
-	batch, now := c.decide(ctx, env)
+	batch, now, took := c.decide(ctx, env)
+	logPass(ctx, env, tEnv, c.clock.Since(start), took, batch, now)
 	switch {
 	case now != nil:
 		if err := c.queue.Execute(ctx, now, env.Snapshot.NodePools); err != nil {
@@ -175,6 +178,31 @@ func (c *Controller) Pass(ctx context.Context) (bool, error) {
 	return false, nil
 }
 
+// logPass logs a pass that decided something at info, with how long it
+// took (reading the cluster, then deciding), and one that decided nothing
+// at debug.
+func logPass(ctx context.Context, env *Env, tEnv, total time.Duration, took []string, batch []*Command, now *Command) {
+	nodes := 0
+	for _, cmd := range append(slices.Clone(batch), now) {
+		if cmd != nil {
+			nodes += len(cmd.Candidates)
+		}
+	}
+	logger := log.FromContext(ctx)
+	if nodes == 0 {
+		logger = logger.V(1)
+	}
+	logger.Info("disruption pass", "nodes", len(env.Snapshot.Nodes), "commands", len(batch)+btoi(now != nil), "disrupting", nodes,
+		"duration", total.String(), "snapshot", tEnv.String(), "methods", took)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // decide runs the methods in order. A command that needs no validation
 // (repair, drift) found first is returned as now, to start at once. A
 // consolidation or emptiness command that deletes is kept and the same
@@ -182,7 +210,8 @@ func (c *Controller) Pass(ctx context.Context) (bool, error) {
 // (Leaving): the batch so found waits out one validation delay, not one
 // per command. A command that replaces ends the search, as does one that
 // needs no validation after a batch began (it goes next pass).
-func (c *Controller) decide(ctx context.Context, env *Env) (batch []*Command, now *Command) {
+// took lists each method run with how long it took, in the order run.
+func (c *Controller) decide(ctx context.Context, env *Env) (batch []*Command, now *Command, took []string) {
 	blockedReported := false
 	var firstDecided time.Time
 	for i := 0; i < len(methods); i++ {
@@ -209,6 +238,7 @@ func (c *Controller) decide(ctx context.Context, env *Env) (batch []*Command, no
 			allowedDisruptions.WithLabelValues(pool, reasonLabel(m.reason)).Set(float64(n))
 		}
 		out := m.run(ctx, env, candidates, budgets)
+		took = append(took, m.name+"="+c.clock.Since(start).Round(time.Millisecond).String())
 		evaluationDuration.WithLabelValues(reasonLabel(m.reason), consolidationTypeOf(m.name)).Observe(c.clock.Since(start).Seconds())
 		eligibleNodes.WithLabelValues(reasonLabel(m.reason)).Set(float64(out.Eligible))
 		if out.TimedOut {
@@ -226,9 +256,9 @@ func (c *Controller) decide(ctx context.Context, env *Env) (batch []*Command, no
 			continue
 		case !cmd.NeedsValidation():
 			if len(batch) == 0 {
-				return nil, cmd
+				return nil, cmd, took
 			}
-			return batch, nil
+			return batch, nil, took
 		}
 		if len(batch) == 0 {
 			firstDecided = c.clock.Now()
@@ -244,7 +274,7 @@ func (c *Controller) decide(ctx context.Context, env *Env) (batch []*Command, no
 		}
 		i-- // the same method again, without these nodes
 	}
-	return batch, nil
+	return batch, nil, took
 }
 
 // validateAndStart waits the validation delay, then re-checks each command

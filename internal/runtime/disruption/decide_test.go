@@ -31,7 +31,7 @@ func TestDecideBatchesDeletes(t *testing.T) {
 		mkNode("big", pool, 0, 16, v1.CapacityTypeOnDemand, []*corev1.Pod{mkPod("12")}),
 	}
 	env := mkEnv([]*v1.NodePool{pool}, nodes, 1)
-	batch, started := deciding().decide(context.Background(), env)
+	batch, started, _ := deciding().decide(context.Background(), env)
 	if started != nil {
 		t.Fatalf("started %s at once, want a batch", started)
 	}
@@ -67,14 +67,14 @@ func TestDecideLeavesDriftForTheNextPass(t *testing.T) {
 	pool := mkPool("default")
 	drifting := mkNode("d", pool, 0, 4, v1.CapacityTypeOnDemand, []*corev1.Pod{mkPod("3")}, drifted(now.Add(-10*time.Minute)))
 	env := mkEnv([]*v1.NodePool{pool}, []*state.StateNode{mkNode("e", pool, 0, 4, v1.CapacityTypeOnDemand, nil), drifting}, 1)
-	batch, started := deciding().decide(context.Background(), env)
+	batch, started, _ := deciding().decide(context.Background(), env)
 	if started != nil || len(batch) != 1 || batch[0].Method != MethodEmptiness {
 		t.Fatalf("decided %v and %v now, want the emptiness command alone", batch, started)
 	}
 
 	drifting = mkNode("d", pool, 0, 4, v1.CapacityTypeOnDemand, []*corev1.Pod{mkPod("3")}, drifted(now.Add(-10*time.Minute)))
 	env = mkEnv([]*v1.NodePool{pool}, []*state.StateNode{drifting}, 1)
-	if batch, started = deciding().decide(context.Background(), env); started == nil || started.Method != MethodDrift || len(batch) != 0 {
+	if batch, started, _ = deciding().decide(context.Background(), env); started == nil || started.Method != MethodDrift || len(batch) != 0 {
 		t.Fatalf("decided %v and %v now, want the drift command now", batch, started)
 	}
 }

@@ -1,6 +1,7 @@
 package disruption
 
 import (
+	"sync"
 	"time"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
@@ -29,6 +30,22 @@ type Env struct {
 	// Repair matches Nodes against the repair policies; nil when the
 	// NodeRepair gate is off.
 	Repair *repair.Matcher
+
+	// catalog indexes the NodePools' instance types once for every
+	// simulation of the decision (see catalogFor).
+	catalogOnce sync.Once
+	catalog     *scheduling.Catalog
+}
+
+// catalogFor is the catalog of pools, the solver NodePools every
+// simulation in this Env builds from the same instance types: built by the
+// first simulation, shared by the rest. Nil when it cannot be built; Solve
+// then builds its own and reports why.
+func (e *Env) catalogFor(pools []*scheduling.NodePool) *scheduling.Catalog {
+	e.catalogOnce.Do(func() {
+		e.catalog, _ = scheduling.NewCatalog(pools)
+	})
+	return e.catalog
 }
 
 // pool returns the named NodePool.

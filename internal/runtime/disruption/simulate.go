@@ -44,6 +44,7 @@ func Simulate(env *Env, candidates []*Candidate) (*Simulation, error) {
 	if len(in.NodePools) == 0 && len(moving) > 0 {
 		return nil, errNoPools
 	}
+	in.Catalog = env.catalogFor(in.NodePools)
 	start := time.Now()
 	plan, err := scheduling.Solve(*in)
 	metrics.SchedulingDuration.WithLabelValues(ControllerName).Observe(time.Since(start).Seconds())

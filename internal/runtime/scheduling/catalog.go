@@ -4,20 +4,24 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
 )
 
-// catalog is the union of every NodePool's instance types, indexed so that
-// requirement checks become bitset operations.
-type catalog struct {
+// Catalog is the instance types of a set of NodePools indexed for the
+// solver, so that requirement checks become bitset operations. Building it
+// is most of the fixed cost of a Solve; a caller that solves many times over
+// the same NodePools (a disruption pass simulates every candidate) builds it
+// once with NewCatalog and passes it in Input.Catalog. Its indexes never
+// change after NewCatalog returns and its memo is locked, so Solves may
+// share it concurrently.
+type Catalog struct {
 	types []*InstanceType
 	index map[*InstanceType]int
 	all   bitset
-	alloc [][]int64
-	capv  [][]int64
 	// labels: key -> which types carry it and, per value, which types have it.
 	labels map[string]*labelIndex
 	// Offerings are flattened into slots (zone × capacity type) so the set
@@ -27,8 +31,23 @@ type catalog struct {
 	ctIdx      map[string]int
 	offer      []uint64
 	price      [][]float64
-	// compiled caches requirement-set id -> types and slots it allows.
-	compiled map[int]compiledReqs
+	// reserved are the offerings of capacity reservations, which every
+	// Solve counts down afresh.
+	reserved []reservedOffering
+	// res indexes the resources the types' allocatable names; alloc and
+	// capv are the types' vectors over them.
+	res         *resources
+	alloc, capv [][]int64
+
+	// orders memoizes sortByPrice per slot set for the Solves that use the
+	// catalog's own offerings (every one that retires no reservation).
+	orderMu sync.Mutex
+	orders  map[uint64][]int
+}
+
+type reservedOffering struct {
+	t, slot int
+	o       Offering
 }
 
 type labelIndex struct {
@@ -41,8 +60,22 @@ type compiledReqs struct {
 	slots uint64
 }
 
-func newCatalog(pools []*NodePool, res *resources, rsv *reservations) (*catalog, error) {
-	c := &catalog{index: map[*InstanceType]int{}, labels: map[string]*labelIndex{}, zoneIdx: map[string]int{}, ctIdx: map[string]int{}, compiled: map[int]compiledReqs{}}
+// catalog is one Solve's view of a Catalog: the offerings a reservation
+// used up this pass are withdrawn from its own copy of the offer bits and
+// prices, and requirement sets are compiled against its requirement table.
+type catalog struct {
+	*Catalog
+	offer       []uint64
+	price       [][]float64
+	offersOwned bool
+	alloc, capv [][]int64
+	// compiled caches requirement-set id -> types and slots it allows.
+	compiled map[int]compiledReqs
+}
+
+// NewCatalog indexes the instance types of pools.
+func NewCatalog(pools []*NodePool) (*Catalog, error) {
+	c := &Catalog{index: map[*InstanceType]int{}, labels: map[string]*labelIndex{}, zoneIdx: map[string]int{}, ctIdx: map[string]int{}, res: newResources()}
 	zones, cts := map[string]bool{}, map[string]bool{}
 	for _, p := range pools {
 		for _, it := range p.InstanceTypes {
@@ -51,7 +84,7 @@ func newCatalog(pools []*NodePool, res *resources, rsv *reservations) (*catalog,
 			}
 			c.index[it] = len(c.types)
 			c.types = append(c.types, it)
-			res.addAll(it.Allocatable)
+			c.res.addAllSorted(it.Allocatable)
 			for _, o := range it.Offerings {
 				zones[o.Zone], cts[o.CapacityType] = true, true
 			}
@@ -71,6 +104,8 @@ func newCatalog(pools []*NodePool, res *resources, rsv *reservations) (*catalog,
 	c.all = newBitset(n)
 	c.offer = make([]uint64, n)
 	c.price = make([][]float64, n)
+	c.alloc = make([][]int64, n)
+	c.capv = make([][]int64, n)
 	for i, it := range c.types {
 		c.all.set(i)
 		c.price[i] = make([]float64, len(c.zones)*len(c.cts))
@@ -83,7 +118,7 @@ func newCatalog(pools []*NodePool, res *resources, rsv *reservations) (*catalog,
 			}
 			s := c.slot(o.Zone, o.CapacityType)
 			if o.Reserved() && o.ReservationID != "" {
-				rsv.add(i, s, o)
+				c.reserved = append(c.reserved, reservedOffering{i, s, o})
 				if o.ReservationCapacity <= 0 {
 					continue // full: nothing to buy this pass
 				}
@@ -99,14 +134,53 @@ func newCatalog(pools []*NodePool, res *resources, rsv *reservations) (*catalog,
 				c.addLabel(i, k, v)
 			}
 		}
+		c.alloc[i] = c.res.allocatable(it.Allocatable)
+		capacity := it.Capacity
+		if capacity == nil {
+			capacity = it.Allocatable
+		}
+		c.capv[i] = c.res.vec(capacity)
 	}
 	return c, nil
+}
+
+// covers reports whether the catalog holds exactly the instance types of
+// pools, so a Solve over pools may use it.
+func (c *Catalog) covers(pools []*NodePool) bool {
+	seen := make([]bool, len(c.types))
+	n := 0
+	for _, p := range pools {
+		for _, it := range p.InstanceTypes {
+			i, ok := c.index[it]
+			if !ok {
+				return false
+			}
+			if !seen[i] {
+				seen[i] = true
+				n++
+			}
+		}
+	}
+	return n == len(c.types)
+}
+
+// view starts a Solve's view of the catalog: res gets the catalog's
+// resources (before any other, so the types' vectors are a prefix of the
+// Solve's) and rsv its reservations.
+func (c *Catalog) view(res *resources, rsv *reservations) *catalog {
+	for _, name := range c.res.names {
+		res.add(name)
+	}
+	for _, r := range c.reserved {
+		rsv.add(r.t, r.slot, r.o)
+	}
+	return &catalog{Catalog: c, offer: c.offer, price: c.price, compiled: map[int]compiledReqs{}}
 }
 
 // addLabel records that type i has label k with value v. A type with several
 // values of k (LabelChoices) is in each value's set, so a requirement
 // admits it when any of its values meets it.
-func (c *catalog) addLabel(i int, k, v string) {
+func (c *Catalog) addLabel(i int, k, v string) {
 	k = requirements.NormalizeKey(k)
 	li := c.labels[k]
 	if li == nil {
@@ -122,24 +196,88 @@ func (c *catalog) addLabel(i int, k, v string) {
 	vb.set(i)
 }
 
+// finishVectors gives the view the types' vectors over every resource the
+// Solve knows: the catalog's own, padded with zeros for the resources only
+// pods, nodes or limits name (no type has any of them).
 func (c *catalog) finishVectors(res *resources) {
-	c.alloc = make([][]int64, len(c.types))
-	c.capv = make([][]int64, len(c.types))
-	for i, it := range c.types {
-		c.alloc[i] = res.allocatable(it.Allocatable)
-		capacity := it.Capacity
-		if capacity == nil {
-			capacity = it.Allocatable
-		}
-		c.capv[i] = res.vec(capacity)
+	if len(res.names) == len(c.Catalog.res.names) {
+		c.alloc, c.capv = c.Catalog.alloc, c.Catalog.capv
+		return
 	}
+	pad := func(vs [][]int64) [][]int64 {
+		out := make([][]int64, len(vs))
+		for i, v := range vs {
+			out[i] = make([]int64, len(res.names))
+			copy(out[i], v)
+		}
+		return out
+	}
+	c.alloc, c.capv = pad(c.Catalog.alloc), pad(c.Catalog.capv)
 }
 
-func (c *catalog) slot(zone, ct string) int { return c.zoneIdx[zone]*len(c.cts) + c.ctIdx[ct] }
+// order lists every type purchasable within slots, cheapest first (then by
+// name). The slice is shared and must not be modified.
+func (c *catalog) order(slots uint64) []int {
+	if c.offersOwned {
+		return c.sortByPrice(slots)
+	}
+	c.orderMu.Lock()
+	defer c.orderMu.Unlock()
+	if out, ok := c.orders[slots]; ok {
+		return out
+	}
+	if c.orders == nil {
+		c.orders = map[uint64][]int{}
+	}
+	out := c.sortByPrice(slots)
+	c.orders[slots] = out
+	return out
+}
+
+func (c *catalog) sortByPrice(slots uint64) []int {
+	type priced struct {
+		t     int
+		price float64
+	}
+	var ps []priced
+	for t := range c.types {
+		if p := c.cheapest(t, slots); !math.IsInf(p, 1) {
+			ps = append(ps, priced{t, p})
+		}
+	}
+	sort.Slice(ps, func(i, j int) bool {
+		if ps[i].price != ps[j].price {
+			return ps[i].price < ps[j].price
+		}
+		return c.types[ps[i].t].Name < c.types[ps[j].t].Name
+	})
+	out := make([]int, len(ps))
+	for i, p := range ps {
+		out[i] = p.t
+	}
+	return out
+}
+
+// withdraw takes the offering of type t in slot out of this Solve's
+// catalog, copying the shared offer bits and prices first.
+func (c *catalog) withdraw(t, slot int) {
+	if !c.offersOwned {
+		c.offer = append([]uint64(nil), c.offer...)
+		price := make([][]float64, len(c.price))
+		for i, p := range c.price {
+			price[i] = append([]float64(nil), p...)
+		}
+		c.price, c.offersOwned = price, true
+	}
+	c.offer[t] &^= 1 << slot
+	c.price[t][slot] = math.Inf(1)
+}
+
+func (c *Catalog) slot(zone, ct string) int { return c.zoneIdx[zone]*len(c.cts) + c.ctIdx[ct] }
 
 // slotsFor is the set of offering slots whose zone and capacity type reqs
 // allow.
-func (c *catalog) slotsFor(reqs requirements.Requirements) uint64 {
+func (c *Catalog) slotsFor(reqs requirements.Requirements) uint64 {
 	zr, cr := reqs.Get(labelZone), reqs.Get(labelCapacityType)
 	var mask uint64
 	for zi, z := range c.zones {

@@ -256,18 +256,11 @@ func (s *solver) priceOrder(set bitset, slots uint64) []int {
 		return out
 	}
 	var out []int
-	set.each(func(t int) {
-		if !math.IsInf(s.cat.cheapest(t, slots), 1) {
+	for _, t := range s.cat.order(slots) {
+		if set.has(t) {
 			out = append(out, t)
 		}
-	})
-	sort.SliceStable(out, func(i, j int) bool {
-		pi, pj := s.cat.cheapest(out[i], slots), s.cat.cheapest(out[j], slots)
-		if pi != pj {
-			return pi < pj
-		}
-		return s.cat.types[out[i]].Name < s.cat.types[out[j]].Name
-	})
+	}
 	s.byPrice[string(key)] = out
 	return out
 }

@@ -2,6 +2,7 @@ package scheduling
 
 import (
 	"math"
+	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -126,6 +127,21 @@ func (r *resources) add(name corev1.ResourceName) int {
 func (r *resources) addAll(l corev1.ResourceList) {
 	for name := range l {
 		r.add(name)
+	}
+}
+
+// addAllSorted adds l's names in name order, so a catalog's resources come
+// out the same whatever the map order.
+func (r *resources) addAllSorted(l corev1.ResourceList) {
+	names := make([]string, 0, len(l))
+	for name := range l {
+		if _, ok := r.index[name]; !ok {
+			names = append(names, string(name))
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		r.add(corev1.ResourceName(name))
 	}
 }
 

@@ -149,8 +149,7 @@ func (s *solver) reserve(b *bin) {
 		if s.reservations.room(ts.t, ts.slot) > 0 {
 			continue
 		}
-		s.cat.offer[ts.t] &^= 1 << ts.slot
-		s.cat.price[ts.t][ts.slot] = math.Inf(1)
+		s.cat.withdraw(ts.t, ts.slot)
 		retired = true
 	}
 	if retired {

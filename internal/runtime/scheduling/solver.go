@@ -66,11 +66,14 @@ func Solve(in Input) (*Plan, error) {
 	}
 	s.table = newReqTable(s.opts.WellKnownLabels)
 	s.topo = newTopology(in.NamespaceLabels)
-	cat, err := newCatalog(in.NodePools, s.res, s.reservations)
-	if err != nil {
-		return nil, err
+	shared := in.Catalog
+	if shared == nil || !shared.covers(in.NodePools) {
+		var err error
+		if shared, err = NewCatalog(in.NodePools); err != nil {
+			return nil, err
+		}
 	}
-	s.cat = cat
+	s.cat = shared.view(s.res, s.reservations)
 	classes, perr := s.buildClasses()
 	for _, n := range append(append([]*Node{}, in.Nodes...), in.InFlight...) {
 		s.res.addAll(n.Allocatable)

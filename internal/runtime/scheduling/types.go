@@ -166,6 +166,9 @@ type Input struct {
 	// NamespaceLabels resolves affinity namespaceSelectors.
 	NamespaceLabels map[string]map[string]string
 	Options         Options
+	// Catalog, when it indexes exactly the NodePools' instance types, saves
+	// Solve building one (see NewCatalog); otherwise Solve builds its own.
+	Catalog *Catalog
 }
 
 // TargetKind says where a pod goes.
