@@ -67,6 +67,9 @@ type Controller struct {
 
 	mu         sync.Mutex
 	lastEvents map[string]eventMemo
+	// consolidated lets passes skip the consolidation searches while the
+	// cluster is as it was when they last found nothing.
+	consolidated consolidatedMemo
 }
 
 type eventMemo struct {
@@ -214,6 +217,11 @@ func btoi(b bool) int {
 func (c *Controller) decide(ctx context.Context, env *Env) (batch []*Command, now *Command, took []string) {
 	blockedReported := false
 	var firstDecided time.Time
+	// The consolidation searches are skipped while the cluster is the one
+	// they last found nothing in; a pass in which both ran to the end and
+	// found nothing records it.
+	var fingerprint uint64
+	fingerprinted, foundNothing := false, 0
 	for i := 0; i < len(methods); i++ {
 		m := methods[i]
 		if m.name == MethodRepair && env.Repair == nil {
@@ -237,6 +245,16 @@ func (c *Controller) decide(ctx context.Context, env *Env) (batch []*Command, no
 		for pool, n := range budgets {
 			allowedDisruptions.WithLabelValues(pool, reasonLabel(m.reason)).Set(float64(n))
 		}
+		consolidation := m.name == MethodMultiNode || m.name == MethodSingleNode
+		if consolidation && len(batch) == 0 {
+			if !fingerprinted {
+				fingerprint, fingerprinted = consolidationFingerprint(env, budgets), true
+			}
+			if c.consolidated.holds(fingerprint, env.Now) {
+				took = append(took, m.name+"=unchanged")
+				continue
+			}
+		}
 		out := m.run(ctx, env, candidates, budgets)
 		took = append(took, m.name+"="+c.clock.Since(start).Round(time.Millisecond).String())
 		evaluationDuration.WithLabelValues(reasonLabel(m.reason), consolidationTypeOf(m.name)).Observe(c.clock.Since(start).Seconds())
@@ -248,6 +266,9 @@ func (c *Controller) decide(ctx context.Context, env *Env) (batch []*Command, no
 		c.observeMoves(out.Moves)
 		c.reportRepairBlocked(out)
 		cmd := out.Command
+		if consolidation && len(batch) == 0 && cmd == nil && !out.TimedOut {
+			foundNothing++
+		}
 		switch {
 		case cmd == nil:
 			if len(batch) == 0 {
@@ -273,6 +294,9 @@ func (c *Controller) decide(ctx context.Context, env *Env) (batch []*Command, no
 			cand.Leaving = true
 		}
 		i-- // the same method again, without these nodes
+	}
+	if len(batch) == 0 && foundNothing == 2 {
+		c.consolidated = consolidatedMemo{fingerprint: fingerprint, at: env.Now}
 	}
 	return batch, nil, took
 }

@@ -3,6 +3,7 @@ package disruption
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,5 +77,90 @@ func TestDecideLeavesDriftForTheNextPass(t *testing.T) {
 	env = mkEnv([]*v1.NodePool{pool}, []*state.StateNode{drifting}, 1)
 	if batch, started, _ = deciding().decide(context.Background(), env); started == nil || started.Method != MethodDrift || len(batch) != 0 {
 		t.Fatalf("decided %v and %v now, want the drift command now", batch, started)
+	}
+}
+
+// consolidationRuns lists how multi-node and single-node consolidation
+// went in one decide: their took entries.
+func consolidationRuns(took []string) []string {
+	var out []string
+	for _, t := range took {
+		if strings.HasPrefix(t, MethodMultiNode+"=") || strings.HasPrefix(t, MethodSingleNode+"=") {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func skipped(runs []string) bool {
+	return len(runs) == 2 && runs[0] == MethodMultiNode+"=unchanged" && runs[1] == MethodSingleNode+"=unchanged"
+}
+
+// TestConsolidationSkippedWhileUnchanged: once both consolidation searches
+// found nothing, passes over the same cluster skip them, until a pod
+// changes or ConsolidatedTimeout passes.
+func TestConsolidationSkippedWhileUnchanged(t *testing.T) {
+	pool := mkPool("default")
+	pods := []*corev1.Pod{mkPod("2"), mkPod("1"), mkPod("4")}
+	passes := 0
+	cluster := func() []*state.StateNode {
+		// Two 4-vCPU nodes, 3 and 4 vCPU used: neither goes, and no cheaper
+		// node holds either one's pods. The snapshot lists a node's pods
+		// in no set order.
+		onA := []*corev1.Pod{pods[0], pods[1]}
+		if passes%2 == 1 {
+			onA = []*corev1.Pod{pods[1], pods[0]}
+		}
+		passes++
+		return []*state.StateNode{
+			mkNode("a", pool, 0, 4, v1.CapacityTypeOnDemand, onA),
+			mkNode("b", pool, 0, 4, v1.CapacityTypeOnDemand, []*corev1.Pod{pods[2]}),
+		}
+	}
+	c := deciding()
+	pass := func(at time.Time) []string {
+		env := mkEnv([]*v1.NodePool{pool}, cluster(), 2)
+		env.Now = at
+		batch, started, took := c.decide(context.Background(), env)
+		if len(batch) > 0 || started != nil {
+			t.Fatalf("decided %v, %v: want nothing", batch, started)
+		}
+		return consolidationRuns(took)
+	}
+	if runs := pass(now); len(runs) != 2 || skipped(runs) {
+		t.Fatalf("first pass: consolidation %v, want both searches run", runs)
+	}
+	if runs := pass(now.Add(time.Minute)); !skipped(runs) {
+		t.Fatalf("same cluster: consolidation %v, want both searches skipped", runs)
+	}
+	pods[2].ResourceVersion = "2" // the pod was updated (a new annotation, say)
+	if runs := pass(now.Add(2 * time.Minute)); skipped(runs) {
+		t.Fatalf("a pod changed: consolidation %v, want both searches run", runs)
+	}
+	if runs := pass(now.Add(3 * time.Minute)); !skipped(runs) {
+		t.Fatalf("unchanged since: consolidation %v, want both searches skipped", runs)
+	}
+	if runs := pass(now.Add(2*time.Minute + ConsolidatedTimeout)); skipped(runs) {
+		t.Fatalf("%s after the searches last ran: consolidation %v, want both searches run", ConsolidatedTimeout, runs)
+	}
+}
+
+// TestConsolidationRunsAgainAfterADecision: a pass that decided a command
+// records nothing, so the next pass over the same cluster searches again.
+func TestConsolidationRunsAgainAfterADecision(t *testing.T) {
+	pool := mkPool("default")
+	c := deciding()
+	for i := range 2 {
+		nodes := []*state.StateNode{
+			mkNode("a", pool, 0, 4, v1.CapacityTypeOnDemand, []*corev1.Pod{mkPod("1")}),
+			mkNode("b", pool, 0, 4, v1.CapacityTypeOnDemand, []*corev1.Pod{mkPod("1")}),
+		}
+		batch, _, took := c.decide(context.Background(), mkEnv([]*v1.NodePool{pool}, nodes, 1))
+		if len(batch) == 0 {
+			t.Fatalf("pass %d decided nothing, want a to go with b's pod moved, or the reverse (took %v)", i+1, took)
+		}
+		if skipped(consolidationRuns(took)) {
+			t.Fatalf("pass %d skipped consolidation", i+1)
+		}
 	}
 }

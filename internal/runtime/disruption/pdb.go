@@ -2,6 +2,8 @@ package disruption
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -38,6 +40,24 @@ func NewPDBLimits(pdbs []policyv1.PodDisruptionBudget) *PDBLimits {
 		})
 	}
 	return out
+}
+
+// write feeds the budgets, in a fixed order, to a fingerprint.
+func (l *PDBLimits) write(str func(string), num func(uint64)) {
+	if l == nil {
+		return
+	}
+	for _, ns := range slices.Sorted(maps.Keys(l.byNamespace)) {
+		str(ns)
+		for _, e := range l.byNamespace[ns] {
+			str(e.name)
+			str(e.selector.String())
+			num(uint64(e.allowed))
+			if e.always {
+				str("always")
+			}
+		}
+	}
 }
 
 // Blocking explains why evicting pod would fail now, or returns "": the pod
