@@ -102,7 +102,7 @@ func skipped(runs []string) bool {
 func TestConsolidationSkippedWhileUnchanged(t *testing.T) {
 	pool := mkPool("default")
 	pods := []*corev1.Pod{mkPod("2"), mkPod("1"), mkPod("4")}
-	passes := 0
+	passes, annotated := 0, false
 	cluster := func() []*state.StateNode {
 		// Two 4-vCPU nodes, 3 and 4 vCPU used: neither goes, and no cheaper
 		// node holds either one's pods. The snapshot lists a node's pods
@@ -112,10 +112,11 @@ func TestConsolidationSkippedWhileUnchanged(t *testing.T) {
 			onA = []*corev1.Pod{pods[1], pods[0]}
 		}
 		passes++
-		return []*state.StateNode{
-			mkNode("a", pool, 0, 4, v1.CapacityTypeOnDemand, onA),
-			mkNode("b", pool, 0, 4, v1.CapacityTypeOnDemand, []*corev1.Pod{pods[2]}),
+		a := mkNode("a", pool, 0, 4, v1.CapacityTypeOnDemand, onA)
+		if annotated {
+			a.Node.Annotations = map[string]string{"example.com/owner": "team-a"}
 		}
+		return []*state.StateNode{a, mkNode("b", pool, 0, 4, v1.CapacityTypeOnDemand, []*corev1.Pod{pods[2]})}
 	}
 	c := deciding()
 	pass := func(at time.Time) []string {
@@ -140,7 +141,11 @@ func TestConsolidationSkippedWhileUnchanged(t *testing.T) {
 	if runs := pass(now.Add(3 * time.Minute)); !skipped(runs) {
 		t.Fatalf("unchanged since: consolidation %v, want both searches skipped", runs)
 	}
-	if runs := pass(now.Add(2*time.Minute + ConsolidatedTimeout)); skipped(runs) {
+	annotated = true // a Node annotation changed (karpenter.sh/do-not-disrupt, say)
+	if runs := pass(now.Add(3 * time.Minute)); skipped(runs) {
+		t.Fatalf("a Node's annotations changed: consolidation %v, want both searches run", runs)
+	}
+	if runs := pass(now.Add(3*time.Minute + ConsolidatedTimeout)); skipped(runs) {
 		t.Fatalf("%s after the searches last ran: consolidation %v, want both searches run", ConsolidatedTimeout, runs)
 	}
 }

@@ -35,8 +35,8 @@ func (m consolidatedMemo) holds(fp uint64, now time.Time) bool {
 }
 
 // consolidationFingerprint hashes everything consolidation decides from:
-// the nodes (labels, taints, readiness, allocatable and their NodeClaim's
-// version), the pods on them or nominated to them (by version), the
+// the nodes (labels, annotations, taints, readiness, allocatable and their
+// NodeClaim's version), the pods on them or nominated to them (by version), the
 // NodePools and PodDisruptionBudgets, the commands holding nodes, the
 // disruption budgets and the instance types with their offerings. Two
 // equal fingerprints mean a consolidation search would see the same
@@ -116,12 +116,16 @@ func consolidationFingerprint(env *Env, budgets Budgets) uint64 {
 	return h.Sum64()
 }
 
-// writeNode hashes what a Node contributes: labels, taints, whether it is
-// schedulable, Ready and being deleted, and its allocatable.
+// writeNode hashes what a Node contributes: labels, annotations (a
+// do-not-disrupt one, say), taints, whether it is schedulable, Ready and
+// being deleted, and its allocatable.
 func writeNode(str func(string), num func(uint64), node *corev1.Node) {
-	for _, k := range slices.Sorted(maps.Keys(node.Labels)) {
-		str(k)
-		str(node.Labels[k])
+	for _, kv := range []map[string]string{node.Labels, node.Annotations} {
+		num(uint64(len(kv)))
+		for _, k := range slices.Sorted(maps.Keys(kv)) {
+			str(k)
+			str(kv[k])
+		}
 	}
 	for _, t := range node.Spec.Taints {
 		str(t.Key)
