@@ -3,6 +3,7 @@ package disruption
 import (
 	"cmp"
 	"encoding/binary"
+	"fmt"
 	"hash/fnv"
 	"maps"
 	"math"
@@ -36,11 +37,12 @@ func (m consolidatedMemo) holds(fp uint64, now time.Time) bool {
 
 // consolidationFingerprint hashes everything consolidation decides from:
 // the nodes (labels, annotations, taints, readiness, allocatable and their
-// NodeClaim's version), the pods on them or nominated to them (by version), the
-// NodePools and PodDisruptionBudgets, the commands holding nodes, the
-// disruption budgets and the instance types with their offerings. Two
-// equal fingerprints mean a consolidation search would see the same
-// cluster, so one that found nothing would find nothing again.
+// NodeClaim's version), the pods on them or nominated to them (by version),
+// the NodePools, DaemonSets, namespace labels and PodDisruptionBudgets, the
+// commands holding nodes, the disruption budgets and the instance types
+// with their offerings. Two equal fingerprints mean a consolidation search
+// would see the same cluster, so one that found nothing would find nothing
+// again.
 func consolidationFingerprint(env *Env, budgets Budgets) uint64 {
 	h := fnv.New64a()
 	str := func(s string) {
@@ -86,6 +88,26 @@ func consolidationFingerprint(env *Env, budgets Budgets) uint64 {
 	for _, p := range env.Snapshot.NodePools {
 		str(p.Name)
 		str(p.ResourceVersion)
+	}
+	// DaemonSets take room on every node and on replacements alike; the
+	// Snapshot lists them in no set order.
+	dss := make([]string, 0, len(env.Snapshot.DaemonSets))
+	for _, ds := range env.Snapshot.DaemonSets {
+		dss = append(dss, fmt.Sprintf("%s/%s/%d/%t", ds.Namespace, ds.Name, ds.Generation, ds.DeletionTimestamp != nil))
+	}
+	slices.Sort(dss)
+	for _, ds := range dss {
+		str(ds)
+	}
+	// Namespace labels decide which pods an affinity's namespaceSelector
+	// counts.
+	for _, ns := range slices.Sorted(maps.Keys(env.Snapshot.NamespaceLabels)) {
+		str(ns)
+		labels := env.Snapshot.NamespaceLabels[ns]
+		for _, k := range slices.Sorted(maps.Keys(labels)) {
+			str(k)
+			str(labels[k])
+		}
 	}
 	env.PDBs.write(str, num)
 	for _, name := range slices.Sorted(maps.Keys(env.Queued)) {
