@@ -7,6 +7,7 @@ import (
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/repair"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/simulation"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/volumetopology"
 )
@@ -35,6 +36,9 @@ type Env struct {
 	// simulation of the decision (see catalogFor).
 	catalogOnce sync.Once
 	catalog     *scheduling.Catalog
+	// nodes are the snapshot's nodes as every simulation gives them to the
+	// solver, converted once.
+	nodes simulation.Nodes
 }
 
 // catalogFor is the catalog of pools, the solver NodePools every

@@ -40,7 +40,7 @@ func Simulate(env *Env, candidates []*Candidate) (*Simulation, error) {
 	moving = append(moving, simulation.Displaced(env.Snapshot.Nodes, removed)...)
 	// Pods whose storage does not resolve cannot be shown to fit anywhere.
 	moving, volumes, waiting := simulation.VolumeTopology(moving, env.Volumes)
-	in := simulation.Build(env.Snapshot, moving, volumes, env.InstanceTypes, env.Options, removed)
+	in := simulation.Build(env.Snapshot, &env.nodes, moving, volumes, env.InstanceTypes, env.Options, removed)
 	if len(in.NodePools) == 0 && len(moving) > 0 {
 		return nil, errNoPools
 	}

@@ -178,7 +178,7 @@ func (p *Provisioner) input(ctx context.Context, snap *state.Snapshot, pods []*c
 		log.FromContext(ctx).Error(err, "skipping nodepool")
 	}
 	opts := scheduling.Options{PreferencePolicy: p.opts.PreferencePolicy, MinValuesPolicy: p.opts.MinValuesPolicy}
-	return simulation.Build(snap, pods, volumes, poolTypes, opts, nil), byName, nil
+	return simulation.Build(snap, nil, pods, volumes, poolTypes, opts, nil), byName, nil
 }
 
 func (p *Provisioner) nominate(pod *corev1.Pod, target string, inFlight bool) {

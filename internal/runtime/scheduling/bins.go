@@ -53,12 +53,16 @@ func (s *solver) buildBins() {
 	})
 	add := func(n *Node, kind TargetKind) {
 		b := &bin{kind: kind, name: n.Name, node: n, taints: n.Taints, free: s.res.allocatable(n.Allocatable), index: len(s.bins)}
+		requests := n.Requests
+		if requests == nil {
+			requests = SumRequests(n.Pods)
+		}
+		used := s.res.vec(requests)
+		used[resPods] += int64(len(n.Pods))
+		for i := range used {
+			b.free[i] -= used[i]
+		}
 		for _, p := range n.Pods {
-			v := s.res.vec(PodRequests(p))
-			v[resPods]++
-			for i := range v {
-				b.free[i] -= v[i]
-			}
 			b.ports = append(b.ports, podHostPorts(p)...)
 		}
 		s.bins = append(s.bins, b)

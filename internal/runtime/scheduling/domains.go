@@ -18,14 +18,24 @@ func (s *solver) buildTopology(classes []*class) {
 		labels map[string]string
 		bins   []*bin // one entry per pod
 	}
-	sets := map[string]*labelSet{}
-	var order []*labelSet
-	var b strings.Builder
 	for _, bn := range s.bins {
 		for _, p := range bn.node.Pods {
 			for _, g := range s.topo.existingAnti(p) {
 				s.countOwner(g, bn, 1)
 			}
+		}
+	}
+	if len(s.topo.list) == 0 {
+		// No spread or affinity anywhere: nothing counts running pods (a
+		// disruption pass's simulations, as a rule).
+		s.topoKeys = nil
+		return
+	}
+	sets := map[string]*labelSet{}
+	var order []*labelSet
+	var b strings.Builder
+	for _, bn := range s.bins {
+		for _, p := range bn.node.Pods {
 			b.Reset()
 			b.WriteString(p.Namespace)
 			b.WriteByte('|')

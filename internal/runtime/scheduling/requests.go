@@ -69,6 +69,15 @@ func PodRequests(pod *corev1.Pod) corev1.ResourceList {
 	return out
 }
 
+// SumRequests is the sum of PodRequests over pods.
+func SumRequests(pods []*corev1.Pod) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for _, p := range pods {
+		AddResources(out, PodRequests(p))
+	}
+	return out
+}
+
 // AddResources adds src into dst, resource by resource.
 func AddResources(dst, src corev1.ResourceList) {
 	for name, q := range src {

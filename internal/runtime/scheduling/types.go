@@ -122,6 +122,9 @@ type Node struct {
 	Taints      []corev1.Taint
 	Allocatable corev1.ResourceList
 	Pods        []*corev1.Pod
+	// Requests, when set, is the sum of PodRequests over Pods, for callers
+	// that solve over the same nodes many times; Solve sums them otherwise.
+	Requests corev1.ResourceList
 	// Initialized nodes are tried before uninitialized ones.
 	Initialized bool
 }

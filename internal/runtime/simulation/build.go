@@ -1,6 +1,8 @@
 package simulation
 
 import (
+	"sync"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -13,8 +15,9 @@ import (
 // to volumes, see VolumeTopology) on what the snapshot holds: its nodes and
 // in-flight claims except those being deleted or named in without, its
 // DaemonSets, and its schedulable NodePools that have instance types, each
-// with the usage its claims count against its limits.
-func Build(snap *state.Snapshot, toPlace []*corev1.Pod, volumes map[types.UID][][]corev1.NodeSelectorRequirement,
+// with the usage its claims count against its limits. nodes, when not nil,
+// holds the snapshot's nodes converted by earlier Builds.
+func Build(snap *state.Snapshot, nodes *Nodes, toPlace []*corev1.Pod, volumes map[types.UID][][]corev1.NodeSelectorRequirement,
 	instanceTypes map[string][]*scheduling.InstanceType, opts scheduling.Options, without map[string]bool) *scheduling.Input {
 	in := &scheduling.Input{
 		Pods:            toPlace,
@@ -33,12 +36,39 @@ func Build(snap *state.Snapshot, toPlace []*corev1.Pod, volumes map[types.UID][]
 		switch {
 		case without[n.Name()] || n.Deleting():
 		case n.InFlight():
-			in.InFlight = append(in.InFlight, SolverNode(n))
+			in.InFlight = append(in.InFlight, nodes.node(n))
 		default:
-			in.Nodes = append(in.Nodes, SolverNode(n))
+			in.Nodes = append(in.Nodes, nodes.node(n))
 		}
 	}
 	return in
+}
+
+// Nodes converts the nodes of one snapshot for the solver once, with their
+// pods' summed requests, for a caller that builds many inputs from it (a
+// disruption decision simulates every candidate). Safe for concurrent use.
+type Nodes struct {
+	mu        sync.Mutex
+	converted map[*state.StateNode]*scheduling.Node
+}
+
+// node is n for the solver; a nil Nodes converts afresh.
+func (c *Nodes) node(n *state.StateNode) *scheduling.Node {
+	if c == nil {
+		return SolverNode(n)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if sn, ok := c.converted[n]; ok {
+		return sn
+	}
+	if c.converted == nil {
+		c.converted = map[*state.StateNode]*scheduling.Node{}
+	}
+	sn := SolverNode(n)
+	sn.Requests = scheduling.SumRequests(sn.Pods)
+	c.converted[n] = sn
+	return sn
 }
 
 // Displaced are the pods of nodes being deleted, except those named in

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -36,7 +37,7 @@ func TestBuildLeavesOutRemovedAndDeletingNodes(t *testing.T) {
 	if len(displaced) != 1 || displaced[0].Name != "draining-pod" {
 		t.Fatalf("displaced %v, want only the pod of the node being deleted", displaced)
 	}
-	in := Build(snap, displaced, nil, catalog, scheduling.Options{}, without)
+	in := Build(snap, nil, displaced, nil, catalog, scheduling.Options{}, without)
 	if len(in.Nodes) != 1 || in.Nodes[0].Name != "kept" {
 		t.Errorf("nodes %v, want only kept", in.Nodes)
 	}
@@ -48,5 +49,37 @@ func TestBuildLeavesOutRemovedAndDeletingNodes(t *testing.T) {
 	}
 	if len(in.Pods) != 1 {
 		t.Errorf("pods %v, want the displaced pod", in.Pods)
+	}
+}
+
+// TestBuildConvertsNodesOnce: Builds sharing a Nodes get the same solver
+// node for a state node, with its pods' requests summed, and the nodes a
+// Build leaves out are left out of each Build on its own.
+func TestBuildConvertsNodesOnce(t *testing.T) {
+	pod := func(name, cpu string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name)},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}}}
+	}
+	node := func(name string, pods ...*corev1.Pod) *state.StateNode {
+		return &state.StateNode{
+			Node:      &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}},
+			NodeClaim: &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name + "-claim", Labels: map[string]string{v1.NodePoolLabelKey: "default"}}},
+			Pods:      pods,
+		}
+	}
+	snap := &state.Snapshot{Nodes: []*state.StateNode{node("a", pod("a1", "500m"), pod("a2", "250m")), node("b", pod("b1", "1"))}}
+	var nodes Nodes
+	first := Build(snap, &nodes, nil, nil, nil, scheduling.Options{}, map[string]bool{"b": true})
+	second := Build(snap, &nodes, nil, nil, nil, scheduling.Options{}, map[string]bool{"a": true})
+	third := Build(snap, &nodes, nil, nil, nil, scheduling.Options{}, nil)
+	if len(first.Nodes) != 1 || first.Nodes[0].Name != "a" || len(second.Nodes) != 1 || second.Nodes[0].Name != "b" {
+		t.Fatalf("nodes %v and %v, want a alone, then b alone", first.Nodes, second.Nodes)
+	}
+	if len(third.Nodes) != 2 || third.Nodes[0] != first.Nodes[0] || third.Nodes[1] != second.Nodes[0] {
+		t.Errorf("a later Build converted the nodes again")
+	}
+	if got := first.Nodes[0].Requests.Cpu(); got.MilliValue() != 750 {
+		t.Errorf("node a requests %v CPU, want 750m (its two pods)", got)
 	}
 }
