@@ -26,7 +26,7 @@ func Build(snap *state.Snapshot, nodes *Nodes, toPlace []*corev1.Pod, volumes ma
 		NamespaceLabels: snap.NamespaceLabels,
 		Options:         opts,
 	}
-	usage := Usage(snap.Nodes, instanceTypes)
+	usage := nodes.usage(snap.Nodes, instanceTypes)
 	for _, pool := range SchedulablePools(snap.NodePools) {
 		if its := instanceTypes[pool.Name]; len(its) > 0 {
 			in.NodePools = append(in.NodePools, SolverPool(pool, its, usage[pool.Name]))
@@ -45,11 +45,26 @@ func Build(snap *state.Snapshot, nodes *Nodes, toPlace []*corev1.Pod, volumes ma
 }
 
 // Nodes converts the nodes of one snapshot for the solver once, with their
-// pods' summed requests, for a caller that builds many inputs from it (a
-// disruption decision simulates every candidate). Safe for concurrent use.
+// pods' summed requests and the NodePools' usage, for a caller that builds
+// many inputs from it (a disruption decision simulates every candidate).
+// Safe for concurrent use.
 type Nodes struct {
 	mu        sync.Mutex
 	converted map[*state.StateNode]*scheduling.Node
+	used      map[string]corev1.ResourceList
+}
+
+// usage is Usage of the snapshot's nodes, computed once.
+func (c *Nodes) usage(nodes []*state.StateNode, types map[string][]*scheduling.InstanceType) map[string]corev1.ResourceList {
+	if c == nil {
+		return Usage(nodes, types)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.used == nil {
+		c.used = Usage(nodes, types)
+	}
+	return c.used
 }
 
 // node is n for the solver; a nil Nodes converts afresh.
