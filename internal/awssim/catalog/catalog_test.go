@@ -63,3 +63,30 @@ func TestRegionsHaveZoneIDs(t *testing.T) {
 		t.Fatalf("us-west-2 = %+v", r)
 	}
 }
+
+// TestNodeMemoryIsLessThanTheTypes: a node reports its type's memory less
+// what its kernel does not see: measured for c6a.xlarge, estimated for a
+// type without a measurement, a few percent either way.
+func TestNodeMemoryIsLessThanTheTypes(t *testing.T) {
+	c := MustLoad()
+	if got, ok := c.NodeMemoryMiB("c6a.xlarge"); !ok || got != 8192-450 {
+		t.Errorf("c6a.xlarge node memory = %d MiB (known %v), want 7742 (8192 less the 450 measured)", got, ok)
+	}
+	if _, measured := c.memory["c7a.xlarge"]; measured {
+		t.Fatal("c7a.xlarge has a measurement; pick a type without one")
+	}
+	if got, ok := c.NodeMemoryMiB("c7a.xlarge"); !ok || got != 8192-78-262 {
+		t.Errorf("c7a.xlarge node memory = %d MiB (known %v), want 7852 (8192 less 78 MiB and 3.2%%)", got, ok)
+	}
+	for _, it := range c.InstanceTypes() {
+		name := string(it.InstanceType)
+		got, ok := c.NodeMemoryMiB(name)
+		mem := *it.MemoryInfo.SizeInMiB
+		if !ok || got >= mem || got < mem*80/100 {
+			t.Errorf("%s: node memory %d MiB of %d", name, got, mem)
+		}
+	}
+	if _, ok := c.NodeMemoryMiB("no.such-type"); ok {
+		t.Error("an unknown type has node memory")
+	}
+}

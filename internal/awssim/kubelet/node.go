@@ -30,7 +30,8 @@ const KwokAnnotation = "kwok.x-k8s.io/node"
 // Node builds the Node an EKS node registers for an instance: named by its
 // private DNS name, with the provider ID, the labels kubelet and the AWS
 // cloud controller set plus those of the join configuration, the join
-// configuration's taints, and capacity from the instance type.
+// configuration's taints, and capacity from the instance type (its memory
+// as the node's kernel sees it, see catalog.NodeMemoryMiB).
 func Node(in ec2types.Instance, jc *JoinConfig, region, kubeletVersion string, ephemeralGiB int32) (*corev1.Node, error) {
 	cat, err := catalog.Load()
 	if err != nil {
@@ -66,7 +67,8 @@ func Node(in ec2types.Instance, jc *JoinConfig, region, kubeletVersion string, e
 		maxPods = catalog.ENILimitedMaxPods(info)
 	}
 	vcpus := int64(*info.VCpuInfo.DefaultVCpus)
-	memMiB := *info.MemoryInfo.SizeInMiB
+	// The kubelet sees the memory the kernel has, less than the type's.
+	memMiB, _ := cat.NodeMemoryMiB(string(in.InstanceType))
 	capacity := corev1.ResourceList{
 		corev1.ResourceCPU:              *resource.NewQuantity(vcpus, resource.DecimalSI),
 		corev1.ResourceMemory:           *resource.NewQuantity(memMiB*1024*1024, resource.BinarySI),

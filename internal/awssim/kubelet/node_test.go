@@ -79,14 +79,18 @@ func TestKubeletConfigOfANodeConfigShapesTheNode(t *testing.T) {
 	if got := node.Status.Capacity[corev1.ResourcePods]; got.Value() != 20 {
 		t.Errorf("pods capacity = %s, want 20 (maxPods)", got.String())
 	}
-	// m5.large: 2 vCPUs, 8 GiB. kubeReserved cpu replaces the default,
-	// memory keeps it (20*11+255 MiB); systemReserved adds; 5% of memory
-	// replaces the 100 MiB eviction default.
+	// m5.large: 2 vCPUs, 8 GiB of which its kernel sees all but 559 MiB.
+	// kubeReserved cpu replaces the default, memory keeps it (20*11+255
+	// MiB); systemReserved adds; 5% of memory replaces the 100 MiB
+	// eviction default.
+	memCap := int64(8192-559) << 20
+	if got := node.Status.Capacity[corev1.ResourceMemory]; got.Value() != memCap {
+		t.Errorf("memory capacity = %s, want 7633Mi (8 GiB less what m5.large nodes do not see)", got.String())
+	}
 	alloc := node.Status.Allocatable
 	if cpu := alloc[corev1.ResourceCPU]; cpu.MilliValue() != 2000-200-100 {
 		t.Errorf("allocatable cpu = %s, want 1700m", cpu.String())
 	}
-	memCap := int64(8192) << 20
 	wantMem := memCap - (20*11+255)<<20 - 200<<20 - memCap*5/100
 	if mem := alloc[corev1.ResourceMemory]; mem.Value() != wantMem {
 		t.Errorf("allocatable memory = %d, want %d", mem.Value(), wantMem)
