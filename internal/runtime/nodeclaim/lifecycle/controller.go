@@ -43,6 +43,9 @@ type Controller struct {
 	// launched remembers Create results until the informer shows the
 	// Launched condition, so a stale read never launches twice.
 	launched sync.Map // types.UID -> *v1.NodeClaim
+	// labelled remembers the claims whose Node this controller labelled
+	// initialized until the claim's stored status says so.
+	labelled sync.Map // types.UID -> struct{}
 	// health is the NodePools' registration record, shared with the
 	// NodePool readiness controller, which resets it.
 	health *nodepoolhealth.State
@@ -67,6 +70,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	if claim.DeletionTimestamp != nil {
 		c.launched.Delete(claim.UID)
+		c.labelled.Delete(claim.UID)
 		return reconcile.Result{}, nil
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("nodeclaim", claim.Name, "nodepool", claim.Labels[v1.NodePoolLabelKey]))

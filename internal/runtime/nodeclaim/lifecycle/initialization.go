@@ -19,6 +19,7 @@ import (
 // for, then labels it karpenter.sh/initialized=true.
 func (c *Controller) initialize(ctx context.Context, claim *v1.NodeClaim) (result, error) {
 	if nodeclaim.IsTrue(claim, v1.ConditionTypeInitialized) {
+		c.labelled.Delete(claim.UID)
 		return result{}, nil
 	}
 	if !nodeclaim.IsTrue(claim, v1.ConditionTypeRegistered) {
@@ -39,15 +40,24 @@ func (c *Controller) initialize(ctx context.Context, claim *v1.NodeClaim) (resul
 		return result{}, nil
 	}
 	nodeclaim.Set(claim, v1.ConditionTypeInitialized, metav1.ConditionTrue, v1.ConditionTypeInitialized, "")
-	// A stale read of the claim may bring us back after the label is set.
+	// A stale read of the claim may bring us back after the label is set,
+	// with a Node read as stale: under load the cache trailed by seconds,
+	// and every retry of a conflicting status write patched the Node again.
 	if node.Labels[v1.NodeInitializedLabelKey] == "true" {
 		return result{}, nil
 	}
+	if _, done := c.labelled.Load(claim.UID); done {
+		return result{}, nil
+	}
 	stored := node.DeepCopy()
+	if node.Labels == nil {
+		node.Labels = map[string]string{}
+	}
 	node.Labels[v1.NodeInitializedLabelKey] = "true"
 	if err := c.kube.Patch(ctx, node, client.MergeFrom(stored)); err != nil {
 		return result{}, fmt.Errorf("labelling node %s initialized: %w", node.Name, err)
 	}
+	c.labelled.Store(claim.UID, struct{}{})
 	log.FromContext(ctx).Info("initialized nodeclaim", "node", node.Name, "allocatable", node.Status.Allocatable)
 	return result{}, nil
 }
