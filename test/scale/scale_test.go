@@ -321,7 +321,7 @@ kube-controller-manager takes to create the Deployments' pods, and "decision" th
 last pod's creation to the last NodeClaim created; in brackets, how much of it kube-scheduler took
 to bind or mark Unschedulable every pod once (Joist sees a pod only after that). Decision also
 includes later passes for pods that kube-scheduler placed elsewhere than planned, each after a
-node registered and a batch window; "passes" counts the
+node initialized and a batch window; "passes" counts the
 controller's scheduling passes, the first one's duration and their total: the time Joist itself
 spent snapshotting, solving and creating NodeClaims. The LP bound is the cost of the fractional
 2-resource relaxation over the instance types the controller discovers for the pool, and the fresh

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/pods"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/ratelimit"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
@@ -22,7 +23,7 @@ import (
 const podRecheck = 10 * time.Second
 
 // PodTrigger opens or extends a batch for every provisionable pod, except
-// pods waiting for the claim they are nominated to: while hundreds of them
+// pods waiting for the node they are nominated to: while hundreds of them
 // wait for their nodes, their status updates would keep every batch open
 // to its maximum duration.
 type PodTrigger struct {
@@ -51,23 +52,35 @@ func (t *PodTrigger) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return reconcile.Result{RequeueAfter: podRecheck}, nil
 }
 
-// awaitingNode is true while the pod is nominated to a claim whose Node has
-// not registered. Once it has, a pod still pending may have lost its room to
-// pods kube-scheduler put there, and the next pass must look again; an
-// expired nomination triggers too.
+// awaitingNode is true while the pod is nominated to a claim or node that
+// has not initialized: until then kube-scheduler binds nothing there, so
+// the pod cannot have lost its room, and its status updates (kube-scheduler
+// retries it as each of hundreds of nodes comes up) would keep every batch
+// open to its maximum duration. Once the node has initialized, a pod still
+// pending may have lost its room to pods kube-scheduler put there, and the
+// next pass must look again; an expired nomination triggers too.
 func (t *PodTrigger) awaitingNode(ctx context.Context, pod *corev1.Pod) bool {
 	if t.cluster == nil {
 		return false
 	}
 	nom, ok := t.cluster.NominatedTo(pod.UID)
-	if !ok || !nom.InFlight {
+	if !ok {
 		return false
 	}
-	claim := &v1.NodeClaim{}
-	if err := t.kube.Get(ctx, client.ObjectKey{Name: nom.Target}, claim); err != nil {
+	if nom.InFlight {
+		claim := &v1.NodeClaim{}
+		if err := t.kube.Get(ctx, client.ObjectKey{Name: nom.Target}, claim); err != nil {
+			return false
+		}
+		return claim.DeletionTimestamp == nil && !nodeclaim.IsTrue(claim, v1.ConditionTypeInitialized)
+	}
+	node := &corev1.Node{}
+	if err := t.kube.Get(ctx, client.ObjectKey{Name: nom.Target}, node); err != nil {
 		return false
 	}
-	return claim.DeletionTimestamp == nil && claim.Status.NodeName == ""
+	// Only a node a claim brings up initializes; any other is as ready as
+	// it will be.
+	return node.DeletionTimestamp == nil && node.Labels[v1.NodePoolLabelKey] != "" && node.Labels[v1.NodeInitializedLabelKey] != "true"
 }
 
 // Register adds the controller; bound pods are filtered out before they

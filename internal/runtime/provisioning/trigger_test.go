@@ -12,13 +12,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
 
-// A pod waiting for the claim it is nominated to does not hold batches
-// open; once the claim's Node registers, or the nomination is gone, the pod
-// triggers again so the next pass can check it still has room.
+// A pod waiting for the claim or node it is nominated to does not hold
+// batches open; once that node has initialized, or the nomination is gone,
+// the pod triggers again so the next pass can check it still has room.
 func TestPodTriggerSkipsPodsAwaitingTheirNode(t *testing.T) {
 	ctx := context.Background()
 	kube := testenv.KubeFor(t).Client
@@ -56,8 +57,13 @@ func TestPodTriggerSkipsPodsAwaitingTheirNode(t *testing.T) {
 	}
 	claim.Status.NodeName = "ip-10-0-0-1.us-west-2.compute.internal"
 	mustDo(t, kube.Status().Update(ctx, claim))
+	if triggered() {
+		t.Error("a pod nominated to a claim whose Node registered but is not initialized triggered a batch")
+	}
+	nodeclaim.Set(claim, v1.ConditionTypeInitialized, metav1.ConditionTrue, v1.ConditionTypeInitialized, "")
+	mustDo(t, kube.Status().Update(ctx, claim))
 	if !triggered() {
-		t.Error("a pod still pending after its claim's Node registered did not trigger")
+		t.Error("a pod still pending after its claim's Node initialized did not trigger")
 	}
 	cluster.Nominate(pod.UID, "gone", true, time.Hour)
 	if !triggered() {
@@ -65,7 +71,29 @@ func TestPodTriggerSkipsPodsAwaitingTheirNode(t *testing.T) {
 	}
 	cluster.Nominate(pod.UID, "ip-10-0-0-1", false, time.Hour)
 	if !triggered() {
-		t.Error("a pod nominated to an existing node but pending did not trigger")
+		t.Error("a pod nominated to a node that does not exist did not trigger")
+	}
+
+	// Nominated to a Node that exists (the claim's, seen by the pass as a
+	// node): waiting until it is initialized; a node no pool owns never
+	// initializes, so a pod pending on it triggers.
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-2.us-west-2.compute.internal",
+		Labels: map[string]string{v1.NodePoolLabelKey: "general"}}}
+	mustDo(t, kube.Create(ctx, node))
+	cluster.Nominate(pod.UID, node.Name, false, time.Hour)
+	if triggered() {
+		t.Error("a pod nominated to a pool's node that is not initialized triggered a batch")
+	}
+	node.Labels[v1.NodeInitializedLabelKey] = "true"
+	mustDo(t, kube.Update(ctx, node))
+	if !triggered() {
+		t.Error("a pod still pending on an initialized node did not trigger")
+	}
+	other := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-3.us-west-2.compute.internal"}}
+	mustDo(t, kube.Create(ctx, other))
+	cluster.Nominate(pod.UID, other.Name, false, time.Hour)
+	if !triggered() {
+		t.Error("a pod pending on a node no pool owns did not trigger")
 	}
 }
 
