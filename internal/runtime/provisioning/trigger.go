@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/pods"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/ratelimit"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
@@ -53,12 +52,13 @@ func (t *PodTrigger) Reconcile(ctx context.Context, req reconcile.Request) (reco
 }
 
 // awaitingNode is true while the pod is nominated to a claim or node that
-// has not initialized: until then kube-scheduler binds nothing there, so
-// the pod cannot have lost its room, and its status updates (kube-scheduler
-// retries it as each of hundreds of nodes comes up) would keep every batch
-// open to its maximum duration. Once the node has initialized, a pod still
-// pending may have lost its room to pods kube-scheduler put there, and the
-// next pass must look again; an expired nomination triggers too.
+// has not initialized (state.StateNode.Initialized): until then
+// kube-scheduler binds nothing there, so the pod cannot have lost its room,
+// and its status updates (kube-scheduler retries it as each of hundreds of
+// nodes comes up) would keep every batch open to its maximum duration. Once
+// the node has initialized, a pod still pending may have lost its room to
+// pods kube-scheduler put there, and the next pass must look again; a target
+// going away or an expired nomination triggers too.
 func (t *PodTrigger) awaitingNode(ctx context.Context, pod *corev1.Pod) bool {
 	if t.cluster == nil {
 		return false
@@ -67,20 +67,53 @@ func (t *PodTrigger) awaitingNode(ctx context.Context, pod *corev1.Pod) bool {
 	if !ok {
 		return false
 	}
+	n := t.nominee(ctx, nom)
+	return n != nil && !n.Deleting() && !n.Initialized()
+}
+
+// nominee joins the nomination's target as a pass sees it: the claim and,
+// once it registered, its Node. Nil when the target is gone; a Node no
+// claim owns comes without one.
+func (t *PodTrigger) nominee(ctx context.Context, nom state.Nomination) *state.StateNode {
+	n := &state.StateNode{}
+	name := nom.Target
 	if nom.InFlight {
 		claim := &v1.NodeClaim{}
 		if err := t.kube.Get(ctx, client.ObjectKey{Name: nom.Target}, claim); err != nil {
-			return false
+			return nil
 		}
-		return claim.DeletionTimestamp == nil && !nodeclaim.IsTrue(claim, v1.ConditionTypeInitialized)
+		n.NodeClaim = claim
+		if claim.Status.NodeName == "" {
+			return n
+		}
+		name = claim.Status.NodeName
 	}
 	node := &corev1.Node{}
-	if err := t.kube.Get(ctx, client.ObjectKey{Name: nom.Target}, node); err != nil {
-		return false
+	if err := t.kube.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
+		if n.NodeClaim != nil {
+			return n // registered, its Node not yet in the cache
+		}
+		return nil
 	}
-	// Only a node a claim brings up initializes; any other is as ready as
-	// it will be.
-	return node.DeletionTimestamp == nil && node.Labels[v1.NodePoolLabelKey] != "" && node.Labels[v1.NodeInitializedLabelKey] != "true"
+	n.Node = node
+	if n.NodeClaim == nil {
+		n.NodeClaim = t.owner(ctx, node)
+	}
+	return n
+}
+
+// owner is the NodeClaim that registration made the Node's owner, or nil.
+func (t *PodTrigger) owner(ctx context.Context, node *corev1.Node) *v1.NodeClaim {
+	for _, o := range node.OwnerReferences {
+		if o.Kind != "NodeClaim" || o.APIVersion != v1.SchemeGroupVersion.String() {
+			continue
+		}
+		claim := &v1.NodeClaim{}
+		if err := t.kube.Get(ctx, client.ObjectKey{Name: o.Name}, claim); err == nil && claim.UID == o.UID {
+			return claim
+		}
+	}
+	return nil
 }
 
 // Register adds the controller; bound pods are filtered out before they

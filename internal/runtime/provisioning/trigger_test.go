@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
@@ -58,42 +57,52 @@ func TestPodTriggerSkipsPodsAwaitingTheirNode(t *testing.T) {
 	claim.Status.NodeName = "ip-10-0-0-1.us-west-2.compute.internal"
 	mustDo(t, kube.Status().Update(ctx, claim))
 	if triggered() {
+		t.Error("a pod nominated to a claim whose Node registered but is not in the cache yet triggered a batch")
+	}
+	// The claim's Node as registration leaves it: owned by the claim.
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: claim.Status.NodeName,
+		Labels:          map[string]string{v1.NodePoolLabelKey: "general"},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: v1.SchemeGroupVersion.String(), Kind: "NodeClaim", Name: claim.Name, UID: claim.UID}}}}
+	mustDo(t, kube.Create(ctx, node))
+	if triggered() {
 		t.Error("a pod nominated to a claim whose Node registered but is not initialized triggered a batch")
 	}
-	nodeclaim.Set(claim, v1.ConditionTypeInitialized, metav1.ConditionTrue, v1.ConditionTypeInitialized, "")
-	mustDo(t, kube.Status().Update(ctx, claim))
-	if !triggered() {
-		t.Error("a pod still pending after its claim's Node initialized did not trigger")
-	}
-	cluster.Nominate(pod.UID, "gone", true, time.Hour)
-	if !triggered() {
-		t.Error("a pod nominated to a claim that does not exist did not trigger")
-	}
-	cluster.Nominate(pod.UID, "ip-10-0-0-1", false, time.Hour)
-	if !triggered() {
-		t.Error("a pod nominated to a node that does not exist did not trigger")
-	}
-
-	// Nominated to a Node that exists (the claim's, seen by the pass as a
-	// node): waiting until it is initialized; a node no pool owns never
-	// initializes, so a pod pending on it triggers.
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-2.us-west-2.compute.internal",
-		Labels: map[string]string{v1.NodePoolLabelKey: "general"}}}
-	mustDo(t, kube.Create(ctx, node))
+	// A pass after registration nominates to the Node itself.
 	cluster.Nominate(pod.UID, node.Name, false, time.Hour)
 	if triggered() {
-		t.Error("a pod nominated to a pool's node that is not initialized triggered a batch")
+		t.Error("a pod nominated to a claim's Node that is not initialized triggered a batch")
 	}
 	node.Labels[v1.NodeInitializedLabelKey] = "true"
 	mustDo(t, kube.Update(ctx, node))
 	if !triggered() {
 		t.Error("a pod still pending on an initialized node did not trigger")
 	}
-	other := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-3.us-west-2.compute.internal"}}
+	cluster.Nominate(pod.UID, claim.Name, true, time.Hour)
+	if !triggered() {
+		t.Error("a pod still pending after its claim's Node initialized did not trigger")
+	}
+	node.Labels[v1.NodeInitializedLabelKey] = "false"
+	node.Spec.Taints = []corev1.Taint{v1.DisruptedNoScheduleTaint}
+	mustDo(t, kube.Update(ctx, node))
+	if !triggered() {
+		t.Error("a pod nominated to a node being disrupted did not trigger")
+	}
+	cluster.Nominate(pod.UID, "gone", true, time.Hour)
+	if !triggered() {
+		t.Error("a pod nominated to a claim that does not exist did not trigger")
+	}
+	cluster.Nominate(pod.UID, "ip-10-0-0-9", false, time.Hour)
+	if !triggered() {
+		t.Error("a pod nominated to a node that does not exist did not trigger")
+	}
+	// A node no claim owns never initializes, so a pod pending on it
+	// triggers, whatever its labels say.
+	other := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-3.us-west-2.compute.internal",
+		Labels: map[string]string{v1.NodePoolLabelKey: "general"}}}
 	mustDo(t, kube.Create(ctx, other))
 	cluster.Nominate(pod.UID, other.Name, false, time.Hour)
 	if !triggered() {
-		t.Error("a pod pending on a node no pool owns did not trigger")
+		t.Error("a pod pending on a node no claim owns did not trigger")
 	}
 }
 
