@@ -89,8 +89,9 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 				return reconcile.Result{}, nil
 			}
 			if apierrors.IsConflict(err) {
-				// The lifecycle controller wrote first; judge the new version.
-				return reconcile.Result{Requeue: true}, nil
+				// The lifecycle controller wrote first; the new version's
+				// watch event judges it once the cache has it.
+				return reconcile.Result{}, nil
 			}
 			return reconcile.Result{}, fmt.Errorf("updating disruption conditions of nodeclaim %s: %w", claim.Name, err)
 		}

@@ -93,7 +93,10 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	nodeclaim.SetReady(claim)
 	if err := c.write(ctx, stored, claim); err != nil {
 		if apierrors.IsConflict(err) {
-			return reconcile.Result{Requeue: true}, nil
+			// The store holds a newer claim than the cache served; its
+			// watch event reconciles again once the cache has it. A
+			// requeue now would read the same stale copy and lose again.
+			return reconcile.Result{}, nil
 		}
 		errs = append(errs, err)
 	} else {

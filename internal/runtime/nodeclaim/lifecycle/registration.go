@@ -3,7 +3,6 @@ package lifecycle
 import (
 	"context"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -12,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
@@ -55,11 +53,12 @@ func (c *Controller) register(ctx context.Context, claim *v1.NodeClaim) (result,
 	stored := node.DeepCopy()
 	SyncNode(claim, node)
 	if !equality.Semantic.DeepEqual(stored, node) {
-		// The optimistic lock keeps concurrent taint and finalizer edits;
-		// a conflict (the kubelet's heartbeat, usually) is retried at once.
+		// The optimistic lock keeps concurrent taint and finalizer edits.
+		// On a conflict (the kubelet's status, usually) the newer Node's
+		// watch event wakes the claim again once the cache has it.
 		if err := c.kube.Patch(ctx, node, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
 			if apierrors.IsConflict(err) {
-				return result{requeue: reconcile.Result{RequeueAfter: conflictRetry}}, nil
+				return result{}, nil
 			}
 			return result{}, fmt.Errorf("syncing node %s: %w", node.Name, err)
 		}
@@ -71,9 +70,6 @@ func (c *Controller) register(ctx context.Context, claim *v1.NodeClaim) (result,
 	}
 	return result{}, nil
 }
-
-// conflictRetry is how soon a Node update that lost a race is retried.
-const conflictRetry = 100 * time.Millisecond
 
 // SyncNode writes the claim's ownership onto its Node: the termination
 // finalizer, an owner reference, the claim's labels (except those the
