@@ -65,3 +65,26 @@ func TestCostModelCases(t *testing.T) {
 		}, func(t *testing.T, r *result) { expectPlan(t, r, "burst.t", 1, 0.04) }},
 	})
 }
+
+// TestNodeCountCases: a batch large enough for pattern packing takes the
+// larger shape when it costs at most a little more per pod (fewer nodes to
+// launch, register and fragment), and the cheaper small shape when the
+// difference is more than a few nodes' worth.
+func TestNodeCountCases(t *testing.T) {
+	// small.a holds 2 pods of 1 CPU for 0.09 (0.045 a pod).
+	in := func(largePrice float64) func() Input {
+		return func() Input {
+			types := []*InstanceType{mkType("small.a", "amd64", 2, 4, 0.09), mkType("large.a", "amd64", 8, 16, largePrice)}
+			return Input{NodePools: []*NodePool{mkPool("default", types)}, Pods: pods(64, "p", "1", "1Gi")}
+		}
+	}
+	runCases(t, []tcase{
+		{"the larger shape at 1% more per pod", in(0.364), func(t *testing.T, r *result) {
+			// 0.0455 a pod: 8 nodes for 2.912 instead of 32 for 2.88.
+			expectPlan(t, r, "large.a", 8, 2.912)
+		}},
+		{"the small shape when the larger costs 11% more per pod", in(0.40), func(t *testing.T, r *result) {
+			expectPlan(t, r, "small.a", 32, 2.88)
+		}},
+	})
+}

@@ -33,8 +33,11 @@
 // constrain are packed together (patterns.go): after existing capacity, a
 // column-generation LP over node patterns (an instance type and how many
 // pods of each class it holds) decides which shapes to buy, so memory-heavy
-// and CPU-heavy pods share nodes that suit both. The LP's whole nodes become
-// claims; its fractional rest goes through the queue like every other class.
+// and CPU-heavy pods share nodes that suit both. Each node costs the LP its
+// price plus a small fixed cost (nodeCost), so shapes within a few percent
+// per pod go to the larger one: fewer nodes to launch, register and
+// fragment. The LP's whole nodes become claims; its fractional rest goes
+// through the queue like every other class.
 //
 // A new claim is sized for one instance type (see chooseTarget): the type
 // whose simulated fill with the pending pods is worth the most per dollar.
