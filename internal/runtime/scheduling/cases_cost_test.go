@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	. "github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 )
@@ -72,18 +73,30 @@ func TestCostModelCases(t *testing.T) {
 // difference is more than a few nodes' worth.
 func TestNodeCountCases(t *testing.T) {
 	// small.a holds 2 pods of 1 CPU for 0.09 (0.045 a pod).
-	in := func(largePrice float64) func() Input {
+	in := func(largePrice float64, cpuLimit string) func() Input {
 		return func() Input {
 			types := []*InstanceType{mkType("small.a", "amd64", 2, 4, 0.09), mkType("large.a", "amd64", 8, 16, largePrice)}
-			return Input{NodePools: []*NodePool{mkPool("default", types)}, Pods: pods(64, "p", "1", "1Gi")}
+			pool := mkPool("default", types)
+			if cpuLimit != "" {
+				pool.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpuLimit)}
+			}
+			return Input{NodePools: []*NodePool{pool}, Pods: pods(64, "p", "1", "1Gi")}
 		}
 	}
 	runCases(t, []tcase{
-		{"the larger shape at 1% more per pod", in(0.364), func(t *testing.T, r *result) {
+		{"the larger shape at 1% more per pod", in(0.364, ""), func(t *testing.T, r *result) {
 			// 0.0455 a pod: 8 nodes for 2.912 instead of 32 for 2.88.
 			expectPlan(t, r, "large.a", 8, 2.912)
 		}},
-		{"the small shape when the larger costs 11% more per pod", in(0.40), func(t *testing.T, r *result) {
+		{"the small shape when the larger costs 11% more per pod", in(0.40, ""), func(t *testing.T, r *result) {
+			expectPlan(t, r, "small.a", 32, 2.88)
+		}},
+		{"the larger shape under a limit far above the demand", in(0.364, "1000"), func(t *testing.T, r *result) {
+			expectPlan(t, r, "large.a", 8, 2.912)
+		}},
+		{"the cheaper shape where the pool's limit could bind", in(0.364, "100"), func(t *testing.T, r *result) {
+			// 64 CPU of pods against 100 CPU left: idle capacity on larger
+			// nodes could crowd pods out of the pool.
 			expectPlan(t, r, "small.a", 32, 2.88)
 		}},
 	})

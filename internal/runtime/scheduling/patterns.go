@@ -31,7 +31,8 @@ const (
 	// control plane, and room kube-scheduler fragments when it binds pods
 	// in another order than planned. So between shapes within a few
 	// percent of each other per pod, the larger wins, and the LP never
-	// takes on more than nodeCost of price for each node it saves.
+	// takes on more than nodeCost of price for each node it saves. Not
+	// where a pool's limits could bind (limitsBind).
 	nodeCost = 0.002
 )
 
@@ -114,7 +115,13 @@ func (s *solver) packGroup(ps *poolState, reqID int, cls []*class) {
 	if len(cands) == 0 {
 		return
 	}
-	price := func(t int) float64 { return max(s.cat.cheapest(t, slots), 1e-9) + nodeCost }
+	perNode := nodeCost
+	if ps.limitsBind(cls) {
+		// A node's idle capacity counts against the pool's limits: larger
+		// nodes would crowd pods out into a dearer pool.
+		perNode = 0
+	}
+	price := func(t int) float64 { return max(s.cat.cheapest(t, slots), 1e-9) + perNode }
 
 	m := len(cls)
 	demand, diag, first := make([]float64, m), make([]float64, m), make([]float64, m)
@@ -199,6 +206,24 @@ func (s *solver) packGroup(ps *poolState, reqID int, cls []*class) {
 			}
 		}
 	}
+}
+
+// limitsBind reports whether the pool's remaining limits could run out
+// before cls's pods are placed. A node counts its whole capacity against
+// the limits, so allow for half of it idle.
+func (ps *poolState) limitsBind(cls []*class) bool {
+	for _, r := range ps.limited {
+		var demand int64
+		for _, c := range cls {
+			if r < len(c.req) {
+				demand += c.req[r] * int64(len(c.pods))
+			}
+		}
+		if ps.remaining[r] < 2*demand {
+			return true
+		}
+	}
+	return false
 }
 
 // patternTypes are the candidate types for pattern columns: available, and
