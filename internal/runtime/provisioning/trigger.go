@@ -71,9 +71,12 @@ func (t *PodTrigger) awaitingNode(ctx context.Context, pod *corev1.Pod) bool {
 	return n != nil && !n.Deleting() && !n.Initialized()
 }
 
-// nominee joins the nomination's target as a pass sees it: the claim and,
-// once it registered, its Node. Nil when the target is gone; a Node no
-// claim owns comes without one.
+// nominee joins the nomination's target into the StateNode a pass asks: the
+// claim and, once it registered, its Node. Nil when the target is gone; a
+// Node no claim owns comes without one. The Node's claim is its owner
+// reference, which registration writes; the pass's snapshot joins by
+// providerID instead, which also pairs a Node not yet registered (such a
+// Node triggers here as unowned: one extra pass at most).
 func (t *PodTrigger) nominee(ctx context.Context, nom state.Nomination) *state.StateNode {
 	n := &state.StateNode{}
 	name := nom.Target

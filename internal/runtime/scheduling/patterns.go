@@ -215,9 +215,7 @@ func (ps *poolState) limitsBind(cls []*class) bool {
 	for _, r := range ps.limited {
 		var demand int64
 		for _, c := range cls {
-			if r < len(c.req) {
-				demand += c.req[r] * int64(len(c.pods))
-			}
+			demand += c.req[r] * int64(len(c.pods))
 		}
 		if ps.remaining[r] < 2*demand {
 			return true
