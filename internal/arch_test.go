@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -43,50 +44,123 @@ type row struct {
 
 func r(p string) string { return "internal/runtime/" + p }
 
-// The dependency table of DESIGN.md.
-var (
-	apis          = r("apis")
-	utilities     = []string{r("events"), r("metrics"), r("periodic"), r("ratelimit"), r("ttlcache"), r("volumetopology")}
-	pureRules     = []string{r("policy"), r("disruption/drift"), r("cloud/aws/instancetype"), r("operator/settings")}
-	coreControl   = []string{r("provisioning"), r("nodeclaim/lifecycle"), r("nodeclaim/garbagecollection"), r("termination"), r("nodepool"), r("nodeoverlay")}
-	awsControl    = []string{r("cloud/aws/controllers/capacityblock"), r("cloud/aws/controllers/interruption"), r("cloud/aws/controllers/nodeclass")}
-	controllerMay = append([]string{r("state"), r("pods"), r("simulation"), r("scheduling"), "=" + r("cloud"), apis,
-		// the NodeClaim condition and providerID helpers the NodeClaim
-		// controllers, disruption and termination share
-		"=" + r("nodeclaim"), r("policy"), r("disruption/drift")}, utilities...)
-)
+// apis is the root of the API types, for the rules test below.
+var apis = r("apis")
 
-var table = []row{
-	{name: "binary, sandbox, demo, hack, system tests", roots: []string{"", "internal/sandbox", "internal/demo", "hack", "test"}, may: []string{"*"}},
-	{name: "provider", roots: []string{"internal/provider"},
-		may: append([]string{apis, "internal/controllerdeploy"}, pureRules...)},
-	{name: "controllerdeploy", roots: []string{"internal/controllerdeploy"}, may: []string{apis}},
-	{name: "apis", roots: []string{apis}},
-	{name: "scheduling", roots: []string{r("scheduling")}, may: []string{r("apis/requirements")},
-		mayNot: []string{"sigs.k8s.io/controller-runtime", "k8s.io/client-go", "github.com/aws/"}},
-	{name: "scheduling/oracle", roots: []string{r("scheduling/oracle")}, may: []string{r("scheduling"), r("apis/requirements")}, testOnly: true},
-	{name: "controllers", roots: coreControl, may: controllerMay, controllers: true},
-	{name: "disruption", roots: []string{r("disruption")}, may: controllerMay, controllers: true,
-		// only to create replacement NodeClaims
-		controllersMay: []string{r("provisioning")}},
-	{name: "disruption/drift", roots: []string{r("disruption/drift")}, may: []string{apis, r("scheduling")}},
-	{name: "AWS controllers", roots: awsControl, may: append([]string{r("cloud/aws")}, controllerMay...), controllers: true},
-	{name: "nodeclaim helpers", roots: []string{r("nodeclaim")}, may: []string{apis, r("state")}},
-	{name: "operator", roots: []string{r("operator")}, may: []string{"internal/runtime"},
-		controllersMay: append(append([]string{r("disruption")}, coreControl...), awsControl...)},
-	{name: "state", roots: []string{r("state")}, may: []string{apis, r("scheduling"), r("pods"), r("volumetopology")}},
-	{name: "pods", roots: []string{r("pods")}, may: []string{apis}},
-	{name: "simulation", roots: []string{r("simulation")}, may: []string{apis, r("state"), r("pods"), r("scheduling"), r("volumetopology")}},
-	{name: "cloud", roots: []string{r("cloud")}, may: []string{apis, r("scheduling")}},
-	{name: "cloud/aws", roots: []string{r("cloud/aws")}, may: []string{apis, "=" + r("cloud"), r("scheduling"), r("ttlcache"), "internal/sdkhttp"}},
-	{name: "policy", roots: []string{r("policy")}},
-	// the controller's settings and their rules: pure, so the provider
-	// checks a joist_controller with them
-	{name: "operator/settings", roots: []string{r("operator/settings")}},
-	{name: "utilities", roots: utilities, may: []string{apis, "=" + r("cloud"), r("scheduling"), r("ttlcache")}},
-	{name: "awssim", roots: []string{"internal/awssim"}, may: []string{"internal/sdkhttp"}},
-	{name: "sdkhttp", roots: []string{"internal/sdkhttp"}},
-	{name: "testenv", roots: []string{"internal/testenv"}, may: []string{"*"}, testOnly: true},
+// table is DESIGN.md's dependency table, read once.
+var table = mustReadTable()
+
+func mustReadTable() []row {
+	_, file, _, _ := runtime.Caller(0)
+	doc, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "DESIGN.md"))
+	if err != nil {
+		panic(err)
+	}
+	t, err := parseTable(string(doc))
+	if err != nil {
+		panic(fmt.Sprintf("DESIGN.md: %v", err))
+	}
+	return t
+}
+
+// markdownTable is the rows of the table that follows marker in doc, each
+// as its cells, without the header and separator lines.
+func markdownTable(doc, marker string) ([][]string, error) {
+	_, rest, ok := strings.Cut(doc, marker)
+	if !ok {
+		return nil, fmt.Errorf("no %q", marker)
+	}
+	var rows [][]string
+	for i, line := range strings.Split(strings.TrimLeft(rest, "\n"), "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		if i < 2 {
+			continue // header and separator
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		for j := range cells {
+			cells[j] = strings.TrimSpace(cells[j])
+		}
+		rows = append(rows, cells)
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("no rows after %q", marker)
+	}
+	return rows, nil
+}
+
+// parseTable reads the groups and the dependency table of the design
+// document: a path in backticks, "=path" for the package alone, "*", or a
+// group's name; "." is the module root.
+func parseTable(doc string) ([]row, error) {
+	groupRows, err := markdownTable(doc, "<!-- groups: read by internal/arch_test.go -->")
+	if err != nil {
+		return nil, err
+	}
+	groups := map[string][]string{}
+	var expand func(cell string) ([]string, error)
+	expand = func(cell string) ([]string, error) {
+		var out []string
+		for _, tok := range strings.Split(cell, ",") {
+			tok = strings.TrimSpace(tok)
+			switch {
+			case tok == "":
+			case strings.HasPrefix(tok, "`") && strings.HasSuffix(tok, "`") && len(tok) > 2:
+				p := strings.Trim(tok, "`")
+				if p == "." {
+					p = ""
+				}
+				out = append(out, p)
+			default:
+				g, ok := groups[tok]
+				if !ok {
+					return nil, fmt.Errorf("%q is neither a path in backticks nor a group", tok)
+				}
+				out = append(out, g...)
+			}
+		}
+		return out, nil
+	}
+	for _, g := range groupRows {
+		if len(g) != 2 {
+			return nil, fmt.Errorf("group row %q: want 2 cells", g)
+		}
+		if groups[g[0]], err = expand(g[1]); err != nil {
+			return nil, fmt.Errorf("group %s: %w", g[0], err)
+		}
+	}
+	lines, err := markdownTable(doc, "<!-- dependency table: read by internal/arch_test.go -->")
+	if err != nil {
+		return nil, err
+	}
+	var out []row
+	for _, l := range lines {
+		if len(l) != 7 {
+			return nil, fmt.Errorf("row %q: want 7 cells", l)
+		}
+		rw := row{name: l[0]}
+		for _, c := range []struct {
+			cell string
+			to   *[]string
+		}{{l[1], &rw.roots}, {l[2], &rw.may}, {l[3], &rw.controllersMay}, {l[4], &rw.mayNot}} {
+			if *c.to, err = expand(c.cell); err != nil {
+				return nil, fmt.Errorf("row %s: %w", l[0], err)
+			}
+		}
+		switch l[5] {
+		case "":
+		case "controllers":
+			rw.controllers = true
+		case "tests only":
+			rw.testOnly = true
+		default:
+			return nil, fmt.Errorf("row %s: kind %q is neither controllers nor tests only", l[0], l[5])
+		}
+		out = append(out, rw)
+	}
+	return out, nil
 }
 
 // under reports whether pkg is p or below it ("" is the module root only).
@@ -229,7 +303,7 @@ func TestArchitecture(t *testing.T) {
 		t.Error(v)
 	}
 	if len(violations) > 0 {
-		t.Log("the dependency table is in DESIGN.md and encoded in internal/arch_test.go")
+		t.Log("the dependency table is DESIGN.md's: change the code or the table there")
 	}
 }
 
