@@ -65,37 +65,19 @@ func (p *Provider) Create(ctx context.Context, claim *v1.NodeClaim) (*v1.NodeCla
 	if err != nil {
 		return nil, err
 	}
-	cands := compatible(its, reqs, claim.Spec.Resources.Requests, usable)
-	cands = withoutExotic(cands, reqs)
-	cands = withoutDearSpot(cands)
+	in := launchRequest{claim: claim.Name, nodeClass: nc.Name, reqs: reqs, requests: claim.Spec.Resources.Requests, zones: usable, reservations: nc.Status.CapacityReservations}
 	if pg != nil && pg.Strategy == placementgroup.StrategyCluster {
 		zone, err := p.clusterZone(ctx, pg)
 		if err != nil {
 			return nil, err
 		}
-		if zone == "" {
-			zone = cheapestZone(cands, capacityType(cands))
-		}
-		if cands = inZone(cands, zone); len(cands) == 0 {
-			return nil, &cloud.InsufficientCapacityError{Err: fmt.Errorf("cluster placement group %s runs in zone %s, where no available offering meets NodeClaim %s's requirements", pg.Name, zone, claim.Name)}
-		}
+		in.cluster = &clusterPlacement{name: pg.Name, zone: zone}
 	}
-	ct := capacityType(cands)
-	if ct == "" {
-		return nil, &cloud.InsufficientCapacityError{Err: fmt.Errorf("no available offering of %d instance types meets NodeClaim %s's requirements and requests", len(its), claim.Name)}
+	choice, err := chooseLaunch(its, in)
+	if err != nil {
+		return nil, err
 	}
-	cands = cheapest(cands, ct, reqs, MaxInstanceTypes)
-	var cr awsv1.CapacityReservation
-	if ct == v1.CapacityTypeReserved {
-		c, off, ok := oneReservation(cands)
-		if !ok {
-			return nil, &cloud.InsufficientCapacityError{Err: fmt.Errorf("no capacity reservation with room meets NodeClaim %s's requirements", claim.Name)}
-		}
-		cands = []candidate{c}
-		if cr, ok = reservation(nc, off.ReservationID); !ok {
-			return nil, &cloud.InsufficientCapacityError{Err: fmt.Errorf("capacity reservation %s is no longer in EC2NodeClass %s's status", off.ReservationID, nc.Name)}
-		}
-	}
+	ct, cands, cr := choice.capacityType, choice.cands, choice.reservation
 	reservationID := cr.ID
 	if ct == v1.CapacityTypeOnDemand && reqs.Get(v1.CapacityTypeLabelKey).Has(v1.CapacityTypeSpot) && len(cands) < 5 {
 		log.FromContext(ctx).Info("launching on-demand although spot is allowed, with few instance types to choose from; widen the NodePool's requirements for more flexibility",
@@ -133,17 +115,6 @@ func (p *Provider) Create(ctx context.Context, claim *v1.NodeClaim) (*v1.NodeCla
 	return p.hydrate(claim, nc, inst, launched), nil
 }
 
-// reservation is the node class's capacity reservation id, as its status
-// lists it.
-func reservation(nc *awsv1.EC2NodeClass, id string) (awsv1.CapacityReservation, bool) {
-	for _, cr := range nc.Status.CapacityReservations {
-		if cr.ID == id {
-			return cr, true
-		}
-	}
-	return awsv1.CapacityReservation{}, false
-}
-
 // placementOpts is where a launch is placed: the placement group, and the
 // partition of a partition group (0: EC2 picks).
 type placementOpts struct {
@@ -174,7 +145,10 @@ type launchGroup struct {
 	cands []candidate
 }
 
-func (p *Provider) launch(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, ct string, cr awsv1.CapacityReservation, place placementOpts, cands []candidate, subnets map[string]ec2types.Subnet) (*instance.Instance, map[string]string, error) {
+// launchGroups groups the candidates by launch template (AMI, max pods and
+// EFA interfaces), in a stable order of their keys, and says which image
+// each type launches with. Types with no AMI of the node class are left out.
+func launchGroups(claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, cands []candidate) (map[string]*launchGroup, []string, map[string]string) {
 	groups := map[string]*launchGroup{}
 	images := map[string]string{}
 	for _, c := range cands {
@@ -201,6 +175,13 @@ func (p *Provider) launch(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	return groups, keys, images
+}
+
+// launch makes one fleet request over a launch template per group of the
+// candidates and returns the instance, with the image each type would use.
+func (p *Provider) launch(ctx context.Context, claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, ct string, cr awsv1.CapacityReservation, place placementOpts, cands []candidate, subnets map[string]ec2types.Subnet) (*instance.Instance, map[string]string, error) {
+	groups, keys, images := launchGroups(claim, nc, cands)
 	tags := p.tags(nc, claim)
 	req := instance.Request{
 		CapacityType: ct, ReservationID: cr.ID, ReservationType: cr.ReservationType, Interruptible: cr.Interruptible,
@@ -402,38 +383,10 @@ func dedupTaints(in []corev1.Taint) []corev1.Taint {
 	return out
 }
 
-// hydrate returns the claim as launched: provider ID, image, the launched
-// type's labels, capacity and allocatable, and the node class hash.
+// hydrate returns the claim as launched: the claim the instance is, with
+// the node class hash and the instance profile it runs with.
 func (p *Provider) hydrate(claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, inst *instance.Instance, it *scheduling.InstanceType) *v1.NodeClaim {
-	out := claim.DeepCopy()
-	if out.Labels == nil {
-		out.Labels = map[string]string{}
-	}
-	if it != nil {
-		maps.Copy(out.Labels, it.Labels)
-		out.Status.Capacity = it.Capacity.DeepCopy()
-		out.Status.Allocatable = it.Allocatable.DeepCopy()
-	}
-	out.Labels[corev1.LabelTopologyZone] = inst.Zone
-	out.Labels[v1.CapacityTypeLabelKey] = inst.CapacityType
-	out.Labels[corev1.LabelInstanceTypeStable] = inst.Type
-	out.Labels[v1.LabelNodeClass] = nc.Name
-	if inst.PlacementGroupID != "" {
-		out.Labels[v1.LabelPlacementGroupID] = inst.PlacementGroupID
-	}
-	if inst.PartitionNumber != 0 {
-		out.Labels[v1.LabelPlacementGroupPartition] = strconv.Itoa(int(inst.PartitionNumber))
-	}
-	if inst.ReservationID != "" {
-		out.Labels[v1.LabelCapacityReservationID] = inst.ReservationID
-		out.Labels[v1.LabelCapacityReservationType] = string(inst.ReservationType)
-		out.Labels[v1.LabelCapacityReservationInterruptible] = strconv.FormatBool(inst.Interruptible)
-	}
-	for _, s := range nc.Status.Subnets {
-		if s.Zone == inst.Zone && s.ZoneID != "" {
-			out.Labels[v1.LabelTopologyZoneID] = s.ZoneID
-		}
-	}
+	out := instanceToClaim(claim, inst, nc, it)
 	if out.Annotations == nil {
 		out.Annotations = map[string]string{}
 	}
@@ -443,7 +396,5 @@ func (p *Provider) hydrate(claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, inst *in
 	if nc.Status.InstanceProfile != "" {
 		out.Annotations[v1.InstanceProfileNameAnnotationKey] = nc.Status.InstanceProfile
 	}
-	out.Status.ProviderID = inst.ProviderID()
-	out.Status.ImageID = inst.ImageID
 	return out
 }

@@ -3,9 +3,7 @@ package aws
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
-	"strconv"
 
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	corev1 "k8s.io/api/core/v1"
@@ -83,65 +81,47 @@ func (p *Provider) List(ctx context.Context) ([]*v1.NodeClaim, error) {
 	return out, nil
 }
 
-// toClaim reconstructs a claim from an instance: name and pool from its
-// tags, labels from its type, capacity when its node class still exists.
+// toClaim reconstructs a claim from an instance: name and node class from
+// its tags, the rest as instanceToClaim says, with capacity when its node
+// class still exists.
 func (p *Provider) toClaim(ctx context.Context, inst *instance.Instance) *v1.NodeClaim {
-	claim := &v1.NodeClaim{
+	base := &v1.NodeClaim{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:              inst.Tags[instance.NodeClaimTag],
-			Labels:            map[string]string{},
 			Annotations:       map[string]string{},
 			CreationTimestamp: metav1.NewTime(inst.LaunchTime),
 		},
 	}
-	ncName := inst.Tags[v1.LabelNodeClass]
 	var nc *awsv1.EC2NodeClass
-	if ncName != "" {
-		claim.Spec.NodeClassRef = &v1.NodeClassReference{Group: v1.AWSGroup, Kind: awsv1.EC2NodeClassKind, Name: ncName}
+	if ncName := inst.Tags[v1.LabelNodeClass]; ncName != "" {
+		base.Spec.NodeClassRef = &v1.NodeClassReference{Group: v1.AWSGroup, Kind: awsv1.EC2NodeClassKind, Name: ncName}
 		got := &awsv1.EC2NodeClass{}
 		if err := p.kube.Get(ctx, client.ObjectKey{Name: ncName}, got); err == nil {
 			nc = got
 		}
 	}
-	if info, ok := p.instanceTypes.Info(inst.Type); ok {
-		family := awsv1.AMIFamilyAL2023
-		if nc != nil {
-			family = nc.AMIFamily()
+	return instanceToClaim(base, inst, nc, p.instanceType(inst.Type, nc))
+}
+
+// instanceType is what the catalog says of a launched type for nodes of
+// nc: its labels, and its resources when nc is known. Nil when the type is
+// not in the catalog.
+func (p *Provider) instanceType(name string, nc *awsv1.EC2NodeClass) *scheduling.InstanceType {
+	info, ok := p.instanceTypes.Info(name)
+	if !ok {
+		return nil
+	}
+	family := awsv1.AMIFamilyAL2023
+	if nc != nil {
+		family = nc.AMIFamily()
+	}
+	it := &scheduling.InstanceType{Name: name, Labels: instancetype.LabelsFor(info, p.region, family)}
+	if nc != nil {
+		if res, err := instancetype.Resources(info, nc, p.settings.VMMemoryOverheadPercent, p.settings.ReservedENIs); err == nil {
+			it.Capacity, it.Allocatable = res.Capacity, res.Allocatable
 		}
-		maps.Copy(claim.Labels, instancetype.LabelsFor(info, p.region, family))
-		if nc != nil {
-			if res, err := instancetype.Resources(info, nc, p.settings.VMMemoryOverheadPercent, p.settings.ReservedENIs); err == nil {
-				claim.Status.Capacity, claim.Status.Allocatable = res.Capacity, res.Allocatable
-			}
-		}
 	}
-	if inst.Architecture != "" {
-		claim.Labels[corev1.LabelArchStable] = inst.Architecture
-	}
-	claim.Labels[corev1.LabelInstanceTypeStable] = inst.Type
-	claim.Labels[corev1.LabelTopologyZone] = inst.Zone
-	claim.Labels[v1.CapacityTypeLabelKey] = inst.CapacityType
-	if inst.PlacementGroupID != "" {
-		claim.Labels[v1.LabelPlacementGroupID] = inst.PlacementGroupID
-	}
-	if inst.PartitionNumber != 0 {
-		claim.Labels[v1.LabelPlacementGroupPartition] = strconv.Itoa(int(inst.PartitionNumber))
-	}
-	if pool := inst.Tags[v1.NodePoolLabelKey]; pool != "" {
-		claim.Labels[v1.NodePoolLabelKey] = pool
-	}
-	if ncName != "" {
-		claim.Labels[v1.LabelNodeClass] = ncName
-	}
-	// Stopping and stopped instances are live: nothing else will remove
-	// them, so garbage collection must see them.
-	if inst.State == ec2types.InstanceStateNameShuttingDown || inst.State == ec2types.InstanceStateNameTerminated {
-		now := metav1.Now()
-		claim.DeletionTimestamp = &now
-	}
-	claim.Status.ProviderID = inst.ProviderID()
-	claim.Status.ImageID = inst.ImageID
-	return claim
+	return it
 }
 
 // GetInstanceTypes returns every type the pool's node class can launch,

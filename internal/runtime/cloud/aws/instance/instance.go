@@ -171,11 +171,9 @@ type Request struct {
 // ErrLaunchTemplateNotFound means a template the request named is gone.
 var ErrLaunchTemplateNotFound = errors.New("launch template not found")
 
-// fleet creates an instant fleet for n instances and returns those
-// launched. Capacity errors mark their pools unavailable; when nothing
-// launched and every error was a capacity error, the error is an
-// InsufficientCapacityError.
-func (p *Provider) fleet(ctx context.Context, req Request, n int) ([]*Instance, error) {
+// fleetInput is the instant fleet request for n instances of req, and the
+// zone of each subnet it offers.
+func fleetInput(req Request, n int) (*ec2.CreateFleetInput, map[string]string) {
 	zones := map[string]string{}
 	var configs []ec2types.FleetLaunchTemplateConfigRequest
 	for _, t := range req.Templates {
@@ -219,6 +217,15 @@ func (p *Provider) fleet(ctx context.Context, req Request, n int) ([]*Instance, 
 	default:
 		in.OnDemandOptions = &ec2types.OnDemandOptionsRequest{AllocationStrategy: ec2types.FleetOnDemandAllocationStrategyLowestPrice}
 	}
+	return in, zones
+}
+
+// fleet creates an instant fleet for n instances and returns those
+// launched. Capacity errors mark their pools unavailable; when nothing
+// launched and every error was a capacity error, the error is an
+// InsufficientCapacityError.
+func (p *Provider) fleet(ctx context.Context, req Request, n int) ([]*Instance, error) {
+	in, zones := fleetInput(req, n)
 	out, err := p.ec2.CreateFleet(ctx, in)
 	if err != nil {
 		return nil, fmt.Errorf("creating fleet: %w", err)
