@@ -27,15 +27,8 @@ func runController(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	for _, with := range []func() error{
-		op.WithProvisioning,
-		op.WithTermination,
-		op.WithDisruption,
-		func() error { return op.WithInterruption(provider) },
-	} {
-		if err := with(); err != nil {
-			return err
-		}
+	if err := op.Register(provider); err != nil {
+		return err
 	}
 	return op.Start(ctx)
 }

@@ -17,8 +17,6 @@ import (
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/conditions"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/hash"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/repair"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/metrics"
@@ -575,30 +573,13 @@ func (c *Controller) emitOnce(key, message string, emit func()) {
 	emit()
 }
 
-// Register adds to mgr the disruption loop (with node repair when
-// opts.NodeRepair) and the controllers it depends on: NodeClaim conditions
-// (Consolidatable, Drifted) and pod events, the NodePool hash, and
-// expiration.
-func Register(mgr manager.Manager, cluster *state.Cluster, provider cloud.Provider, rec *events.Recorder, clk clock.Clock, opts Options) error {
-	kube := mgr.GetClient()
-	for _, step := range []func() error{
-		func() error { return conditions.NewController(kube, provider, clk).Register(mgr) },
-		func() error { return conditions.NewPodEvents(kube, clk).Register(mgr) },
-		func() error { return hash.NewController(kube, provider).Register(mgr) },
-		func() error { return NewExpirationController(kube, rec, clk).Register(mgr) },
-		func() error {
-			m, err := repairMatcher(provider, opts)
-			if err != nil {
-				return err
-			}
-			c := NewController(kube, cluster, provider, rec, clk, opts)
-			c.repair = m
-			return mgr.Add(c)
-		},
-	} {
-		if err := step(); err != nil {
-			return err
-		}
+// Register adds the disruption loop to mgr, with node repair's policies
+// compiled when the NodeRepair gate is on.
+func (c *Controller) Register(mgr manager.Manager) error {
+	m, err := repairMatcher(c.cloud, c.opts)
+	if err != nil {
+		return err
 	}
-	return nil
+	c.repair = m
+	return mgr.Add(c)
 }

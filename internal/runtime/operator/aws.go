@@ -7,19 +7,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/capacityblock"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/nodeclass"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeoverlay"
 )
 
 // catalogRefresh is how often prices and instance types are re-read.
 const catalogRefresh = 12 * time.Hour
 
-// WithAWS builds the EC2 cloud provider, installs it (with NodeOverlays
-// applied to its instance types and their controller when the NodeOverlay
-// gate is on), and registers the EC2NodeClass status controller, its
-// garbage collector (launch templates, instance profiles), the capacity
-// block expiration controller and the price/catalog refresher.
+// WithAWS builds the EC2 cloud provider and installs it, with NodeOverlays
+// applied to its instance types when the NodeOverlay gate is on. Its
+// controllers are in Controllers.
 func (o *Operator) WithAWS() (*awsprovider.Provider, error) {
 	s := o.Settings
 	p, err := awsprovider.New(o.AWS, o.Manager.GetClient(), awsprovider.Settings{
@@ -42,25 +38,8 @@ func (o *Operator) WithAWS() (*awsprovider.Provider, error) {
 	}
 	o.SetCloud(p)
 	if s.FeatureGates.Enabled("NodeOverlay") {
-		store := nodeoverlay.NewStore()
-		p.SetOverlay(store)
-		if err := nodeoverlay.NewController(o.Manager.GetClient(), p, p.NodeClasses(), store).Register(o.Manager); err != nil {
-			return nil, err
-		}
-	}
-	if err := nodeclass.NewController(o.Manager.GetClient(), p, o.Recorder).Register(o.Manager); err != nil {
-		return nil, err
-	}
-	if err := o.Manager.Add(nodeclass.NewGarbageCollector(o.Manager.GetClient(), p, o.Clock)); err != nil {
-		return nil, err
-	}
-	if s.FeatureGates.Enabled("ReservedCapacity") {
-		if err := o.Manager.Add(capacityblock.NewExpiration(o.Manager.GetClient(), p.CapacityReservations(), o.Recorder, o.Clock)); err != nil {
-			return nil, err
-		}
-	}
-	if err := o.Manager.Add(&refresher{p: p}); err != nil {
-		return nil, err
+		o.overlays = nodeoverlay.NewStore()
+		p.SetOverlay(o.overlays)
 	}
 	return p, nil
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/metrics"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeoverlay"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/ratelimit"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 )
@@ -47,6 +48,8 @@ type Operator struct {
 	// Cloud is set by SetCloud; calls are timed and counted.
 	Cloud  cloud.Provider
 	Logger logr.Logger
+	// overlays is the NodeOverlay store WithAWS installs when the gate is on.
+	overlays *nodeoverlay.Store
 }
 
 // Scheme knows the built-in types and the runtime's CRDs.

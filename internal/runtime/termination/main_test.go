@@ -42,7 +42,15 @@ func TestMain(m *testing.M) {
 			if err := state.Setup(ctx, mgr); err != nil {
 				return err
 			}
-			if err := termination.Register(mgr, env.Cloud, events.NewRecorder(mgr.GetEventRecorder("karpenter")), clock.RealClock{}); err != nil {
+			rec, clk := events.NewRecorder(mgr.GetEventRecorder("karpenter")), clock.RealClock{}
+			evictions := termination.NewEvictionQueue(mgr.GetClient(), rec)
+			if err := mgr.Add(evictions); err != nil {
+				return err
+			}
+			if err := termination.NewNodeController(mgr.GetClient(), env.Cloud, rec, clk, evictions).Register(mgr); err != nil {
+				return err
+			}
+			if err := termination.NewNodeClaimController(mgr.GetClient(), env.Cloud, rec, clk).Register(mgr); err != nil {
 				return err
 			}
 			kube = env.Kube.Client

@@ -130,17 +130,3 @@ func (c *NodeClaimController) Register(mgr manager.Manager) error {
 		WithOptions(controller.Options{MaxConcurrentReconciles: ratelimit.Concurrency(50), RateLimiter: ratelimit.PerObject()}).
 		Complete(c)
 }
-
-// Register adds the eviction queue and both finalizer controllers to mgr.
-// It replaces the nodeclaim/termination placeholder.
-func Register(mgr manager.Manager, provider cloud.Provider, rec *events.Recorder, clk clock.Clock) error {
-	kube := mgr.GetClient()
-	evictions := NewEvictionQueue(kube, rec)
-	if err := mgr.Add(evictions); err != nil {
-		return err
-	}
-	if err := NewNodeController(kube, provider, rec, clk, evictions).Register(mgr); err != nil {
-		return err
-	}
-	return NewNodeClaimController(kube, provider, rec, clk).Register(mgr)
-}
