@@ -30,9 +30,10 @@ var clusterRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "delete"}},
 	{APIGroups: []string{""}, Resources: []string{"pods/eviction"}, Verbs: []string{"create"}},
 	// Scheduling simulation inputs: claims, volumes and storage classes for
-	// volume topology, namespaces for affinity namespaceSelectors, owners,
-	// disruption budgets.
-	{APIGroups: []string{""}, Resources: []string{"persistentvolumes", "persistentvolumeclaims", "namespaces", "replicationcontrollers"}, Verbs: []string{"get", "list", "watch"}},
+	// volume topology, namespaces for affinity namespaceSelectors,
+	// LimitRanges for the requests of DaemonSet pods, owners, disruption
+	// budgets.
+	{APIGroups: []string{""}, Resources: []string{"persistentvolumes", "persistentvolumeclaims", "namespaces", "limitranges", "replicationcontrollers"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses", "csinodes", "volumeattachments"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{"apps"}, Resources: []string{"daemonsets", "deployments", "replicasets", "statefulsets"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: []string{"get", "list", "watch"}},

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
@@ -103,6 +104,7 @@ func TestConsolidationSkippedWhileUnchanged(t *testing.T) {
 	pool := mkPool("default")
 	pods := []*corev1.Pod{mkPod("2"), mkPod("1"), mkPod("4")}
 	passes, annotated := 0, false
+	var limitRanges map[string][]*corev1.LimitRange
 	cluster := func() []*state.StateNode {
 		// Two 4-vCPU nodes, 3 and 4 vCPU used: neither goes, and no cheaper
 		// node holds either one's pods. The snapshot lists a node's pods
@@ -122,6 +124,7 @@ func TestConsolidationSkippedWhileUnchanged(t *testing.T) {
 	pass := func(at time.Time) []string {
 		env := mkEnv([]*v1.NodePool{pool}, cluster(), 2)
 		env.Now = at
+		env.Snapshot.LimitRanges = limitRanges
 		batch, started, took := c.decide(context.Background(), env)
 		if len(batch) > 0 || started != nil {
 			t.Fatalf("decided %v, %v: want nothing", batch, started)
@@ -140,6 +143,11 @@ func TestConsolidationSkippedWhileUnchanged(t *testing.T) {
 	}
 	if runs := pass(now.Add(3 * time.Minute)); !skipped(runs) {
 		t.Fatalf("unchanged since: consolidation %v, want both searches skipped", runs)
+	}
+	// A LimitRange appeared: DaemonSet pods may ask for more.
+	limitRanges = map[string][]*corev1.LimitRange{"monitoring": {{ObjectMeta: metav1.ObjectMeta{Namespace: "monitoring", Name: "defaults", ResourceVersion: "1"}}}}
+	if runs := pass(now.Add(3 * time.Minute)); skipped(runs) {
+		t.Fatalf("a LimitRange appeared: consolidation %v, want both searches run", runs)
 	}
 	annotated = true // a Node annotation changed (karpenter.sh/do-not-disrupt, say)
 	if runs := pass(now.Add(3 * time.Minute)); skipped(runs) {

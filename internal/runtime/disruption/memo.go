@@ -38,11 +38,11 @@ func (m consolidatedMemo) holds(fp uint64, now time.Time) bool {
 // consolidationFingerprint hashes everything consolidation decides from:
 // the nodes (labels, annotations, taints, readiness, allocatable and their
 // NodeClaim's version), the pods on them or nominated to them (by version),
-// the NodePools, DaemonSets, namespace labels and PodDisruptionBudgets, the
-// commands holding nodes, the disruption budgets and the instance types
-// with their offerings. Two equal fingerprints mean a consolidation search
-// would see the same cluster, so one that found nothing would find nothing
-// again.
+// the NodePools, DaemonSets, LimitRanges, namespace labels and
+// PodDisruptionBudgets, the commands holding nodes, the disruption budgets
+// and the instance types with their offerings. Two equal fingerprints mean
+// a consolidation search would see the same cluster, so one that found
+// nothing would find nothing again.
 func consolidationFingerprint(env *Env, budgets Budgets) uint64 {
 	h := fnv.New64a()
 	str := func(s string) {
@@ -98,6 +98,13 @@ func consolidationFingerprint(env *Env, budgets Budgets) uint64 {
 	slices.Sort(dss)
 	for _, ds := range dss {
 		str(ds)
+	}
+	// LimitRanges default the DaemonSet pods' requests.
+	for _, ns := range slices.Sorted(maps.Keys(env.Snapshot.LimitRanges)) {
+		for _, lr := range env.Snapshot.LimitRanges[ns] {
+			str(ns + "/" + lr.Name)
+			str(lr.ResourceVersion)
+		}
 	}
 	// Namespace labels decide which pods an affinity's namespaceSelector
 	// counts.

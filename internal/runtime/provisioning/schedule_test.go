@@ -36,6 +36,8 @@ type world struct {
 	kube        client.Client
 	cache       client.Reader
 	provisioner *provisioning.Provisioner
+	cloud       *awsprovider.Provider
+	pool        *v1.NodePool
 }
 
 func newWorld(t *testing.T) *world {
@@ -92,7 +94,7 @@ func newWorld(t *testing.T) *world {
 	}
 	p := provisioning.NewProvisioner(k.Client, cs, prov, provisioning.NewBatcher(clk, time.Second, 10*time.Second), nil, clk,
 		provisioning.Options{NominationTTL: time.Hour})
-	return &world{kube: k.Client, cache: mgr.GetCache(), provisioner: p}
+	return &world{kube: k.Client, cache: mgr.GetCache(), provisioner: p, cloud: prov, pool: pool}
 }
 
 // create writes obj and waits until the informers show it.

@@ -32,7 +32,7 @@ func StaticClaim(snap *state.Snapshot, pool *v1.NodePool, its []*scheduling.Inst
 	}
 	plan, err := scheduling.Solve(scheduling.Input{
 		NodePools:       []*scheduling.NodePool{sp},
-		DaemonSets:      simulation.DaemonSetPods(snap.DaemonSets),
+		DaemonSets:      simulation.DaemonSetPods(snap.DaemonSets, snap.LimitRanges),
 		Pods:            []*corev1.Pod{placeholder},
 		NamespaceLabels: snap.NamespaceLabels,
 		Options:         opts,

@@ -28,12 +28,46 @@ func TestHostPortCases(t *testing.T) {
 			in.DaemonSets = []*corev1.Pod{mkPod("exporter", "100m", "100Mi", withHostPort(9100))}
 			return in
 		}, func(t *testing.T, r *result) { r.failed(t, "a", "host port") }},
+		// A DaemonSet's port counts only on the types its pod runs on.
+		{"amd64 daemonset host port leaves an arm64 pod its port", func() Input {
+			in := stdInput(mkPod("a", "100m", "100Mi", withHostPort(8080), withNodeSelector(labelArch, "arm64")))
+			in.DaemonSets = []*corev1.Pod{amd64Exporter(8080)}
+			return in
+		}, func(t *testing.T, r *result) { expectArch(t, r.claim(t, "a"), "arm64") }},
+		{"amd64 daemonset host port still blocks an amd64 pod", func() Input {
+			in := stdInput(mkPod("a", "100m", "100Mi", withHostPort(8080), withNodeSelector(labelArch, "amd64")))
+			in.DaemonSets = []*corev1.Pod{amd64Exporter(8080)}
+			return in
+		}, func(t *testing.T, r *result) { r.failed(t, "a", "host port") }},
+		{"pod with the daemonset's port launches only where the daemonset does not run", func() Input {
+			in := stdInput(mkPod("big", "6", "1Gi", withNodeSelector(labelArch, "amd64")), mkPod("web", "100m", "100Mi", withHostPort(8080)))
+			in.DaemonSets = []*corev1.Pod{amd64Exporter(8080)}
+			return in
+		}, func(t *testing.T, r *result) {
+			expectArch(t, r.claim(t, "web"), "arm64")
+			r.apart(t, "big", "web")
+		}},
 		{"same port on different protocols shares a node", func() Input {
 			udp := mkPod("udp", "100m", "100Mi", withHostPort(53))
 			udp.Spec.Containers[0].Ports[0].Protocol = corev1.ProtocolUDP
 			return stdInput(mkPod("tcp", "100m", "100Mi", withHostPort(53)), udp)
 		}, func(t *testing.T, r *result) { r.together(t, "tcp", "udp") }},
 	})
+}
+
+// amd64Exporter is a DaemonSet pod pinned to amd64 nodes that binds port.
+func amd64Exporter(port int32) *corev1.Pod {
+	return mkPod("exporter", "100m", "100Mi", withHostPort(port), withNodeSelector(labelArch, "amd64"))
+}
+
+// expectArch checks every instance type option of c has arch.
+func expectArch(t *testing.T, c *NewClaim, arch string) {
+	t.Helper()
+	for _, o := range c.InstanceTypes {
+		if got := o.Type.Labels[labelArch]; got != arch {
+			t.Errorf("option %s is %s, want only %s (options %v)", o.Type.Name, got, arch, optionNames(c))
+		}
+	}
 }
 
 func TestVolumeCases(t *testing.T) {

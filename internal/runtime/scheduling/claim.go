@@ -66,7 +66,6 @@ func (s *solver) newClaimBin(ps *poolState, reqID int, types bitset, target int,
 		kind: TargetNewClaim, name: fmt.Sprintf("%s-claim-%d", ps.pool.Name, len(s.claims)), index: len(s.bins),
 		claimIdx: len(s.claims), pool: ps, reqID: reqID, types: types, target: target,
 		used: make([]int64, len(s.res.names)), relaxedMV: relaxedMV,
-		ports: append([]hostPort(nil), ps.daemonPorts...),
 	}
 }
 
@@ -100,15 +99,20 @@ func (s *solver) canOpen(c *class, ps *poolState, reqID int) (int, bitset, bool,
 	if nr < 0 {
 		return 0, nil, false, fmt.Errorf("incompatible requirements: %v", ps.reqs.Compatible(s.table.sets[reqID], s.opts.WellKnownLabels))
 	}
-	if portsConflict(ps.daemonPorts, c.ports) {
-		return 0, nil, false, fmt.Errorf("host port conflicts with a daemonset")
-	}
 	if s.hostnameCap(c, &bin{name: "\x00new"}) <= 0 {
 		return 0, nil, false, fmt.Errorf("pod affinity on %s needs a node that already runs a matching pod", labelHostname)
 	}
 	compat := s.cat.compile(nr, s.table.sets[nr]).types.and(ps.types)
 	if compat.empty() {
 		return 0, nil, false, fmt.Errorf("no instance type satisfies requirements %s with an available offering", s.table.sets[nr])
+	}
+	if len(c.ports) > 0 {
+		// Only types a DaemonSet with a clashing port does not run on.
+		if blocked := ps.daemonPortTypes(c.ports); blocked != nil {
+			if compat.andInPlace(blocked.not(len(s.cat.types))); compat.empty() {
+				return 0, nil, false, fmt.Errorf("host port conflicts with a daemonset on every compatible instance type")
+			}
+		}
 	}
 	types := newBitset(len(s.cat.types))
 	anyFits, withinLimits := false, false

@@ -358,6 +358,13 @@ func (s *solver) admit(c *class, b *bin, reqID, n int) (int, admitState) {
 	if nr != b.reqID {
 		st.types = b.types.and(narrow)
 	}
+	if len(c.ports) > 0 {
+		// A DaemonSet's host port counts where its pod would run: on any
+		// type the claim may still launch as.
+		if blocked := b.pool.daemonPortTypes(c.ports); blocked != nil && !st.types.and(blocked).empty() {
+			return 0, st
+		}
+	}
 	if !keepsTarget {
 		// The narrowed requirements exclude the sized type; allow another
 		// type no pricier than it.

@@ -20,7 +20,7 @@ type poolState struct {
 	types       bitset
 	allocD      [][]int64 // allocatable minus daemonset overhead, by catalog index
 	daemon      [][]int64
-	daemonPorts []hostPort
+	daemonPorts []daemonPorts
 	limited     []int
 	remaining   []int64
 	nodesLeft   int
@@ -96,7 +96,9 @@ func (s *solver) buildPools() {
 					ps.daemon[i][r] += q
 				}
 			})
-			ps.daemonPorts = append(ps.daemonPorts, podHostPorts(d)...)
+			if ports := podHostPorts(d); len(ports) > 0 {
+				ps.daemonPorts = append(ps.daemonPorts, daemonPorts{ports: ports, types: dtypes})
+			}
 		}
 		ps.remaining = make([]int64, len(s.res.names))
 		for name, lim := range p.Limits {
@@ -115,6 +117,30 @@ func (s *solver) buildPools() {
 		}
 		s.pools = append(s.pools, ps)
 	}
+}
+
+// daemonPorts are one DaemonSet's host ports and the pool's types its pod
+// runs on, the same types that carry its resource overhead.
+type daemonPorts struct {
+	ports []hostPort
+	types bitset
+}
+
+// daemonPortTypes are the pool's types on which a DaemonSet already binds
+// one of ports; nil when there are none.
+func (ps *poolState) daemonPortTypes(ports []hostPort) bitset {
+	var out bitset
+	for _, d := range ps.daemonPorts {
+		if !portsConflict(d.ports, ports) {
+			continue
+		}
+		if out == nil {
+			out = d.types.clone()
+		} else {
+			out.orInPlace(d.types)
+		}
+	}
+	return out
 }
 
 // baselineCPU is what a burstable type's allocatable CPU (milli) sustains:

@@ -21,7 +21,7 @@ func Build(snap *state.Snapshot, nodes *Nodes, toPlace []*corev1.Pod, volumes ma
 	instanceTypes map[string][]*scheduling.InstanceType, opts scheduling.Options, without map[string]bool) *scheduling.Input {
 	in := &scheduling.Input{
 		Pods:            toPlace,
-		DaemonSets:      DaemonSetPods(snap.DaemonSets),
+		DaemonSets:      DaemonSetPods(snap.DaemonSets, snap.LimitRanges),
 		VolumeTopology:  volumes,
 		NamespaceLabels: snap.NamespaceLabels,
 		Options:         opts,

@@ -3,7 +3,9 @@ package simulation
 import (
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -81,5 +83,37 @@ func TestBuildConvertsNodesOnce(t *testing.T) {
 	}
 	if got := first.Nodes[0].Requests.Cpu(); got.MilliValue() != 750 {
 		t.Errorf("node a requests %v CPU, want 750m (its two pods)", got)
+	}
+}
+
+// TestDaemonSetPodsTakeTheirNamespacesLimitRanges checks each DaemonSet pod
+// asks for what the apiserver will admit it with: its limits where it sets
+// no requests, and its own namespace's LimitRange defaults, not another's.
+func TestDaemonSetPodsTakeTheirNamespacesLimitRanges(t *testing.T) {
+	ds := func(ns string, limits corev1.ResourceList) *appsv1.DaemonSet {
+		return &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "agent"}, Spec: appsv1.DaemonSetSpec{Template: corev1.PodTemplateSpec{
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "agent", Resources: corev1.ResourceRequirements{Limits: limits}}}},
+		}}}
+	}
+	mem := func(q string) corev1.ResourceList {
+		return corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(q)}
+	}
+	lr := &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Namespace: "limited", Name: "defaults"}, Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{
+		Type: corev1.LimitTypeContainer, DefaultRequest: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")},
+	}}}}
+	dss := []*appsv1.DaemonSet{ds("limited", mem("1Gi")), ds("open", mem("2Gi"))}
+	got := DaemonSetPods(dss, map[string][]*corev1.LimitRange{"limited": {lr}})
+	want := []corev1.ResourceList{
+		{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("1Gi")},
+		mem("2Gi"),
+	}
+	for i, p := range got {
+		if r := scheduling.PodRequests(p); !equality.Semantic.DeepEqual(r, want[i]) {
+			t.Errorf("%s/%s requests cpu=%s memory=%s, want cpu=%s memory=%s", p.Namespace, p.Name,
+				r.Cpu(), r.Memory(), want[i].Cpu(), want[i].Memory())
+		}
+	}
+	if dss[0].Spec.Template.Spec.Containers[0].Resources.Requests != nil {
+		t.Errorf("the DaemonSet's template was modified: %v", dss[0].Spec.Template.Spec.Containers[0].Resources)
 	}
 }

@@ -97,8 +97,10 @@ func inFlightLabels(claim *v1.NodeClaim) map[string]string {
 }
 
 // DaemonSetPods turns each DaemonSet's template into the pod it would run
-// on every node it tolerates.
-func DaemonSetPods(dss []*appsv1.DaemonSet) []*corev1.Pod {
+// on every node it tolerates, with the requests the apiserver gives that
+// pod: limits stand in for missing requests, and the LimitRanges of the
+// DaemonSet's namespace (limitRanges, by namespace) fill what is left.
+func DaemonSetPods(dss []*appsv1.DaemonSet, limitRanges map[string][]*corev1.LimitRange) []*corev1.Pod {
 	out := make([]*corev1.Pod, 0, len(dss))
 	for _, ds := range dss {
 		if ds.DeletionTimestamp != nil {
@@ -112,7 +114,7 @@ func DaemonSetPods(dss []*appsv1.DaemonSet) []*corev1.Pod {
 				Labels:          ds.Spec.Template.Labels,
 				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(ds, appsv1.SchemeGroupVersion.WithKind("DaemonSet"))},
 			},
-			Spec: ds.Spec.Template.Spec,
+			Spec: scheduling.AdmittedPodSpec(ds.Spec.Template.Spec, limitRanges[ds.Namespace]),
 		})
 	}
 	return out

@@ -1,8 +1,9 @@
 // Package state is the runtime's view of the cluster: Nodes, NodeClaims,
-// pods, DaemonSets, NodePools and namespaces from the manager's informers
-// (plus the storage objects behind pod volumes on demand), joined into
-// consistent snapshots for the solver, plus what only this process knows
-// (nominations and NodeClaims created but not yet seen by the informers).
+// pods, DaemonSets, NodePools, namespaces and LimitRanges from the
+// manager's informers (plus the storage objects behind pod volumes on
+// demand), joined into consistent snapshots for the solver, plus what only
+// this process knows (nominations and NodeClaims created but not yet seen
+// by the informers).
 package state
 
 import (
@@ -87,11 +88,12 @@ func (c *Cluster) ClaimObserved(name string) {
 
 // Setup registers the field indexes the runtime relies on, and the
 // informers of objects only read on demand (namespaces for affinity
-// namespaceSelectors, and the claims, volumes and storage classes behind
-// pod volumes), so they sync with the manager's cache before the first
-// scheduling pass instead of lazily inside it.
+// namespaceSelectors, LimitRanges for DaemonSet requests, and the claims,
+// volumes and storage classes behind pod volumes), so they sync with the
+// manager's cache before the first scheduling pass instead of lazily
+// inside it.
 func Setup(ctx context.Context, mgr manager.Manager) error {
-	for _, obj := range []client.Object{&corev1.Namespace{}, &corev1.PersistentVolumeClaim{}, &corev1.PersistentVolume{}, &storagev1.StorageClass{}} {
+	for _, obj := range []client.Object{&corev1.Namespace{}, &corev1.LimitRange{}, &corev1.PersistentVolumeClaim{}, &corev1.PersistentVolume{}, &storagev1.StorageClass{}} {
 		if _, err := mgr.GetCache().GetInformer(ctx, obj); err != nil {
 			return fmt.Errorf("informer for %T: %w", obj, err)
 		}

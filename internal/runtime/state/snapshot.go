@@ -152,6 +152,9 @@ type Snapshot struct {
 	// NamespaceLabels are every namespace's labels, for pod affinity terms
 	// that pick namespaces by namespaceSelector.
 	NamespaceLabels map[string]map[string]string
+	// LimitRanges are each namespace's LimitRanges by name: their
+	// defaults become the requests of the DaemonSet pods to come.
+	LimitRanges map[string][]*corev1.LimitRange
 }
 
 // Snapshot lists everything from the informers. Objects are shared with
@@ -179,6 +182,10 @@ func (c *Cluster) Snapshot(ctx context.Context) (*Snapshot, error) {
 	if err := c.kube.List(ctx, namespaces, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing namespaces: %w", err)
 	}
+	limitRanges := &corev1.LimitRangeList{}
+	if err := c.kube.List(ctx, limitRanges, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing limitranges: %w", err)
+	}
 	podList := &corev1.PodList{}
 	if err := c.kube.List(ctx, podList, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing pods: %w", err)
@@ -187,6 +194,7 @@ func (c *Cluster) Snapshot(ctx context.Context) (*Snapshot, error) {
 	for i := range namespaces.Items {
 		snap.NamespaceLabels[namespaces.Items[i].Name] = namespaces.Items[i].Labels
 	}
+	snap.LimitRanges = limitRangesByNamespace(limitRanges.Items)
 	for i := range pools.Items {
 		snap.NodePools = append(snap.NodePools, &pools.Items[i])
 	}
@@ -236,6 +244,20 @@ func (c *Cluster) Snapshot(ctx context.Context) (*Snapshot, error) {
 	}
 	c.forget(keep)
 	return snap, nil
+}
+
+// limitRangesByNamespace groups lrs by namespace, each group by name: the
+// apiserver applies a namespace's LimitRanges in no set order, and this one
+// is stable.
+func limitRangesByNamespace(lrs []corev1.LimitRange) map[string][]*corev1.LimitRange {
+	out := map[string][]*corev1.LimitRange{}
+	for i := range lrs {
+		out[lrs[i].Namespace] = append(out[lrs[i].Namespace], &lrs[i])
+	}
+	for _, group := range out {
+		sort.Slice(group, func(i, j int) bool { return group[i].Name < group[j].Name })
+	}
+	return out
 }
 
 // stillFits is true while n can take pod next to its bound pods and the
