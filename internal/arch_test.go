@@ -293,7 +293,7 @@ func TestArchitecture(t *testing.T) {
 			continue
 		}
 		for _, imp := range append(p.TestImports, p.XTestImports...) {
-			if to, internal := rel(imp); internal && !under(to, "internal/awssim") && !under(to, "internal/sdkhttp") {
+			if to, internal := rel(imp); internal && allowed(pkg, to) != "" {
 				violations = append(violations, fmt.Sprintf("%s's tests (awssim) may not import %s", pkg, to))
 			}
 		}

@@ -16,6 +16,8 @@ import (
 	"sync"
 
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	"github.com/joistdev/terraform-provider-joist/internal/ec2data"
 )
 
 //go:embed data/*.json data/*.json.gz
@@ -88,16 +90,22 @@ func parse() (*Catalog, error) {
 		into any
 	}{
 		{"data/instance_types.json.gz", &c.types},
-		{"data/prices_on_demand.json", &c.onDemand},
 		{"data/offerings.json", &offerings},
 		{"data/spot_price_estimates.json.gz", &c.spot},
-		{"data/ebs_prices.json", &c.ebs},
-		{"data/vpc_limits.json.gz", &c.vpc},
 		{"data/memory_overhead.json", &c.memory},
 	} {
 		if err := readJSON(f.name, f.into); err != nil {
 			return nil, err
 		}
+	}
+	// The prices and VPC limits are the ones the product ships.
+	c.onDemand = ec2data.OnDemand()
+	if err := json.Unmarshal(ec2data.EBSPricesJSON, &c.ebs); err != nil {
+		return nil, fmt.Errorf("catalog: EBS prices: %w", err)
+	}
+	c.vpc = map[string]VPCLimits{}
+	for name, l := range ec2data.VPCLimits() {
+		c.vpc[name] = VPCLimits{BranchInterfaces: l.BranchInterfaces}
 	}
 	for i := range c.types {
 		c.byName[string(c.types[i].InstanceType)] = &c.types[i]

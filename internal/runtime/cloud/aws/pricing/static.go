@@ -1,36 +1,17 @@
 package pricing
 
 import (
-	"bufio"
-	"bytes"
-	"compress/gzip"
-	_ "embed"
-	"strconv"
-	"strings"
+	"maps"
+
+	"github.com/joistdev/terraform-provider-joist/internal/ec2data"
 )
 
-//go:embed static_prices.tsv.gz
-var staticPrices []byte
-
-// StaticOnDemand returns the embedded on-demand prices of a region, empty
+// StaticOnDemand returns the shipped on-demand prices of a region, empty
 // for a region the table does not cover.
 func StaticOnDemand(region string) map[string]float64 {
-	out := map[string]float64{}
-	zr, err := gzip.NewReader(bytes.NewReader(staticPrices))
-	if err != nil {
-		return out
-	}
-	sc := bufio.NewScanner(zr)
-	prefix := region + "\t"
-	for sc.Scan() {
-		line, ok := strings.CutPrefix(sc.Text(), prefix)
-		if !ok {
-			continue
-		}
-		name, price, _ := strings.Cut(line, "\t")
-		if p, err := strconv.ParseFloat(price, 64); err == nil {
-			out[name] = p
-		}
+	out := maps.Clone(ec2data.OnDemand()[region])
+	if out == nil {
+		out = map[string]float64{}
 	}
 	return out
 }

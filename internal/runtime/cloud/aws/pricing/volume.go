@@ -2,7 +2,6 @@ package pricing
 
 import (
 	"context"
-	_ "embed"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -11,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/pricing"
 	pricingtypes "github.com/aws/aws-sdk-go-v2/service/pricing/types"
+
+	"github.com/joistdev/terraform-provider-joist/internal/ec2data"
 )
 
 // HoursPerMonth turns EBS's monthly prices into hourly ones: AWS prorates
@@ -41,14 +42,11 @@ func (v VolumePrice) Hourly(sizeGiB float64, iops, throughput int64) float64 {
 	return month / HoursPerMonth
 }
 
-//go:embed static_ebs_prices.json
-var staticEBS []byte
-
-// StaticVolumePrices returns the embedded EBS prices of a region by volume
+// StaticVolumePrices returns the shipped EBS prices of a region by volume
 // type, empty for a region the table does not cover.
 func StaticVolumePrices(region string) map[string]VolumePrice {
 	var all map[string]map[string]VolumePrice
-	if err := json.Unmarshal(staticEBS, &all); err != nil {
+	if err := json.Unmarshal(ec2data.EBSPricesJSON, &all); err != nil {
 		return map[string]VolumePrice{}
 	}
 	if out := all[region]; out != nil {
