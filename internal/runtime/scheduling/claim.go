@@ -29,7 +29,7 @@ func (s *solver) openClaim(c *class, reqID, n, sizeFor int) (int, []string) {
 		if len(c.ports) > 0 {
 			perClaim = 1
 		}
-		target := s.chooseTarget(c, ps, types, slots, perClaim)
+		target := s.chooseTarget(c, ps, s.cohortTypes(c, ps, types), slots, perClaim)
 		b := s.newClaimBin(ps, nr, types, target, relaxedMV)
 		k, st := s.admit(c, b, reqID, n)
 		if k == 0 {

@@ -45,7 +45,9 @@
 // skips a run that no longer fits with one check.
 // Pods are admitted while they fit that type; a claim outgrows it only when
 // its NodePool cannot open another node or pods must share the node
-// (hostname affinity). The final claim lists every compatible type that
+// (hostname affinity). Pods that are the first to match their own hostname
+// affinity term open a claim sized for every pending pod that must then join
+// them (Karpenter's self-selecting bootstrap). The final claim lists every compatible type that
 // holds its pods, cheapest first, truncated to Options.MaxInstanceTypes
 // while keeping minValues.
 //

@@ -181,7 +181,7 @@ func (s *solver) topoReqs(c *class, choice map[*topoGroup]string) (requirements.
 			}
 		}
 		if len(allowed) == 0 {
-			if !g.self(c) || g.total > 0 {
+			if !g.seededBy(c) {
 				return nil, fmt.Errorf("pod affinity on %s: no pod matching %s runs in any domain yet", g.key, g.selector)
 			}
 			d := s.bootstrapDomain(c, g)
@@ -499,7 +499,7 @@ func (s *solver) hostnameCap(c *class, b *bin) int {
 		}
 	}
 	for _, g := range aff {
-		if g.hostname && g.counts[b.name] == 0 && (g.total > 0 || !g.self(c)) {
+		if g.hostname && g.counts[b.name] == 0 && !g.seededBy(c) {
 			return 0
 		}
 	}

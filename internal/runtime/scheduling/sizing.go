@@ -86,6 +86,74 @@ func (s *solver) chooseTarget(c *class, ps *poolState, types bitset, slots uint6
 	return best
 }
 
+// hostCohort lists the classes whose pending pods must share the node c
+// opens when c's pods are the first to match a hostname affinity term (see
+// seededBy): every class with such a term selecting c, c included. Once
+// c's pods land, that node is the term's only domain. Nil when c seeds no
+// hostname affinity term.
+func (s *solver) hostCohort(c *class) []*class {
+	if !c.seedsHost() {
+		return nil
+	}
+	var out []*class
+	for _, o := range s.order {
+		if len(o.pods) == 0 {
+			continue
+		}
+		aff, _, _ := o.active()
+		for _, g := range aff {
+			if g.hostname && g.seededBy(c) {
+				out = append(out, o)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// seedsHost reports whether c's pods would be the first to match one of
+// their own hostname affinity terms.
+func (c *class) seedsHost() bool {
+	for _, g := range c.actAff {
+		if g.hostname && g.seededBy(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// cohortTypes narrows types to those that hold all of c's host cohort (the
+// members that can run on the type), so the claim c opens is sized for the
+// pods that must join it rather than for c alone: under NodePool limits a
+// claim cannot outgrow its sized type. Types is returned unchanged when c
+// has no cohort or no type holds it all.
+func (s *solver) cohortTypes(c *class, ps *poolState, types bitset) bitset {
+	cohort := s.hostCohort(c)
+	if cohort == nil {
+		return types
+	}
+	held := newBitset(len(s.cat.types))
+	need := make([]int64, len(c.req))
+	types.each(func(t int) {
+		clear(need)
+		for _, o := range cohort {
+			if o != c && !s.classFits(o, ps, t) {
+				continue
+			}
+			for i, q := range o.req {
+				need[i] += int64(len(o.pods)) * q
+			}
+		}
+		if fitsOne(ps.allocD[t], need) {
+			held.set(t)
+		}
+	})
+	if held.empty() {
+		return types
+	}
+	return held
+}
+
 // promiseFill records the simulated fill of a claim just opened with type
 // t, so later sizing does not count the same pods twice.
 func (s *solver) promiseFill(c *class, ps *poolState, t, perClaim int) {
