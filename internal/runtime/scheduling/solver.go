@@ -261,7 +261,11 @@ func (s *solver) prepareClass(c *class) {
 // finish turns new claims into the plan's NewClaims.
 func (s *solver) finish() {
 	for _, b := range s.claims {
-		s.plan.NewClaims = append(s.plan.NewClaims, s.finalizeClaim(b))
+		claim := s.finalizeClaim(b)
+		if claim.MinValuesRelaxed {
+			relaxMinValues(claim)
+		}
+		s.plan.NewClaims = append(s.plan.NewClaims, claim)
 	}
 }
 
