@@ -193,6 +193,33 @@ func TestAffinityCases(t *testing.T) {
 			r.claims(t, 1)
 			r.together(t, "a", "follower")
 		}},
+		{"a self-affine group's claim keeps its room for the group", func() Input {
+			// b-0 fits beside a-0 alone, but a-1 must follow a-0.
+			return selfAffineInput(mkPod("a-0", "2", "1Gi", together("a")), mkPod("b-0", "1800m", "1Gi", together("b")),
+				mkPod("a-1", "1500m", "1Gi", together("a")), mkPod("b-1", "1800m", "1Gi", together("b")))
+		}, func(t *testing.T, r *result) {
+			r.together(t, "a-0", "a-1")
+			r.together(t, "b-0", "b-1")
+		}},
+		{"a self-affine pair skips a node with room for one of them", func() Input {
+			in := selfAffineInput(mkPod("a-0", "2", "1Gi", together("a")), mkPod("a-1", "1500m", "1Gi", together("a")))
+			in.Nodes = []*Node{mkNode("node-1", 3, 8, map[string]string{labelZone: "z1"})}
+			return in
+		}, func(t *testing.T, r *result) {
+			r.together(t, "a-0", "a-1")
+		}},
+		{"a self-affine pod's partner follows it before other pods fill its claim", func() Input {
+			// x, placed between a-0 and a-1 in size order, fits beside a-0
+			// alone (its anti-affinity, selecting no pod, keeps it in the
+			// queue rather than the pattern LP).
+			x := mkPod("x", "1800m", "1Gi", withAntiAffinity(term(labelHostname, "app", "nobody")))
+			return selfAffineInput(mkPod("a-0", "2", "1Gi", together("a")), x, mkPod("a-1", "1500m", "1Gi", together("a")))
+		}, func(t *testing.T, r *result) {
+			r.together(t, "a-0", "a-1")
+			if r.target("x") == "unplaced" {
+				t.Errorf("x unplaced: %v", r.errs["x"])
+			}
+		}},
 		{"hostname affinity to a label no pod has stays unschedulable", func() Input {
 			return selfAffineInput(mkPod("a", "1", "1Gi", together("x")), mkPod("b", "1", "1Gi", together("x")),
 				mkPod("lonely", "1", "1Gi", withLabels("app", "x"), withPodAffinity(term(labelHostname, "app", "nobody"))))

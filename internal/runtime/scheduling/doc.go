@@ -46,8 +46,10 @@
 // Pods are admitted while they fit that type; a claim outgrows it only when
 // its NodePool cannot open another node or pods must share the node
 // (hostname affinity). Pods that are the first to match their own hostname
-// affinity term open a claim sized for every pending pod that must then join
-// them (Karpenter's self-selecting bootstrap). The final claim lists every compatible type that
+// affinity term (Karpenter's self-selecting bootstrap) take only a node or
+// claim with room for every pending pod that must then join them, or open a
+// claim sized for all of them; those pods are placed right after them. The
+// final claim lists every compatible type that
 // holds its pods, cheapest first, truncated to Options.MaxInstanceTypes
 // while keeping minValues.
 //

@@ -37,6 +37,7 @@ type solver struct {
 	cands     []sizingCand
 	buf       []int64
 	promise   bool
+	carriers  map[*topoGroup][]*class // see hostCarriers
 	byPrice   map[string][]int
 	offerings map[offerKey][]Offering
 	minReq    []int64 // smallest request per resource over all classes
@@ -193,6 +194,7 @@ func (s *solver) run(classes []*class) {
 		return a.req[resMemory] > b.req[resMemory]
 	})
 	s.order = classes
+	s.carriers = hostCarriers(classes)
 	s.runs = buildRuns(classes)
 	s.minReq = make([]int64, len(s.res.names))
 	for i := range s.minReq {
@@ -213,7 +215,11 @@ func (s *solver) run(classes []*class) {
 		}
 		c := queue[0]
 		queue = queue[1:]
+		cohort := s.hostCohort(c)
 		placed := s.placeClass(c)
+		if placed > 0 {
+			s.placeCohort(c, cohort)
+		}
 		if len(c.pods) == 0 {
 			stalled = 0
 			continue
@@ -237,6 +243,17 @@ func (s *solver) run(classes []*class) {
 		}
 		for _, p := range c.pods {
 			s.plan.Errors = append(s.plan.Errors, PodError{Pod: p, Err: err})
+		}
+	}
+}
+
+// placeCohort places, right after c's pods seeded a hostname affinity term,
+// the other classes bound to their node (hostCohort), before other classes
+// take the room it has for them. Their pods stay queued if they do not fit.
+func (s *solver) placeCohort(c *class, cohort []*class) {
+	for _, o := range cohort {
+		if o != c && len(o.pods) > 0 {
+			s.placeClass(o)
 		}
 	}
 }
