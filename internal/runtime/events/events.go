@@ -137,6 +137,17 @@ func (rec *Recorder) PodNominated(pod *corev1.Pod, kind, target string) {
 	rec.send(pod, corev1.EventTypeNormal, Nominated, ActionScheduling, fmt.Sprintf("Pod should schedule on: %s/%s", kind, target), Nominated, rec.nominations)
 }
 
+// NoCompatibleInstanceTypes tells a NodePool that its requirements leave
+// no instance type to launch, or (minValues) too few distinct values for a
+// minValues requirement. Karpenter's messages.
+func (rec *Recorder) NoCompatibleInstanceTypes(pool runtime.Object, minValues bool) {
+	msg := "NodePool requirements filtered out all compatible available instance types"
+	if minValues {
+		msg += " due to minValues incompatibility"
+	}
+	rec.Warning(pool, NoCompatibleInstanceTypes, ActionScheduling, "%s", msg)
+}
+
 // PodFailedScheduling tells a pod why no NodePool can serve it.
 func (rec *Recorder) PodFailedScheduling(pod *corev1.Pod, err error) {
 	rec.Warning(pod, FailedScheduling, ActionScheduling, "Failed to schedule pod, %s", err)

@@ -2,7 +2,9 @@ package provisioning
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -195,6 +197,54 @@ func TestNewNodeClaimOverlayAnnotations(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Under the BestEffort policy a claim whose options cannot meet the
+// NodePool's minValues carries the counts they do meet and is annotated as
+// relaxed, as Karpenter writes it; with the NodePool's minValues kept, the
+// CRD would reject it (In with fewer values than minValues).
+func TestNewNodeClaimRelaxedMinValues(t *testing.T) {
+	pool := testPool()
+	three := 3
+	pool.Spec.Template.Spec.Requirements = append(pool.Spec.Template.Spec.Requirements, v1.NodeSelectorRequirementWithMinValues{
+		Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"c5.xlarge", "m5.xlarge", "c5.2xlarge"}, MinValues: &three})
+	pod := tolerantPod("big", "6")
+	pod.Spec.NodeSelector = nil
+	types := []*scheduling.InstanceType{
+		instanceType("c5.xlarge", 4, 8, 0.06, 0.17), instanceType("m5.xlarge", 4, 16, 0.07, 0.19), instanceType("c5.2xlarge", 8, 16, 0.12, 0.34),
+	}
+	plan, err := scheduling.Solve(scheduling.Input{NodePools: []*scheduling.NodePool{simulation.SolverPool(pool, types, nil)}, Pods: []*corev1.Pod{pod},
+		Options: scheduling.Options{MinValuesPolicy: scheduling.MinValuesBestEffort}})
+	if err != nil || len(plan.NewClaims) != 1 {
+		t.Fatalf("plan %+v, %v: want one claim", plan, err)
+	}
+	claim := NewNodeClaim(pool, plan.NewClaims[0])
+	if got := claim.Annotations[v1.NodeClaimMinValuesRelaxedAnnotationKey]; got != "true" {
+		t.Errorf("annotation %s=%q, want true", v1.NodeClaimMinValuesRelaxedAnnotationKey, got)
+	}
+	// Only c5.2xlarge holds the pod: one instance type, one category.
+	want := map[string][]string{corev1.LabelInstanceTypeStable: {"c5.2xlarge"}, v1.LabelInstanceCategory: {"c", "m"}}
+	for _, r := range claim.Spec.Requirements {
+		vals, ok := want[r.Key]
+		if !ok {
+			continue
+		}
+		delete(want, r.Key)
+		if !slices.Equal(r.Values, vals) || r.MinValues == nil || *r.MinValues != 1 {
+			t.Errorf("requirement %s, want In %v with minValues relaxed to 1", describe(r), vals)
+		}
+	}
+	if len(want) != 0 {
+		t.Errorf("claim lacks requirements %v: %+v", want, claim.Spec.Requirements)
+	}
+}
+
+func describe(r v1.NodeSelectorRequirementWithMinValues) string {
+	mv := "unset"
+	if r.MinValues != nil {
+		mv = strconv.Itoa(*r.MinValues)
+	}
+	return fmt.Sprintf("%s %s %v minValues %s", r.Key, r.Operator, r.Values, mv)
 }
 
 func TestNewNodeClaimPassesAPIValidation(t *testing.T) {

@@ -116,6 +116,7 @@ func (p *Provisioner) Schedule(ctx context.Context) (*Result, error) {
 			return nil, fmt.Errorf("solving for %d pods: %w", len(pods), err)
 		}
 		tSolve = p.clock.Since(t0)
+		p.reportMinValuesUnmet(ctx, plan, pools)
 		for _, pl := range plan.Placements {
 			if pl.Kind == scheduling.TargetNewClaim {
 				continue
@@ -164,8 +165,7 @@ func (p *Provisioner) input(ctx context.Context, snap *state.Snapshot, pods []*c
 			continue
 		}
 		if len(its) == 0 {
-			p.recorder.Warning(pool, events.NoCompatibleInstanceTypes, events.ActionScheduling,
-				"NodePool requirements filtered out all compatible available instance types")
+			p.recorder.NoCompatibleInstanceTypes(pool, false)
 			continue
 		}
 		poolTypes[pool.Name] = its
@@ -179,6 +179,21 @@ func (p *Provisioner) input(ctx context.Context, snap *state.Snapshot, pods []*c
 	}
 	opts := scheduling.Options{PreferencePolicy: p.opts.PreferencePolicy, MinValuesPolicy: p.opts.MinValuesPolicy}
 	return simulation.Build(snap, nil, pods, volumes, poolTypes, opts, nil), byName, nil
+}
+
+// reportMinValuesUnmet tells each NodePool the solver found unusable
+// because its instance types cannot meet its minValues (Strict policy), as
+// Karpenter's NewScheduler does; its pods stay pending with their own
+// FailedScheduling events.
+func (p *Provisioner) reportMinValuesUnmet(ctx context.Context, plan *scheduling.Plan, pools map[string]*v1.NodePool) {
+	for name, err := range plan.MinValuesUnmet {
+		pool, ok := pools[name]
+		if !ok {
+			continue
+		}
+		p.recorder.NoCompatibleInstanceTypes(pool, true)
+		log.FromContext(ctx).Info("skipping, nodepool requirements filtered out all instance types", "nodepool", name, "minValuesIncompatibleErr", err.Error())
+	}
 }
 
 func (p *Provisioner) nominate(pod *corev1.Pod, target string, inFlight bool) {

@@ -21,6 +21,7 @@ import (
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/nodeclass"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/provisioning"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/volumetopology"
@@ -38,9 +39,17 @@ type world struct {
 	provisioner *provisioning.Provisioner
 	cloud       *awsprovider.Provider
 	pool        *v1.NodePool
+	cluster     *state.Cluster
 }
 
 func newWorld(t *testing.T) *world {
+	t.Helper()
+	return newWorldWith(t, provisioning.Options{NominationTTL: time.Hour})
+}
+
+// newWorldWith is newWorld with the provisioner's options and more NodePool
+// requirements.
+func newWorldWith(t *testing.T, opts provisioning.Options, reqs ...v1.NodeSelectorRequirementWithMinValues) *world {
 	t.Helper()
 	ctx := context.Background()
 	sim, err := testenv.Start(awssim.Options{ClusterName: cluster})
@@ -65,10 +74,10 @@ func newWorld(t *testing.T) *world {
 		ObjectMeta: metav1.ObjectMeta{Name: "general"},
 		Spec: v1.NodePoolSpec{Template: v1.NodeClaimTemplate{Spec: v1.NodeClaimTemplateSpec{
 			NodeClassRef: &v1.NodeClassReference{Group: v1.AWSGroup, Kind: awsv1.EC2NodeClassKind, Name: nc.Name},
-			Requirements: v1.Requirements{
+			Requirements: append(v1.Requirements{
 				testenv.In(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand),
 				testenv.In(v1.LabelInstanceCategory, "c", "m"),
-			},
+			}, reqs...),
 		}}},
 	}
 	must(t, k.Client.Create(ctx, pool))
@@ -92,9 +101,9 @@ func newWorld(t *testing.T) *world {
 	if err := cs.TrackClaims(ctx, mgr.GetCache()); err != nil {
 		t.Fatal(err)
 	}
-	p := provisioning.NewProvisioner(k.Client, cs, prov, provisioning.NewBatcher(clk, time.Second, 10*time.Second), nil, clk,
-		provisioning.Options{NominationTTL: time.Hour})
-	return &world{kube: k.Client, cache: mgr.GetCache(), provisioner: p, cloud: prov, pool: pool}
+	p := provisioning.NewProvisioner(k.Client, cs, prov, provisioning.NewBatcher(clk, time.Second, 10*time.Second),
+		events.NewRecorder(mgr.GetEventRecorder("karpenter")), clk, opts)
+	return &world{kube: k.Client, cache: mgr.GetCache(), provisioner: p, cloud: prov, pool: pool, cluster: cs}
 }
 
 // create writes obj and waits until the informers show it.

@@ -254,3 +254,23 @@ func BenchmarkExistingCluster(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkColocated: groups of three pods of random sizes that must share
+// a node (each labelled with its group and requiring hostname affinity to
+// it), so every group's first pod opens a claim sized for all three.
+func BenchmarkColocated(b *testing.B) {
+	its := catalogFixture(b)
+	for _, n := range []int{1000, 5000} {
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+			runBench(b, func() Input {
+				r := rand.New(rand.NewSource(42))
+				var ps []*corev1.Pod
+				for i := 0; i < n; i++ {
+					g := fmt.Sprintf("g%d", i/3)
+					ps = append(ps, randomSized(r, fmt.Sprintf("colocated-%d", i), withLabels("group", g), withPodAffinity(term(labelHostname, "group", g))))
+				}
+				return Input{NodePools: []*NodePool{benchPool(its)}, Pods: ps}
+			}, false)
+		})
+	}
+}

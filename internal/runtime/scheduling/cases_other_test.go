@@ -1,6 +1,8 @@
 package scheduling_test
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -214,10 +216,49 @@ func TestMinValuesCases(t *testing.T) {
 			func(t *testing.T, r *result) { r.failed(t, "a", "minValues", "instance-family") }},
 		{"best-effort minValues relaxes", func() Input { return withMin(10, MinValuesBestEffort) },
 			func(t *testing.T, r *result) {
-				if !r.claim(t, "a").MinValuesRelaxed {
+				c := r.claim(t, "a")
+				if !c.MinValuesRelaxed {
 					t.Error("claim should be marked relaxed")
 				}
+				// The claim carries the minValues its options meet, as
+				// Karpenter writes the relaxed count into the NodeClaim.
+				f := len(families(c))
+				if r := c.Requirements.Get("karpenter.k8s.aws/instance-family"); r.MinValues == nil || *r.MinValues != f {
+					t.Errorf("requirement %s, want minValues relaxed to the %d families the options offer", r, f)
+				}
+				if len(r.plan.MinValuesUnmet) != 0 {
+					t.Errorf("pools reported under BestEffort: %v", r.plan.MinValuesUnmet)
+				}
 			}},
+		{"best-effort instance-type minValues relaxes to the options left", func() Input {
+			three := 3
+			in := stdInput(mkPod("a", "1", "1Gi", withRequest("nvidia.com/gpu", "1")))
+			in.NodePools[0].Requirements = []Requirement{{NodeSelectorRequirement: expr(labelInstanceType, corev1.NodeSelectorOpIn, "small.a", "medium.a", "gpu.a"), MinValues: &three}}
+			in.Options.MinValuesPolicy = MinValuesBestEffort
+			return in
+		}, func(t *testing.T, r *result) {
+			c := r.claim(t, "a")
+			it := c.Requirements.Get(labelInstanceType)
+			if !c.MinValuesRelaxed || !slices.Equal(it.Values(), []string{"gpu.a"}) || it.MinValues == nil || *it.MinValues != 1 {
+				t.Errorf("relaxed %v, instance-type requirement %s: want In [gpu.a] with minValues relaxed to 1", c.MinValuesRelaxed, it)
+			}
+		}},
+		{"strict minValues the NodePool's types cannot meet reports the NodePool", func() Input { return withMin(10, MinValuesStrict) },
+			func(t *testing.T, r *result) {
+				if err := r.plan.MinValuesUnmet["default"]; err == nil || !strings.Contains(err.Error(), "instance-family") {
+					t.Errorf("MinValuesUnmet %v, want the default pool's instance-family", r.plan.MinValuesUnmet)
+				}
+			}},
+		{"strict minValues only a pod's constraints break does not report the NodePool", func() Input {
+			in := withMin(3, MinValuesStrict)
+			in.Pods = []*corev1.Pod{mkPod("a", "1", "1Gi", withRequest("nvidia.com/gpu", "1"))}
+			return in
+		}, func(t *testing.T, r *result) {
+			r.failed(t, "a", "minValues")
+			if len(r.plan.MinValuesUnmet) != 0 {
+				t.Errorf("MinValuesUnmet %v, want none: the pool's own types offer enough families", r.plan.MinValuesUnmet)
+			}
+		}},
 		{"truncation keeps minValues", func() Input {
 			in := withMin(4, MinValuesStrict)
 			in.Options.MaxInstanceTypes = 4

@@ -57,6 +57,24 @@ func web(n int, opts ...podOpt) []*corev1.Pod {
 	return pods(n, "web", "1", "1Gi", append([]podOpt{withLabels("app", "web")}, opts...)...)
 }
 
+// together labels a pod app=<app> and gives it required hostname affinity
+// to app=<app>: it must share a node with every other such pod.
+func together(app string) podOpt {
+	return func(p *corev1.Pod) {
+		withLabels("app", app)(p)
+		withPodAffinity(term(labelHostname, "app", app))(p)
+	}
+}
+
+// selfAffineInput is a NodePool with CPU limits whose smaller type is the
+// cheaper per core, so a claim sized for one pod alone is the small type
+// and, under the limits, cannot outgrow it.
+func selfAffineInput(ps ...*corev1.Pod) Input {
+	pool := mkPool("default", []*InstanceType{mkType("medium.a", "amd64", 4, 8, 0.18), mkType("large.a", "amd64", 8, 16, 0.40)})
+	pool.Limits = corev1.ResourceList{corev1.ResourceCPU: quantity("1000")}
+	return Input{NodePools: []*NodePool{pool}, Pods: ps}
+}
+
 func TestAffinityCases(t *testing.T) {
 	fullNode := func(name, zone string, bound ...*corev1.Pod) *Node {
 		n := mkNode(name, 1, 1, map[string]string{labelZone: zone}, bound...)
@@ -148,6 +166,66 @@ func TestAffinityCases(t *testing.T) {
 			if r.target("b") != r.target("a-0") && r.target("b") != r.target("a-1") {
 				t.Errorf("b on %s, want with an a pod", r.target("b"))
 			}
+		}},
+		{"a mutually hostname-affine pair opens one claim holding both", func() Input {
+			in := selfAffineInput(mkPod("buffer", "3", "1Gi", together("x")), mkPod("app", "1500m", "1Gi", together("x")))
+			return in
+		}, func(t *testing.T, r *result) {
+			r.claims(t, 1)
+			r.together(t, "buffer", "app")
+		}},
+		{"identical self-affine pods too large for the thriftiest type share one claim", func() Input {
+			return selfAffineInput(pods(2, "x", "3", "1Gi", together("x"))...)
+		}, func(t *testing.T, r *result) {
+			r.claims(t, 1)
+			r.together(t, "x-0", "x-1")
+		}},
+		{"three self-affine pods open one claim holding all three", func() Input {
+			return selfAffineInput(mkPod("a", "2", "1Gi", together("x")), mkPod("b", "1500m", "1Gi", together("x")), mkPod("c", "1500m", "2Gi", together("x")))
+		}, func(t *testing.T, r *result) {
+			r.claims(t, 1)
+			r.together(t, "a", "b", "c")
+		}},
+		{"a pod that only follows a self-affine pod joins its claim", func() Input {
+			follower := mkPod("follower", "1500m", "1Gi", withPodAffinity(term(labelHostname, "app", "x")))
+			return selfAffineInput(mkPod("a", "3", "1Gi", together("x")), follower)
+		}, func(t *testing.T, r *result) {
+			r.claims(t, 1)
+			r.together(t, "a", "follower")
+		}},
+		{"a self-affine group's claim keeps its room for the group", func() Input {
+			// b-0 fits beside a-0 alone, but a-1 must follow a-0.
+			return selfAffineInput(mkPod("a-0", "2", "1Gi", together("a")), mkPod("b-0", "1800m", "1Gi", together("b")),
+				mkPod("a-1", "1500m", "1Gi", together("a")), mkPod("b-1", "1800m", "1Gi", together("b")))
+		}, func(t *testing.T, r *result) {
+			r.together(t, "a-0", "a-1")
+			r.together(t, "b-0", "b-1")
+		}},
+		{"a self-affine pair skips a node with room for one of them", func() Input {
+			in := selfAffineInput(mkPod("a-0", "2", "1Gi", together("a")), mkPod("a-1", "1500m", "1Gi", together("a")))
+			in.Nodes = []*Node{mkNode("node-1", 3, 8, map[string]string{labelZone: "z1"})}
+			return in
+		}, func(t *testing.T, r *result) {
+			r.together(t, "a-0", "a-1")
+		}},
+		{"a self-affine pod's partner follows it before other pods fill its claim", func() Input {
+			// x, placed between a-0 and a-1 in size order, fits beside a-0
+			// alone (its anti-affinity, selecting no pod, keeps it in the
+			// queue rather than the pattern LP).
+			x := mkPod("x", "1800m", "1Gi", withAntiAffinity(term(labelHostname, "app", "nobody")))
+			return selfAffineInput(mkPod("a-0", "2", "1Gi", together("a")), x, mkPod("a-1", "1500m", "1Gi", together("a")))
+		}, func(t *testing.T, r *result) {
+			r.together(t, "a-0", "a-1")
+			if r.target("x") == "unplaced" {
+				t.Errorf("x unplaced: %v", r.errs["x"])
+			}
+		}},
+		{"hostname affinity to a label no pod has stays unschedulable", func() Input {
+			return selfAffineInput(mkPod("a", "1", "1Gi", together("x")), mkPod("b", "1", "1Gi", together("x")),
+				mkPod("lonely", "1", "1Gi", withLabels("app", "x"), withPodAffinity(term(labelHostname, "app", "nobody"))))
+		}, func(t *testing.T, r *result) {
+			r.together(t, "a", "b")
+			r.failed(t, "lonely", "pod affinity", labelHostname)
 		}},
 		{"zonal anti-affinity avoids the zone of a running pod", func() Input {
 			in := stdInput(mkPod("a", "1", "1Gi", withAntiAffinity(term(labelZone, "app", "db"))))

@@ -29,7 +29,7 @@ func (s *solver) openClaim(c *class, reqID, n, sizeFor int) (int, []string) {
 		if len(c.ports) > 0 {
 			perClaim = 1
 		}
-		target := s.chooseTarget(c, ps, types, slots, perClaim)
+		target := s.chooseTarget(c, ps, s.cohortTypes(c, ps, types), slots, perClaim)
 		b := s.newClaimBin(ps, nr, types, target, relaxedMV)
 		k, st := s.admit(c, b, reqID, n)
 		if k == 0 {
@@ -139,12 +139,16 @@ func (s *solver) canOpen(c *class, ps *poolState, reqID int) (int, bitset, bool,
 		types.each(func(t int) { list = append(list, t) })
 		if key, have, want := s.minValuesShort(ps, list); key != "" {
 			if s.opts.MinValuesPolicy != MinValuesBestEffort {
-				return 0, nil, false, fmt.Errorf("minValues: requirement %s needs %d distinct values, the fitting instance types offer %d", key, want, have)
+				return 0, nil, false, minValuesError(key, have, want)
 			}
 			relaxed = true
 		}
 	}
 	return nr, types, relaxed, nil
+}
+
+func minValuesError(key string, have, want int) error {
+	return fmt.Errorf("minValues: requirement %s needs %d distinct values, the fitting instance types offer %d", key, want, have)
 }
 
 // minValuesShort returns the first minValues requirement of ps that types
@@ -169,10 +173,18 @@ func (s *solver) minValuesShort(ps *poolState, types []int) (string, int, int) {
 // typeValues are the values an instance type contributes to key: its label,
 // or for zone and capacity type the values of its available offerings.
 func (s *solver) typeValues(t int, key string) []string {
+	it := s.cat.types[t]
+	return offeredValues(it, it.Offerings, key)
+}
+
+// offeredValues are the values of key a node of it launched into one of
+// offs may carry: its label, or for zone and capacity type those of the
+// available offerings.
+func offeredValues(it *InstanceType, offs []Offering, key string) []string {
 	switch key {
 	case labelZone, labelCapacityType:
 		var out []string
-		for _, o := range s.cat.types[t].Offerings {
+		for _, o := range offs {
 			if !o.Available {
 				continue
 			}
@@ -184,7 +196,43 @@ func (s *solver) typeValues(t int, key string) []string {
 		}
 		return out
 	}
-	return s.cat.types[t].Values(key)
+	return it.Values(key)
+}
+
+// relaxMinValues lowers each minValues requirement of a claim the BestEffort
+// policy relaxed to the number of distinct values its options offer, as
+// Karpenter does (filterInstanceTypesByRequirements returns the unmet keys
+// with the count reached, and NodeClaim.CanAdd writes it as the key's
+// minValues). A NodeClaim whose In requirement lists fewer values than its
+// minValues is rejected by the CRD.
+func relaxMinValues(claim *NewClaim) {
+	var reqs requirements.Requirements
+	for _, key := range claim.Requirements.Keys() {
+		r := claim.Requirements[key]
+		if r.MinValues == nil {
+			continue
+		}
+		seen := map[string]bool{}
+		for _, o := range claim.InstanceTypes {
+			for _, v := range offeredValues(o.Type, o.Offerings, key) {
+				if r.Has(v) {
+					seen[v] = true
+				}
+			}
+		}
+		if len(seen) >= *r.MinValues {
+			continue
+		}
+		if reqs == nil {
+			// Requirements are shared with the solver's interned sets.
+			reqs = claim.Requirements.Clone()
+		}
+		// The CRD's minimum is 1.
+		reqs[key] = r.WithMinValues(max(len(seen), 1))
+	}
+	if reqs != nil {
+		claim.Requirements = reqs
+	}
 }
 
 // finalizeClaim lists the claim's options cheapest first, truncated to

@@ -45,7 +45,11 @@
 // skips a run that no longer fits with one check.
 // Pods are admitted while they fit that type; a claim outgrows it only when
 // its NodePool cannot open another node or pods must share the node
-// (hostname affinity). The final claim lists every compatible type that
+// (hostname affinity). Pods that are the first to match their own hostname
+// affinity term (Karpenter's self-selecting bootstrap) take only a node or
+// claim with room for every pending pod that must then join them, or open a
+// claim sized for all of them; those pods are placed right after them. The
+// final claim lists every compatible type that
 // holds its pods, cheapest first, truncated to Options.MaxInstanceTypes
 // while keeping minValues.
 //

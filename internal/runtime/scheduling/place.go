@@ -181,7 +181,7 @@ func (s *solver) topoReqs(c *class, choice map[*topoGroup]string) (requirements.
 			}
 		}
 		if len(allowed) == 0 {
-			if !g.self(c) || g.total > 0 {
+			if !g.seededBy(c) {
 				return nil, fmt.Errorf("pod affinity on %s: no pod matching %s runs in any domain yet", g.key, g.selector)
 			}
 			d := s.bootstrapDomain(c, g)
@@ -272,6 +272,12 @@ func (p *placer) place(n int) int {
 	// Classes that may make a claim outgrow its type do not trust the
 	// room index's ceilings.
 	indexed := !p.c.sharesHost()
+	// Pods seeding a hostname affinity term take only a bin with room for
+	// the pods that must follow them (see holdsCohort).
+	var seed []int64
+	if cohort := s.hostCohort(p.c); cohort != nil {
+		seed = cohortNeed(cohort, nil)
+	}
 	for placed < n {
 		for p.cursor < len(s.bins) {
 			if indexed {
@@ -280,9 +286,14 @@ func (p *placer) place(n int) int {
 				}
 			}
 			b := s.bins[p.cursor]
+			if seed != nil && !s.holdsCohort(b, seed) {
+				p.cursor++
+				continue
+			}
 			k, st := s.admit(p.c, b, p.reqID, n-placed)
 			if k > 0 {
 				s.commit(p.c, b, k, st)
+				seed = nil
 				placed += k
 				if placed == n {
 					return placed
@@ -506,7 +517,7 @@ func (s *solver) hostnameCap(c *class, b *bin) int {
 		}
 	}
 	for _, g := range aff {
-		if g.hostname && g.counts[b.name] == 0 && (g.total > 0 || !g.self(c)) {
+		if g.hostname && g.counts[b.name] == 0 && !g.seededBy(c) {
 			return 0
 		}
 	}

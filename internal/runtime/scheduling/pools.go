@@ -68,6 +68,7 @@ func (s *solver) buildPools() {
 			inPool.set(s.cat.index[it])
 		}
 		ps.types = s.cat.compile(ps.reqID, reqs).types.and(inPool)
+		s.checkPoolMinValues(ps)
 		ps.allocD = make([][]int64, n)
 		ps.daemon = make([][]int64, n)
 		ps.types.each(func(i int) {
@@ -159,4 +160,23 @@ func (ps *poolState) withinLimits(capv []int64) bool {
 		}
 	}
 	return true
+}
+
+// checkPoolMinValues records in the plan a NodePool whose instance types,
+// before any pod narrows them, offer too few distinct values for one of its
+// minValues requirements: under the Strict policy no pod can use it.
+// Karpenter checks the same when it builds its scheduler (NewScheduler,
+// through filterInstanceTypesByRequirements) and reports the NodePool.
+func (s *solver) checkPoolMinValues(ps *poolState) {
+	if len(ps.minValues) == 0 || s.opts.MinValuesPolicy == MinValuesBestEffort {
+		return
+	}
+	var list []int
+	ps.types.each(func(t int) { list = append(list, t) })
+	if key, have, want := s.minValuesShort(ps, list); key != "" {
+		if s.plan.MinValuesUnmet == nil {
+			s.plan.MinValuesUnmet = map[string]error{}
+		}
+		s.plan.MinValuesUnmet[ps.pool.Name] = minValuesError(key, have, want)
+	}
 }

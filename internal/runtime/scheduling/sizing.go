@@ -86,6 +86,104 @@ func (s *solver) chooseTarget(c *class, ps *poolState, types bitset, slots uint6
 	return best
 }
 
+// hostCohort lists the classes whose pending pods must share the node c's
+// pods land on when they are the first to match a hostname affinity term
+// (see seededBy): every class carrying such a term that selects c, c
+// included. Nil when c seeds no hostname affinity term.
+func (s *solver) hostCohort(c *class) []*class {
+	if !c.seedsHost() {
+		return nil
+	}
+	var out []*class
+	for _, g := range c.selectedBy {
+		if g.kind != kindAffinity || !g.hostname || !g.seededBy(c) {
+			continue
+		}
+		for _, o := range s.carriers[g] {
+			if len(o.pods) > 0 && slices.Contains(o.actAff, g) && !slices.Contains(out, o) {
+				out = append(out, o)
+			}
+		}
+	}
+	return out
+}
+
+// seedsHost reports whether c's pods would be the first to match one of
+// their own hostname affinity terms.
+func (c *class) seedsHost() bool {
+	for _, g := range c.actAff {
+		if g.hostname && g.seededBy(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// hostCarriers indexes the classes carrying each hostname affinity group
+// (required or preferred), for hostCohort.
+func hostCarriers(classes []*class) map[*topoGroup][]*class {
+	out := map[*topoGroup][]*class{}
+	for _, c := range classes {
+		for _, list := range [][]*topoGroup{c.affinity, c.prefAffinity} {
+			for _, g := range list {
+				if g.hostname {
+					out[g] = append(out[g], c)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// cohortNeed sums the requests of the pending pods of cohort whose class
+// fits (nil: all).
+func cohortNeed(cohort []*class, fits func(o *class) bool) []int64 {
+	need := make([]int64, len(cohort[0].req))
+	for _, o := range cohort {
+		if fits != nil && !fits(o) {
+			continue
+		}
+		for i, q := range o.req {
+			need[i] += int64(len(o.pods)) * q
+		}
+	}
+	return need
+}
+
+// cohortTypes narrows types to those that hold all of c's host cohort (the
+// members that can run on the type), so the claim c opens is sized for the
+// pods that must join it rather than for c alone: under NodePool limits a
+// claim cannot outgrow its sized type. Types is returned unchanged when c
+// has no cohort or no type holds it all.
+func (s *solver) cohortTypes(c *class, ps *poolState, types bitset) bitset {
+	cohort := s.hostCohort(c)
+	if cohort == nil {
+		return types
+	}
+	held := newBitset(len(s.cat.types))
+	types.each(func(t int) {
+		need := cohortNeed(cohort, func(o *class) bool { return o == c || s.classFits(o, ps, t) })
+		if fitsOne(ps.allocD[t], need) {
+			held.set(t)
+		}
+	})
+	if held.empty() {
+		return types
+	}
+	return held
+}
+
+// holdsCohort reports whether b has room for need as it stands. Pods that
+// seed a hostname affinity term bind the pods following them to their
+// node, so they go only where all of those fit: a claim grown for them
+// could exceed its NodePool's limits or be dearer than one sized for them.
+func (s *solver) holdsCohort(b *bin, need []int64) bool {
+	if b.kind != TargetNewClaim {
+		return fitsOne(b.free, need)
+	}
+	return fitsIn(b.used, need, b.pool.allocD[b.target])
+}
+
 // promiseFill records the simulated fill of a claim just opened with type
 // t, so later sizing does not count the same pods twice.
 func (s *solver) promiseFill(c *class, ps *poolState, t, perClaim int) {

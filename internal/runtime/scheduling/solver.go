@@ -37,6 +37,7 @@ type solver struct {
 	cands     []sizingCand
 	buf       []int64
 	promise   bool
+	carriers  map[*topoGroup][]*class // see hostCarriers
 	byPrice   map[string][]int
 	offerings map[offerKey][]Offering
 	minReq    []int64 // smallest request per resource over all classes
@@ -193,6 +194,7 @@ func (s *solver) run(classes []*class) {
 		return a.req[resMemory] > b.req[resMemory]
 	})
 	s.order = classes
+	s.carriers = hostCarriers(classes)
 	s.runs = buildRuns(classes)
 	s.minReq = make([]int64, len(s.res.names))
 	for i := range s.minReq {
@@ -213,7 +215,11 @@ func (s *solver) run(classes []*class) {
 		}
 		c := queue[0]
 		queue = queue[1:]
+		cohort := s.hostCohort(c)
 		placed := s.placeClass(c)
+		if placed > 0 {
+			s.placeCohort(c, cohort)
+		}
 		if len(c.pods) == 0 {
 			stalled = 0
 			continue
@@ -241,6 +247,17 @@ func (s *solver) run(classes []*class) {
 	}
 }
 
+// placeCohort places, right after c's pods seeded a hostname affinity term,
+// the other classes bound to their node (hostCohort), before other classes
+// take the room it has for them. Their pods stay queued if they do not fit.
+func (s *solver) placeCohort(c *class, cohort []*class) {
+	for _, o := range cohort {
+		if o != c && len(o.pods) > 0 {
+			s.placeClass(o)
+		}
+	}
+}
+
 // prepareClass (re)computes the interned requirement ids after the class's
 // constraints changed.
 func (s *solver) prepareClass(c *class) {
@@ -261,7 +278,11 @@ func (s *solver) prepareClass(c *class) {
 // finish turns new claims into the plan's NewClaims.
 func (s *solver) finish() {
 	for _, b := range s.claims {
-		s.plan.NewClaims = append(s.plan.NewClaims, s.finalizeClaim(b))
+		claim := s.finalizeClaim(b)
+		if claim.MinValuesRelaxed {
+			relaxMinValues(claim)
+		}
+		s.plan.NewClaims = append(s.plan.NewClaims, claim)
 	}
 }
 

@@ -281,6 +281,11 @@ func (t *topology) existingAnti(pod *corev1.Pod) []*topoGroup {
 // self reports whether the class's own pods match g.
 func (g *topoGroup) self(c *class) bool { return g.selects(c.ns, c.labels) }
 
+// seededBy reports whether c's pods may open the first domain of affinity
+// group g: no pod matching g is placed anywhere yet and c's own pods match
+// it, so they satisfy each other (Karpenter's self-selecting bootstrap).
+func (g *topoGroup) seededBy(c *class) bool { return g.total == 0 && g.self(c) }
+
 // spreadMin is the global minimum used for skew: 0 while fewer domains than
 // minDomains are eligible.
 func (g *topoGroup) spreadMin() int {

@@ -241,6 +241,10 @@ type Plan struct {
 	Placements []Placement
 	NewClaims  []*NewClaim
 	Errors     []PodError
+	// MinValuesUnmet are the NodePools, by name, whose instance types offer
+	// too few distinct values for a minValues requirement before any pod
+	// narrows them (Strict policy only): no pod can use them.
+	MinValuesUnmet map[string]error
 }
 
 // Cost is the summed price of the cheapest option of every new claim.

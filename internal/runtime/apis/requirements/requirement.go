@@ -281,6 +281,13 @@ func (r *Requirement) String() string {
 	return b.String()
 }
 
+// WithMinValues returns a copy of r that requires n distinct values.
+func (r *Requirement) WithMinValues(n int) *Requirement {
+	out := r.clone()
+	out.MinValues = &n
+	return out
+}
+
 func (r *Requirement) clone() *Requirement {
 	out := *r
 	out.values = make(map[string]struct{}, len(r.values))

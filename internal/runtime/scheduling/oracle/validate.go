@@ -213,18 +213,34 @@ func (v *validator) claimShape() {
 				if r.MinValues == nil {
 					continue
 				}
-				vals := map[string]bool{}
-				for _, l := range h.realized {
-					if x, ok := l[r.Key]; ok {
-						vals[x] = true
-					}
-				}
-				if len(vals) < *r.MinValues {
-					v.fail("claim %s has %d distinct %s values, minValues is %d", h.name, len(vals), r.Key, *r.MinValues)
+				if n := distinctValues(h.realized, r.Key); n < *r.MinValues {
+					v.fail("claim %s has %d distinct %s values, minValues is %d", h.name, n, r.Key, *r.MinValues)
 				}
 			}
 		}
+		// The claim is launched with its own minValues (relaxed ones
+		// included), so its options must meet them.
+		for _, key := range c.Requirements.Keys() {
+			r := c.Requirements[key]
+			if r.MinValues == nil {
+				continue
+			}
+			if n := distinctValues(h.realized, key); n < *r.MinValues {
+				v.fail("claim %s has %d distinct %s values, its requirement's minValues is %d", h.name, n, key, *r.MinValues)
+			}
+		}
 	}
+}
+
+// distinctValues counts the values of key over a claim's realizations.
+func distinctValues(realized []map[string]string, key string) int {
+	vals := map[string]bool{}
+	for _, l := range realized {
+		if x, ok := l[key]; ok {
+			vals[x] = true
+		}
+	}
+	return len(vals)
 }
 
 func (v *validator) perPod() {
