@@ -17,7 +17,9 @@ type Provider interface {
 	// launched: providerID, imageID, capacity, allocatable and the resolved
 	// labels (instance type, zone, capacity type, ...). Errors are an
 	// *InsufficientCapacityError (the claim is deleted and the next pass
-	// picks other offerings), a *NodeClassNotReadyError, or a *CreateError.
+	// picks other offerings), a *NodeClassNotReadyError (the node class is
+	// not usable: the claim is deleted), or a *CreateError (retried with the
+	// claim kept, e.g. while the node class is still resolving).
 	Create(ctx context.Context, claim *v1.NodeClaim) (*v1.NodeClaim, error)
 	// Delete starts terminating the claim's instance; it returns a
 	// *NodeClaimNotFoundError once the instance is gone.

@@ -52,10 +52,42 @@ func Simulate(env *Env, candidates []*Candidate) (*Simulation, error) {
 		return nil, fmt.Errorf("simulating the removal of %d nodes: %w", len(candidates), err)
 	}
 	sim := &Simulation{Plan: plan}
-	for _, pe := range append(waiting, plan.Errors...) {
+	for _, pe := range append(append(waiting, plan.Errors...), onUninitialized(in, plan)...) {
 		if ours[pe.Pod.UID] {
 			sim.Unplaced = append(sim.Unplaced, pe)
 		}
 	}
 	return sim, nil
+}
+
+// onUninitialized are the plan's placements on nodes and in-flight claims
+// that have not initialized. The solver may use them, as provisioning
+// does, but a disruption must not count on them: such a node may never
+// come up (a replacement abandoned by its command stays in flight until
+// its registration times out), and the candidate's pods would be left
+// with nowhere to go. Pods of nodes already being deleted are not the
+// candidates' and are not counted (see Simulate).
+func onUninitialized(in *scheduling.Input, plan *scheduling.Plan) []scheduling.PodError {
+	type target struct {
+		kind scheduling.TargetKind
+		name string
+	}
+	pending := map[target]bool{}
+	for kind, nodes := range map[scheduling.TargetKind][]*scheduling.Node{scheduling.TargetNode: in.Nodes, scheduling.TargetInFlight: in.InFlight} {
+		for _, n := range nodes {
+			pending[target{kind, n.Name}] = !n.Initialized
+		}
+	}
+	var out []scheduling.PodError
+	for _, p := range plan.Placements {
+		if !pending[target{p.Kind, p.Node}] {
+			continue
+		}
+		what := "node"
+		if p.Kind == scheduling.TargetInFlight {
+			what = "nodeclaim"
+		}
+		out = append(out, scheduling.PodError{Pod: p.Pod, Err: fmt.Errorf("would schedule against uninitialized %s/%s", what, p.Node)})
+	}
+	return out
 }

@@ -40,8 +40,11 @@ func ClaimRequirements(claim *v1.NodeClaim) (requirements.Requirements, error) {
 // Create launches one instance for the claim: the cheapest compatible
 // offerings of the preferred capacity type, one fleet over them.
 func (p *Provider) Create(ctx context.Context, claim *v1.NodeClaim) (*v1.NodeClaim, error) {
-	nc, err := p.nodeClass(ctx, claim.Spec.NodeClassRef)
+	nc, err := p.resolveNodeClass(ctx, claim.Spec.NodeClassRef)
 	if err != nil {
+		return nil, err
+	}
+	if err := readiness(nc); err != nil {
 		return nil, err
 	}
 	reqs, err := ClaimRequirements(claim)

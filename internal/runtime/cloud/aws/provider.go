@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/singleflight"
 	"k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
@@ -189,8 +190,29 @@ func (p *Provider) Start(ctx context.Context) error {
 	return nil
 }
 
-// nodeClass reads a claim's or pool's EC2NodeClass and checks it is Ready.
+// ReasonNodeClassReadinessUnknown is the Launched condition's reason while
+// a claim waits for its node class to resolve.
+const ReasonNodeClassReadinessUnknown = "NodeClassReadinessUnknown"
+
+// nodeClass reads a claim's or pool's EC2NodeClass and checks it is Ready;
+// any other state is a NodeClassNotReadyError (see readiness for a launch).
 func (p *Provider) nodeClass(ctx context.Context, ref *v1.NodeClassReference) (*awsv1.EC2NodeClass, error) {
+	nc, err := p.resolveNodeClass(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if err := readiness(nc); err != nil {
+		if !cloud.IsNodeClassNotReady(err) {
+			err = &cloud.NodeClassNotReadyError{Err: err}
+		}
+		return nil, err
+	}
+	return nc, nil
+}
+
+// resolveNodeClass reads the EC2NodeClass ref names, one that exists and
+// is not being deleted.
+func (p *Provider) resolveNodeClass(ctx context.Context, ref *v1.NodeClassReference) (*awsv1.EC2NodeClass, error) {
 	if ref == nil || ref.Name == "" {
 		return nil, &cloud.NodeClassNotReadyError{Err: fmt.Errorf("nodeClassRef is not set")}
 	}
@@ -207,14 +229,25 @@ func (p *Provider) nodeClass(ctx context.Context, ref *v1.NodeClassReference) (*
 	if !nc.DeletionTimestamp.IsZero() {
 		return nil, &cloud.NodeClassNotReadyError{Err: fmt.Errorf("EC2NodeClass %s is being deleted", nc.Name)}
 	}
-	if !meta.IsStatusConditionTrue(nc.Status.Conditions, v1.ConditionTypeReady) {
-		msg := "its Ready condition is not True yet"
-		if c := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeReady); c != nil && c.Message != "" {
-			msg = c.Message
-		}
-		return nil, &cloud.NodeClassNotReadyError{Err: fmt.Errorf("EC2NodeClass %s: %s", nc.Name, msg)}
-	}
 	return nc, nil
+}
+
+// readiness is what the node class's Ready condition means for a launch,
+// as in Karpenter: True launches; False is a NodeClassNotReadyError (the
+// claim is deleted); Unknown, or no condition yet (the node class was just
+// created and is still resolving), is a CreateError the launch retries,
+// keeping the claim.
+func readiness(nc *awsv1.EC2NodeClass) error {
+	ready := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeReady)
+	switch {
+	case ready == nil:
+		return &cloud.CreateError{Reason: ReasonNodeClassReadinessUnknown, Err: fmt.Errorf("EC2NodeClass %s is in Ready=Unknown: not resolved yet", nc.Name)}
+	case ready.Status == metav1.ConditionTrue:
+		return nil
+	case ready.Status == metav1.ConditionFalse:
+		return &cloud.NodeClassNotReadyError{Err: fmt.Errorf("EC2NodeClass %s: %s", nc.Name, ready.Message)}
+	}
+	return &cloud.CreateError{Reason: ReasonNodeClassReadinessUnknown, Err: fmt.Errorf("EC2NodeClass %s is in Ready=Unknown: %s", nc.Name, ready.Message)}
 }
 
 // zones are the zones of the node class's resolved subnets, with their IDs.

@@ -16,9 +16,10 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim"
 )
 
-// launch creates the instance. Insufficient capacity and an unready node
-// class delete the claim, so the next scheduling pass decides afresh with
-// those offerings marked unavailable; other errors are retried.
+// launch creates the instance. Insufficient capacity and a node class that
+// is not ready (Ready=False) delete the claim, so the next scheduling pass
+// decides afresh with those offerings marked unavailable; other errors,
+// such as a node class still resolving, are retried with the claim kept.
 func (c *Controller) launch(ctx context.Context, claim *v1.NodeClaim) (result, error) {
 	if nodeclaim.IsTrue(claim, v1.ConditionTypeLaunched) {
 		c.launched.Delete(claim.UID)
