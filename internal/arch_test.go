@@ -47,7 +47,7 @@ func r(p string) string { return "internal/runtime/" + p }
 var (
 	apis          = r("apis")
 	utilities     = []string{r("events"), r("metrics"), r("periodic"), r("ratelimit"), r("ttlcache"), r("volumetopology")}
-	pureRules     = []string{r("policy"), r("disruption/drift"), r("cloud/aws/instancetype"), r("operator/settings")}
+	pureRules     = []string{r("policy"), r("disruption/drift"), r("cloud/aws/instancetype"), r("cloud/aws/ownership"), r("operator/settings")}
 	coreControl   = []string{r("provisioning"), r("nodeclaim/lifecycle"), r("nodeclaim/garbagecollection"), r("termination"), r("nodepool"), r("nodeoverlay")}
 	awsControl    = []string{r("cloud/aws/controllers/capacityblock"), r("cloud/aws/controllers/interruption"), r("cloud/aws/controllers/nodeclass")}
 	controllerMay = append([]string{r("state"), r("pods"), r("simulation"), r("scheduling"), "=" + r("cloud"), apis,

@@ -152,7 +152,7 @@ func (r *NodePoolResource) Delete(ctx context.Context, req resource.DeleteReques
 	if err != nil {
 		timeout, _ = time.ParseDuration(defaultDeleteTimeout)
 	}
-	if err := r.destroy(ctx, name, force, timeout); err != nil {
+	if err := r.destroy(ctx, name, force, timeout, &resp.Diagnostics); err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("Deleting node pool %s", name), err.Error())
 	}
 }

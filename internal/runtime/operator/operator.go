@@ -29,6 +29,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/metrics"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/operator/settings"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/ratelimit"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 )
@@ -101,6 +102,7 @@ func New(ctx context.Context, s *Settings) (*Operator, error) {
 	if s.EnableProfiling {
 		metricsOpts.ExtraHandlers = profilingHandlers()
 	}
+	leaseDuration := settings.LeaderLeaseDuration
 	mgr, err := manager.New(restCfg, manager.Options{
 		Scheme:                        scheme,
 		Logger:                        logger,
@@ -112,6 +114,7 @@ func New(ctx context.Context, s *Settings) (*Operator, error) {
 		LeaderElectionNamespace:       s.LeaderElectionNamespace,
 		LeaderElectionResourceLock:    "leases",
 		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &leaseDuration,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the controller manager: %w", err)
