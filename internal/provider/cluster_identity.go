@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 
@@ -79,6 +80,9 @@ func errOtherCluster(cluster, reached, clusterAt string) error {
 // controller Deployments through the Kubernetes connection, by namespace/name.
 func deployedClusterNames(ctx context.Context, kube dynamic.Interface) (map[string]string, error) {
 	list, err := kube.Resource(deploymentsGVR).List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + controllerdeploy.Name})
+	if apierrors.IsForbidden(err) {
+		return nil, nil // no evidence either way; EKS may still prove it
+	}
 	if err != nil {
 		return nil, fmt.Errorf("listing the joist controller Deployments: %w", err)
 	}
@@ -113,12 +117,13 @@ func sameServer(cl *ekstypes.Cluster, host string, ca []byte) bool {
 // origin is scheme://host:port of an API server address, lower-cased, with
 // the scheme's default port filled in.
 func origin(address string) string {
-	u, err := url.Parse(strings.ToLower(strings.TrimSpace(address)))
-	if err != nil || u.Host == "" {
-		return strings.TrimRight(strings.ToLower(address), "/")
+	address = strings.ToLower(strings.TrimSpace(address))
+	if !strings.Contains(address, "://") {
+		address = "https://" + address
 	}
-	if u.Scheme == "" {
-		u.Scheme = "https"
+	u, err := url.Parse(address)
+	if err != nil || u.Host == "" {
+		return strings.TrimRight(address, "/")
 	}
 	port := u.Port()
 	if port == "" {
