@@ -131,7 +131,7 @@ func writeLease(holder string) error {
 	now := time.Now().UTC().Format("2006-01-02T15:04:05.000000Z07:00")
 	spec := map[string]any{"leaseDurationSeconds": int64(15), "renewTime": now, "acquireTime": now, "holderIdentity": holder}
 	if holder == "" {
-		spec["leaseDurationSeconds"], spec["holderIdentity"] = int64(1), nil
+		spec["leaseDurationSeconds"] = int64(1)
 	}
 	l := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
