@@ -39,7 +39,7 @@ func (c *clients) proveCluster(ctx context.Context, kube dynamic.Interface, clus
 	}
 	for _, where := range slices.Sorted(maps.Keys(deployed)) {
 		if deployed[where] != cluster {
-			return errOtherCluster(cluster, fmt.Sprintf("the cluster whose controller (Deployment %s) runs with CLUSTER_NAME = %q", where, deployed[where]), host)
+			return errOtherCluster(cluster, "", fmt.Sprintf("the cluster at %s, whose controller (Deployment %s) runs with CLUSTER_NAME = %q", host, where, deployed[where]))
 		}
 	}
 	cfg, err := c.AWS(ctx)
@@ -56,7 +56,7 @@ func (c *clients) proveCluster(ctx context.Context, kube dynamic.Interface, clus
 		if name := eksClusterAt(ctx, client, host, ca); name != "" {
 			reached = fmt.Sprintf("EKS cluster %q (%s)", name, host)
 		}
-		return errOtherCluster(cluster, reached, aws.ToString(out.Cluster.Endpoint))
+		return errOtherCluster(cluster, aws.ToString(out.Cluster.Endpoint), reached)
 	case len(deployed) > 0:
 		// Not an EKS cluster, or EKS is not readable: the controller's own
 		// setting is the evidence left, and it agrees.
@@ -68,9 +68,13 @@ func (c *clients) proveCluster(ctx context.Context, kube dynamic.Interface, clus
 		"or set force_destroy = false", cluster, host, err, cluster)
 }
 
-// errOtherCluster says that cluster_name is not the connected cluster.
-func errOtherCluster(cluster, reached, clusterAt string) error {
-	return fmt.Errorf("force_destroy refuses to terminate instances: the provider's cluster_name is %q (API server %s), "+
+// errOtherCluster says that cluster_name (whose API server is at
+// clusterAt, when known) is not the cluster the connection reaches.
+func errOtherCluster(cluster, clusterAt, reached string) error {
+	if clusterAt != "" {
+		clusterAt = " (API server " + clusterAt + ")"
+	}
+	return fmt.Errorf("force_destroy refuses to terminate instances: the provider's cluster_name is %q%s, "+
 		"but the Kubernetes connection reaches %s. Nothing was terminated. Set cluster_name to the name of the cluster the "+
 		"kubernetes block connects to (with provider aliases, each alias needs its own cluster's name), or point the kubernetes "+
 		"block at cluster %q, and destroy again", cluster, clusterAt, reached, cluster)

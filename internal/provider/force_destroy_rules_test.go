@@ -10,7 +10,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/joistdev/terraform-provider-joist/internal/controllerdeploy"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/ownership"
@@ -105,5 +109,48 @@ func TestControllerGoneSeesHandOff(t *testing.T) {
 	}
 	if seen[0].Window != 15*time.Second {
 		t.Errorf("watched for %s, want the controller's lease duration (15s), not the released Lease's 1s", seen[0].Window)
+	}
+}
+
+// Where EKS does not know cluster_name (a cluster EKS does not manage),
+// the controller deployed through the connection is the evidence: its
+// CLUSTER_NAME proves the name, and a controller deployed with another
+// name contradicts even a name EKS places at the connection's API server.
+// Not parallel: the Deployment speaks for the whole sandbox.
+func TestProveClusterByControllerDeployment(t *testing.T) {
+	c := &clients{kube: &kubernetesModel{ConfigPath: types.StringValue(testCluster.kubeconfig)}, kubeKnown: true, aws: &awsModel{}, awsKnown: true}
+	ctx := context.Background()
+	if err := c.proveCluster(ctx, testCluster.kube, testAWSCluster); err != nil {
+		t.Fatalf("EKS places cluster %s at the sandbox's API server, yet: %v", testAWSCluster, err)
+	}
+	if err := c.proveCluster(ctx, testCluster.kube, "self-managed"); err == nil || !strings.Contains(err.Error(), "cannot prove") {
+		t.Fatalf("no evidence for cluster self-managed, yet proveCluster = %v", err)
+	}
+	deploy := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": controllerdeploy.Name, "namespace": "default"},
+		"spec": map[string]any{
+			"replicas": int64(0),
+			"selector": map[string]any{"matchLabels": map[string]any{"app": "proof"}},
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": map[string]any{"app": "proof"}},
+				"spec": map[string]any{"containers": []any{map[string]any{
+					"name": controllerdeploy.Name, "image": "joist",
+					"env": []any{map[string]any{"name": "CLUSTER_NAME", "value": "self-managed"}},
+				}}},
+			},
+		},
+	}}
+	deployments := testCluster.kube.Resource(deploymentsGVR).Namespace("default")
+	if _, err := deployments.Create(ctx, deploy, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = deployments.Delete(context.Background(), controllerdeploy.Name, metav1.DeleteOptions{}) })
+	if err := c.proveCluster(ctx, testCluster.kube, "self-managed"); err != nil {
+		t.Errorf("the controller runs with CLUSTER_NAME = self-managed, yet: %v", err)
+	}
+	err := c.proveCluster(ctx, testCluster.kube, testAWSCluster)
+	if err == nil || !strings.Contains(err.Error(), `cluster_name is "joist"`) || !strings.Contains(err.Error(), `CLUSTER_NAME = "self-managed"`) {
+		t.Errorf("the controller runs with CLUSTER_NAME = self-managed and cluster_name is joist, yet proveCluster = %v", err)
 	}
 }
