@@ -3,6 +3,8 @@ package provider
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -73,4 +75,21 @@ func (c *clients) AWS(ctx context.Context) (aws.Config, error) {
 	}
 	c.awsCfg = &cfg
 	return cfg, nil
+}
+
+// kubeServer is the API server the Kubernetes connection reaches and the
+// CA bundle it trusts there (none when it skips verification).
+func (c *clients) kubeServer(ctx context.Context) (host string, ca []byte, err error) {
+	if _, err := c.Kubernetes(ctx); err != nil {
+		return "", nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ca = c.rest.CAData
+	if len(ca) == 0 && c.rest.CAFile != "" {
+		if ca, err = os.ReadFile(c.rest.CAFile); err != nil {
+			return "", nil, fmt.Errorf("reading the Kubernetes connection's CA file: %w", err)
+		}
+	}
+	return c.rest.Host, ca, nil
 }

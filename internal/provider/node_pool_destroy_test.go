@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/ownership"
 )
 
 func doomedPoolConfig(name string, force bool) string {
@@ -45,8 +46,17 @@ func testAWSConfig(t *testing.T) aws.Config {
 }
 
 // launchPoolInstances starts n instances in awssim tagged as the pool's in
-// the cluster, as the controller would have; it returns their IDs.
-func launchPoolInstances(t *testing.T, cluster, pool string, n int32) []string {
+// the cluster, as the controller would have, for no NodeClaim; it returns
+// their IDs.
+func launchPoolInstances(t *testing.T, cluster, pool string, n int) []string {
+	t.Helper()
+	return launchClaimInstances(t, cluster, pool, make([]string, n)...)
+}
+
+// launchClaimInstances starts one instance in awssim per claim of the
+// cluster's pool, tagged as the controller's launch for it tags it (no
+// NodeClaim tag for ""); it returns their IDs in order.
+func launchClaimInstances(t *testing.T, cluster, pool string, claims ...string) []string {
 	t.Helper()
 	ctx := context.Background()
 	client := ec2.NewFromConfig(testAWSConfig(t))
@@ -54,23 +64,26 @@ func launchPoolInstances(t *testing.T, cluster, pool string, n int32) []string {
 	if err != nil || len(images.Images) == 0 {
 		t.Fatalf("no AMI in awssim: %v", err)
 	}
-	out, err := client.RunInstances(ctx, &ec2.RunInstancesInput{
-		ImageId: images.Images[0].ImageId, InstanceType: ec2types.InstanceTypeM5Large,
-		MinCount: aws.Int32(n), MaxCount: aws.Int32(n),
-		TagSpecifications: []ec2types.TagSpecification{{
-			ResourceType: ec2types.ResourceTypeInstance,
-			Tags: []ec2types.Tag{
-				{Key: aws.String(v1.NodePoolLabelKey), Value: aws.String(pool)},
-				{Key: aws.String("kubernetes.io/cluster/" + cluster), Value: aws.String("owned")},
-			},
-		}},
-	})
-	if err != nil {
-		t.Fatalf("RunInstances: %v", err)
-	}
 	var ids []string
-	for _, i := range out.Instances {
-		ids = append(ids, aws.ToString(i.InstanceId))
+	for _, claim := range claims {
+		tags := ownership.ClusterTags(cluster)
+		tags[v1.NodePoolLabelKey], tags[v1.LabelNodeClass] = pool, "default"
+		if claim != "" {
+			tags[ownership.NodeClaimTag] = claim
+		}
+		var spec []ec2types.Tag
+		for k, v := range tags {
+			spec = append(spec, ec2types.Tag{Key: aws.String(k), Value: aws.String(v)})
+		}
+		out, err := client.RunInstances(ctx, &ec2.RunInstancesInput{
+			ImageId: images.Images[0].ImageId, InstanceType: ec2types.InstanceTypeM5Large,
+			MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
+			TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeInstance, Tags: spec}},
+		})
+		if err != nil {
+			t.Fatalf("RunInstances: %v", err)
+		}
+		ids = append(ids, aws.ToString(out.Instances[0].InstanceId))
 	}
 	return ids
 }
@@ -121,8 +134,7 @@ func TestAccNodePoolDestroyWithoutController(t *testing.T) {
 				// Claims with termination finalizers and no controller: destroy
 				// fails at once and says what to do, leaving everything as it was.
 				PreConfig: func() {
-					launchPoolInstances(t, testAWSCluster, pool, 2)
-					createClaims(t, pool, 2, v1.TerminationFinalizer)
+					launchClaimInstances(t, testAWSCluster, pool, createClaims(t, pool, 2, v1.TerminationFinalizer)...)
 				},
 				Config:      doomedPoolConfig(pool, false),
 				Destroy:     true,
@@ -147,12 +159,13 @@ func TestAccNodePoolDestroyWithoutController(t *testing.T) {
 }
 
 // Two clusters in one account, each with a pool of the same name: a forced
-// destroy in one terminates only its own instances, even when one of its
-// NodeClaims names the other cluster's instance.
+// destroy in one terminates only its own instances (named by its claims'
+// providerID or NodeClaim tag), even when one of its NodeClaims names the
+// other cluster's instance.
 func TestAccNodePoolForceDestroyStaysInItsCluster(t *testing.T) {
 	t.Parallel()
 	const pool = "shared-name"
-	var other []string
+	var ours, other []string
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy: func(*terraform.State) error {
@@ -166,14 +179,18 @@ func TestAccNodePoolForceDestroyStaysInItsCluster(t *testing.T) {
 		},
 		Steps: []resource.TestStep{{
 			PreConfig: func() {
-				launchPoolInstances(t, testAWSCluster, pool, 2)
+				// The first launch's claim has its providerID yet; the
+				// second's instance names its claim in a tag only.
+				ours = launchClaimInstances(t, testAWSCluster, pool, "", pool+"-claim-2")
 				other = launchPoolInstances(t, "other-cluster", pool, 3)
 			},
 			Config: doomedPoolConfig(pool, true),
 			Check: func(*terraform.State) error {
 				// A claim of this cluster whose providerID points at the other
 				// cluster's instance: force_destroy must not trust it.
-				createClaimsWithProviderID(t, pool, "aws:///us-west-2a/"+other[0], v1.TerminationFinalizer)
+				claims := createClaims(t, pool, 3, v1.TerminationFinalizer)
+				setProviderID(t, claims[0], "aws:///us-west-2a/"+other[0])
+				setProviderID(t, claims[1], "aws:///us-west-2a/"+ours[0])
 				return nil
 			},
 		}},
@@ -211,11 +228,9 @@ resource "joist_node_pool" "test" {
 	})
 }
 
-// createClaimsWithProviderID creates one claim of the pool whose status
-// names providerID.
-func createClaimsWithProviderID(t *testing.T, pool, providerID string, finalizers ...string) {
+// setProviderID records the claim's instance in its status.
+func setProviderID(t *testing.T, name, providerID string) {
 	t.Helper()
-	name := createClaims(t, pool, 1, finalizers...)[0]
 	patch := fmt.Sprintf(`{"status":{"providerID":%q}}`, providerID)
 	if _, err := testCluster.kube.Resource(nodeClaimGVR).Patch(context.Background(), name, "application/merge-patch+json", []byte(patch), metav1.PatchOptions{}, "status"); err != nil {
 		t.Fatalf("setting the providerID of NodeClaim %s: %v", name, err)

@@ -50,12 +50,16 @@ func (r *NodePoolResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 	attrs["planned_disruption"] = plannedDisruptionAttribute()
 	attrs["force_destroy"] = schema.BoolAttribute{
 		Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-		MarkdownDescription: "On destroy, when no controller is running to drain and terminate the pool's nodes, " +
-			"terminate the pool's EC2 instances directly and remove the finalizers of its NodeClaims. Workloads are " +
-			"not drained. Only instances tagged both `karpenter.sh/nodepool = <name>` and " +
-			"`kubernetes.io/cluster/<cluster_name> = owned` are terminated, so the provider's `cluster_name` must be " +
-			"set: a plan that could force a destroy without it fails. Without `force_destroy`, destroy fails when no " +
-			"controller is running.",
+		MarkdownDescription: "On destroy, when no controller has held the leader-election Lease for a whole lease " +
+			"duration (15s), terminate the pool's EC2 instances directly and remove the finalizers of its NodeClaims. " +
+			"Workloads are not drained. Only instances a NodeClaim of the pool names (its provider ID, or the " +
+			"instance's `karpenter.sh/nodeclaim` tag) and tagged as the pool's in the cluster " +
+			"(`karpenter.sh/nodepool = <name>`, `kubernetes.io/cluster/<cluster_name> = owned`, " +
+			"`eks:eks-cluster-name = <cluster_name>`) are terminated; others tagged for the pool are reported in a " +
+			"warning. The provider's `cluster_name` must be set (a plan that could force a destroy without it fails) " +
+			"and must be the cluster the `kubernetes` block reaches: EKS's `DescribeCluster` must place it at that API " +
+			"server, or the controller deployed there must run with that `CLUSTER_NAME`; otherwise the destroy fails " +
+			"and terminates nothing. Without `force_destroy`, destroy fails when no controller is running.",
 	}
 	attrs["delete_timeout"] = schema.StringAttribute{
 		Optional: true, Computed: true, Default: stringdefault.StaticString(defaultDeleteTimeout),
@@ -152,7 +156,7 @@ func (r *NodePoolResource) Delete(ctx context.Context, req resource.DeleteReques
 	if err != nil {
 		timeout, _ = time.ParseDuration(defaultDeleteTimeout)
 	}
-	if err := r.destroy(ctx, name, force, timeout); err != nil {
+	if err := r.destroy(ctx, name, force, timeout, &resp.Diagnostics); err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("Deleting node pool %s", name), err.Error())
 	}
 }

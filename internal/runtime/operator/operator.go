@@ -30,6 +30,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/metrics"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeoverlay"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/operator/settings"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/ratelimit"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 )
@@ -104,6 +105,7 @@ func New(ctx context.Context, s *Settings) (*Operator, error) {
 	if s.EnableProfiling {
 		metricsOpts.ExtraHandlers = profilingHandlers()
 	}
+	leaseDuration := settings.LeaderLeaseDuration
 	mgr, err := manager.New(restCfg, manager.Options{
 		Scheme:                        scheme,
 		Logger:                        logger,
@@ -115,6 +117,7 @@ func New(ctx context.Context, s *Settings) (*Operator, error) {
 		LeaderElectionNamespace:       s.LeaderElectionNamespace,
 		LeaderElectionResourceLock:    "leases",
 		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &leaseDuration,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the controller manager: %w", err)

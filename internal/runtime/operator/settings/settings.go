@@ -11,6 +11,12 @@ import (
 	"time"
 )
 
+// LeaderLeaseDuration is how long the controller's leader-election Lease
+// stays valid without a renewal (controller-runtime's default, as in
+// Karpenter): a standby takes over within it, so a Lease without a live
+// holder for longer means no controller is running.
+const LeaderLeaseDuration = 15 * time.Second
+
 // Settings are the controller's configuration, read from flags and the
 // environment with Karpenter's names and defaults. A flag wins over its
 // environment variable.

@@ -9,12 +9,13 @@ import (
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/structhash"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/ownership"
 )
 
 // NodeClaimTag names the claim an instance was launched for. Batched
 // launches share one fleet request, so this tag is added per instance after
 // the fleet returns.
-const NodeClaimTag = "karpenter.sh/nodeclaim"
+const NodeClaimTag = ownership.NodeClaimTag
 
 // BatchOptions bound how long a launch waits for identical launches to
 // share its fleet. Zero values take the defaults.

@@ -11,6 +11,9 @@ import (
 	"slices"
 )
 
+// NodeClaimTag names the NodeClaim an instance was launched for.
+const NodeClaimTag = "karpenter.sh/nodeclaim"
+
 // EKSClusterNameTag carries the cluster's name on every created resource.
 const EKSClusterNameTag = "eks:eks-cluster-name"
 
