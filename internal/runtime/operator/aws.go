@@ -48,7 +48,7 @@ func (o *Operator) WithAWS() (*awsprovider.Provider, error) {
 			return nil, err
 		}
 	}
-	if err := nodeclass.NewController(o.Manager.GetClient(), p, o.Recorder).Register(o.Manager); err != nil {
+	if err := nodeclass.NewController(o.Manager.GetClient(), p, o.Recorder, o.Clock).Register(o.Manager); err != nil {
 		return nil, err
 	}
 	if err := o.Manager.Add(nodeclass.NewGarbageCollector(o.Manager.GetClient(), p, o.Clock)); err != nil {
