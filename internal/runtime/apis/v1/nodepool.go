@@ -23,7 +23,6 @@ type NodePoolSpec struct {
 	// Limits caps the total capacity (any resource name, plus "nodes") of the
 	// nodes owned by this pool. A limit may not be negative; an absent one
 	// does not bound.
-	// +kubebuilder:validation:XValidation:rule="self.all(k, !isQuantity(string(self[k])) || !quantity(string(self[k])).isLessThan(quantity('0')))",message="limits may not be negative: set limits.nodes (or the resource's limit) to 0 or more, or remove it for no limit"
 	// +optional
 	Limits Limits `json:"limits,omitempty"`
 	// Weight orders pools for scheduling: higher first; unset counts as 0.

@@ -143,10 +143,8 @@ func (r *resolution) failed(part, condition, reason string, err error) {
 			r.requeue = min(r.requeue, RequeueUnresolved, max(time.Second, d.Until.Sub(r.now)))
 			return
 		}
-		if resolved {
-			err = fmt.Errorf("denied for %s, longer than the %s a denial keeps the last resolution; grant %s to the controller: %w",
-				r.now.Sub(since).Round(time.Second), DenialGrace, d.Action, err)
-		}
+		// The same message on every pass, so the status is not rewritten.
+		err = fmt.Errorf("the controller's IAM policy lacks %s (a denial keeps the last resolution for %s at most): %w", d.Action, DenialGrace, err)
 	}
 	setFalse(r.nc, condition, reason, err.Error())
 	r.requeue = min(r.requeue, RequeueUnresolved)
