@@ -140,9 +140,9 @@ func TestNodePoolStaticPlanChecks(t *testing.T) {
 		err      string
 		warning  string
 	}{
-		{"static, negative node limit", new(int64(3)), map[string]any{"nodes": "-1"}, "limits[\"nodes\"]: spec.limits.nodes in body should match", ""},
-		{"dynamic, negative node limit", nil, map[string]any{"cpu": "100", "nodes": "-1"}, "limits[\"nodes\"]: spec.limits.nodes in body should match", ""},
-		{"dynamic, negative memory limit", nil, map[string]any{"memory": "-1Gi"}, "limits[\"memory\"]: spec.limits.memory in body should match", ""},
+		{"static, negative node limit", new(int64(3)), map[string]any{"nodes": "-1"}, "limits[\"nodes\"]: \"-1\" does not match", ""},
+		{"dynamic, negative node limit", nil, map[string]any{"cpu": "100", "nodes": "-1"}, "limits[\"nodes\"]: \"-1\" does not match", ""},
+		{"dynamic, negative memory limit", nil, map[string]any{"memory": "-1Gi"}, "limits[\"memory\"]: \"-1Gi\" does not match", ""},
 		{"large static pool without a node limit", new(int64(1000)), nil, "", `limits = { nodes = "1000" }`},
 		{"large static pool with a node limit", new(int64(1000)), map[string]any{"nodes": "1000"}, "", ""},
 		{"static pool of largeStaticReplicas", new(int64(largeStaticReplicas)), nil, "", ""},
