@@ -45,7 +45,28 @@ var clusterRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 }
 
-// namespaceRules are the leader-election Lease in the controller's namespace.
-var namespaceRules = []rbacv1.PolicyRule{
-	{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch"}},
+// LeaderElectionLease is the controller's leader-election Lease unless
+// its LEADER_ELECTION_NAME setting names another (the operator's default,
+// as in Karpenter).
+const LeaderElectionLease = "karpenter-leader-election"
+
+// leaseName is the Lease the controller elects its leader on.
+func (s Spec) leaseName() string {
+	if n := s.Settings["LEADER_ELECTION_NAME"]; n != "" {
+		return n
+	}
+	return LeaderElectionLease
+}
+
+// namespaceRules are the leader-election Lease in the controller's
+// namespace, as Karpenter's chart grants them: it may write only its own
+// Lease (lease is its name). Create cannot be limited to a name in RBAC:
+// the name of an object being created is not part of the request's
+// attributes, so it stays unscoped.
+func namespaceRules(lease string) []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "watch"}},
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, ResourceNames: []string{lease}, Verbs: []string{"patch", "update"}},
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"create"}},
+	}
 }

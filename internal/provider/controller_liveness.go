@@ -10,12 +10,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/joistdev/terraform-provider-joist/internal/controllerdeploy"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/operator/settings"
 )
 
 // leaderLeaseName is the controller's default leader-election Lease
 // (operator setting LEADER_ELECTION_NAME, as in Karpenter).
-const leaderLeaseName = "karpenter-leader-election"
+const leaderLeaseName = controllerdeploy.LeaderElectionLease
 
 var leaseGVR = schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}
 

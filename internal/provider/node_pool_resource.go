@@ -38,6 +38,29 @@ func NewNodePoolResource() resource.Resource {
 	}}}
 }
 
+// largeStaticReplicas is the replicas above which a static pool without
+// limits.nodes gets a plan warning: a typo there launches that many
+// instances, and limits.nodes is the only bound the controller keeps.
+const largeStaticReplicas = 100
+
+// unboundedStaticPool warns of a static pool of more than
+// largeStaticReplicas nodes with no limits.nodes.
+func unboundedStaticPool(obj map[string]any) diag.Diagnostics {
+	var diags diag.Diagnostics
+	spec, _ := obj["spec"].(map[string]any)
+	replicas, ok := spec["replicas"].(int64)
+	if !ok || replicas <= largeStaticReplicas {
+		return diags
+	}
+	if limits, _ := spec["limits"].(map[string]any); limits["nodes"] != nil {
+		return diags
+	}
+	diags.AddAttributeWarning(path.Root("replicas"), "Large static node pool without a node limit",
+		fmt.Sprintf("replicas = %d launches that many instances and no limit bounds it: set limits = { nodes = \"%d\" } "+
+			"(the most this pool may ever have) so a mistyped replicas cannot launch more.", replicas, replicas))
+	return diags
+}
+
 // defaultDeleteTimeout bounds how long destroying a pool waits for its nodes.
 const defaultDeleteTimeout = "15m"
 
@@ -78,6 +101,10 @@ func (r *NodePoolResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 
 func (r *NodePoolResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	r.manifestResource.ValidateConfig(ctx, req, resp)
+	if attrs, diags := attrsOf(ctx, req.Config.Schema.Type(), req.Config.Raw); !diags.HasError() {
+		obj, _ := r.manifest(attrs)
+		resp.Diagnostics.Append(unboundedStaticPool(obj)...)
+	}
 	var timeout types.String
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("delete_timeout"), &timeout)...)
 	if !timeout.IsNull() && !timeout.IsUnknown() {

@@ -336,11 +336,11 @@ func interleave(candidates []*Candidate) []*Candidate {
 // anywhere). None while the pool scales down, or when limits.nodes leaves
 // no room to launch it before the node goes.
 func staticReplacement(env *Env, c *Candidate) (*scheduling.NewClaim, string) {
-	count := provisioning.CountStatic(env.Snapshot.Nodes, c.Pool.Name, nil)
+	count := simulation.CountStatic(env.Snapshot.Nodes, c.Pool.Name, nil)
 	if int64(count.Active+count.PendingDisruption) > *c.Pool.Spec.Replicas {
 		return nil, "static NodePool is scaling down to its replicas"
 	}
-	if q, ok := c.Pool.Spec.Limits[simulation.ResourceNodes]; ok && int64(count.Active+count.Deleting+count.PendingDisruption) >= q.Value() {
+	if room, limited := count.NodeRoom(c.Pool.Spec.Limits); limited && room == 0 {
 		return nil, "static NodePool is at its node limit and cannot stage a replacement"
 	}
 	nc, err := provisioning.StaticClaim(env.Snapshot, c.Pool, env.InstanceTypes[c.Pool.Name], env.Options)

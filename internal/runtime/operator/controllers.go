@@ -70,7 +70,7 @@ func (o *Operator) Controllers(p *awsprovider.Provider) []Controller {
 	}
 	return []Controller{
 		// EC2NodeClasses and the AWS side
-		reconciler("nodeclass.status", "", func() registrar { return nodeclass.NewController(kube, p, rec) }),
+		reconciler("nodeclass.status", "", func() registrar { return nodeclass.NewController(kube, p, rec, clk) }),
 		runnable("nodeclass.garbagecollection", "", func() manager.Runnable { return nodeclass.NewGarbageCollector(kube, p, clk) }),
 		runnable("capacityblock.expiration", "ReservedCapacity", func() manager.Runnable {
 			return capacityblock.NewExpiration(kube, p.CapacityReservations(), rec, clk)

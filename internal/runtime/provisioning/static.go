@@ -66,48 +66,25 @@ func CreateStatic(ctx context.Context, kube client.Client, cluster *state.Cluste
 	return n, nil
 }
 
-// StaticCount is how a static pool's claims stand.
-type StaticCount struct {
-	// Active claims are neither going away nor held by a disruption.
-	Active int
-	// Deleting claims (or their Nodes) have a deletion timestamp.
-	Deleting int
-	// PendingDisruption claims are tainted by a disruption command that is
-	// launching their replacements.
-	PendingDisruption int
-}
+// StaticLaunchBatch is how many NodeClaims of one static pool may be
+// launching (created, instance not launched yet) at once. A pass creates
+// at most this many less those still launching, so a large replicas (or a
+// typo in it) grows the pool batch by batch, each waiting for the previous
+// one's launches, rather than all at once; events report the progress.
+// Karpenter creates every missing replica in one pass.
+const StaticLaunchBatch = 10
 
-// CountStatic counts the claims of pool among nodes; claims named in
-// deleted count as deleting whatever the cache says yet.
-func CountStatic(nodes []*state.StateNode, pool string, deleted map[string]bool) StaticCount {
-	var c StaticCount
-	for _, n := range nodes {
-		if n.NodeClaim == nil || n.NodePool() != pool {
-			continue
-		}
-		switch {
-		case deleted[n.NodeClaim.Name] || n.NodeClaim.DeletionTimestamp != nil || (n.Node != nil && n.Node.DeletionTimestamp != nil):
-			c.Deleting++
-		case n.Node != nil && v1.HasDisruptedTaint(n.Node):
-			c.PendingDisruption++
-		default:
-			c.Active++
-		}
-	}
-	return c
-}
-
-// StaticToLaunch is how many claims a pool with replicas wanted and nodeLimit
-// (limits.nodes, or -1 for none) may launch now: none while the active
-// and replacing ones reach replicas; else up to replicas minus the active
-// ones, as far as the limit allows counting every claim the pool has.
-func StaticToLaunch(c StaticCount, replicas, nodeLimit int64) int64 {
+// StaticToLaunch is how many claims a pool with replicas wanted and limits
+// may launch now: none while the active and replacing ones reach replicas;
+// else up to replicas minus the active ones, as far as limits.nodes
+// (StaticCount.NodeRoom) and StaticLaunchBatch allow.
+func StaticToLaunch(c simulation.StaticCount, replicas int64, limits v1.Limits) int64 {
 	if int64(c.Active+c.PendingDisruption) >= replicas {
 		return 0
 	}
-	want := replicas - int64(c.Active)
-	if nodeLimit >= 0 {
-		want = min(want, nodeLimit-int64(c.Active+c.Deleting+c.PendingDisruption))
+	want := min(replicas-int64(c.Active), StaticLaunchBatch-int64(c.Launching))
+	if room, limited := c.NodeRoom(limits); limited {
+		want = min(want, room)
 	}
 	return max(0, want)
 }

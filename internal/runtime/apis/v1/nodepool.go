@@ -21,7 +21,8 @@ type NodePoolSpec struct {
 	// +optional
 	Disruption Disruption `json:"disruption"`
 	// Limits caps the total capacity (any resource name, plus "nodes") of the
-	// nodes owned by this pool.
+	// nodes owned by this pool. A limit may not be negative; an absent one
+	// does not bound.
 	// +optional
 	Limits Limits `json:"limits,omitempty"`
 	// Weight orders pools for scheduling: higher first; unset counts as 0.

@@ -79,7 +79,7 @@ func (p *Provider) ValidateLaunchPermissions(ctx context.Context, nc *awsv1.EC2N
 	unsure := false
 	for _, c := range checks {
 		err := c.run()
-		if awserr.IsCode(err, "UnauthorizedOperation", "AccessDenied", "AccessDeniedException") {
+		if awserr.IsAccessDenied(err) {
 			result = validation{c.reason, fmt.Sprintf("the controller may not call %s with the node class's tags: %v; grant it in the controller's IAM policy", c.call, err)}
 			break
 		}

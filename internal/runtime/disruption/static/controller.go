@@ -35,6 +35,7 @@ const (
 	reasonDisabled     = "StaticCapacityDisabled"
 	reasonLimitReached = "NodeLimitReached"
 	reasonScaledDown   = "Overprovisioned"
+	reasonLaunching    = "ReplicasLaunching"
 )
 
 // Controller keeps static NodePools at spec.replicas.
@@ -80,7 +81,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	deleted := c.pruneDeleted(snap)
-	count := provisioning.CountStatic(snap.Nodes, pool.Name, deleted)
+	count := simulation.CountStatic(snap.Nodes, pool.Name, deleted)
 	replicas := *pool.Spec.Replicas
 	if over := int64(count.Active) - replicas; over > 0 {
 		// Only active claims count: a replacement under way must not make
@@ -90,18 +91,18 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if !meta.IsStatusConditionTrue(pool.Status.Conditions, v1.ConditionTypeReady) {
 		return reconcile.Result{RequeueAfter: time.Minute}, nil
 	}
-	limit := int64(-1)
-	if q, ok := pool.Spec.Limits[simulation.ResourceNodes]; ok {
-		limit = q.Value()
-	}
-	n := provisioning.StaticToLaunch(count, replicas, limit)
+	n := provisioning.StaticToLaunch(count, replicas, pool.Spec.Limits)
 	if n == 0 {
-		if int64(count.Active+count.PendingDisruption) < replicas {
-			logger.Info("nodepool node limit reached", "replicas", replicas, "active", count.Active, "limit", limit)
+		room, limited := count.NodeRoom(pool.Spec.Limits)
+		if limited && room == 0 && int64(count.Active+count.PendingDisruption) < replicas {
+			limit := pool.Spec.Limits[simulation.ResourceNodes]
+			logger.Info("nodepool node limit reached", "replicas", replicas, "active", count.Active, "limit", limit.Value())
 			c.recorder.Warning(pool, reasonLimitReached, events.ActionScheduling,
-				"NodePool has %d of %d replicas and limits.nodes=%d allows no more; raise limits.nodes or lower replicas", count.Active, replicas, limit)
+				"NodePool has %d of %d replicas and limits.nodes=%s allows no more; raise limits.nodes or lower replicas", count.Active, replicas, limit.String())
 			return reconcile.Result{RequeueAfter: 30 * time.Second}, nil
 		}
+		// Replicas reached, or a batch still launching: its claims'
+		// updates wake the pool again.
 		return reconcile.Result{RequeueAfter: time.Minute}, nil
 	}
 	its, err := c.cloud.GetInstanceTypes(metrics.WithController(ctx, Name), pool)
@@ -115,13 +116,17 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	logger.Info("provisioning nodeclaims to satisfy replica count", "current", count.Active, "desired", replicas, "provision-count", n)
 	created, err := provisioning.CreateStatic(ctx, c.kube, c.cluster, pool, nc, int(n), metrics.ReasonProvisioned)
+	if created > 0 {
+		c.recorder.Normal(pool, reasonLaunching, events.ActionScheduling,
+			"Created %d of %d nodes (%d this pass; at most %d launch at a time)", count.Active+created, replicas, created, provisioning.StaticLaunchBatch)
+	}
 	if err != nil {
 		return reconcile.Result{}, fmt.Errorf("created %d of %d nodeclaims: %w", created, n, err)
 	}
 	return reconcile.Result{RequeueAfter: time.Minute}, nil
 }
 
-func (c *Controller) scaleDown(ctx context.Context, pool *v1.NodePool, snap *state.Snapshot, over int, count provisioning.StaticCount) error {
+func (c *Controller) scaleDown(ctx context.Context, pool *v1.NodePool, snap *state.Snapshot, over int, count simulation.StaticCount) error {
 	chosen := ScaleDownChoice(snap.Nodes, pool.Name, over, c.clock.Now())
 	log.FromContext(ctx).Info("deprovisioning nodeclaims to satisfy replica count", "nodepool", pool.Name,
 		"current", count.Active, "desired", *pool.Spec.Replicas, "deprovision-count", len(chosen))

@@ -5,6 +5,8 @@ package awserr
 import (
 	"context"
 	"errors"
+	"regexp"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
@@ -51,6 +53,33 @@ func IsTransient(err error) bool {
 	}
 	var resp *smithyhttp.ResponseError
 	return errors.As(err, &resp) && resp.HTTPStatusCode() >= 500
+}
+
+// IsAccessDenied reports whether err is IAM refusing the call: the
+// caller's policy lacks the action, or an edit of it has not propagated yet.
+func IsAccessDenied(err error) bool {
+	return IsCode(err, "UnauthorizedOperation", "AccessDenied", "AccessDeniedException")
+}
+
+// deniedAction finds the action in a denial's message ("... is not
+// authorized to perform: ec2:DescribeSubnets on resource ...").
+var deniedAction = regexp.MustCompile(`perform: ([A-Za-z0-9-]+:[A-Za-z0-9]+)`)
+
+// DeniedAction is the IAM action a denial refused ("ec2:DescribeSubnets"):
+// the one its message names, else the failed call's (service and
+// operation), empty when err did not come from an AWS call.
+func DeniedAction(err error) string {
+	var apiErr smithy.APIError
+	if errors.As(err, &apiErr) {
+		if m := deniedAction.FindStringSubmatch(apiErr.ErrorMessage()); m != nil {
+			return m[1]
+		}
+	}
+	var op *smithy.OperationError
+	if errors.As(err, &op) {
+		return strings.ToLower(strings.ReplaceAll(op.Service(), " ", "")) + ":" + op.Operation()
+	}
+	return ""
 }
 
 // Operation names the AWS call that failed ("EC2 DescribeSubnets"), empty

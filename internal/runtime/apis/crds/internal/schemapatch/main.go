@@ -4,7 +4,8 @@
 // pattern). CEL rules could say the same, but a regular expression over
 // unbounded lists, maps or strings exceeds the apiserver's CEL cost budget.
 // It also adds the one rule the NodePool needs on a type it shares with the
-// NodeClaim (the NodePool label as a requirement key).
+// NodeClaim (the NodePool label as a requirement key), and the bounds of the
+// values of its limits map (not negative).
 //
 // Usage (from hack/generate.sh): go run ./internal/runtime/apis/crds/internal/schemapatch DIR
 package main
@@ -56,6 +57,9 @@ func patchDir(dir string) error {
 				walk(v.OpenAPIV3Schema)
 				if crd.Spec.Names.Kind == "NodePool" {
 					if err := restrictNodePoolKey(v.OpenAPIV3Schema); err != nil {
+						return fmt.Errorf("%s: %w", file, err)
+					}
+					if err := nonNegativeLimits(v.OpenAPIV3Schema); err != nil {
 						return fmt.Errorf("%s: %w", file, err)
 					}
 				}
@@ -160,6 +164,30 @@ func restrictNodePoolKey(root *apiextensionsv1.JSONSchemaProps) error {
 		Message: `label "karpenter.sh/nodepool" is restricted, the runtime sets it on each node`,
 	})
 	s.Items.Schema.Properties["key"] = key
+	return nil
+}
+
+// nonNegativeQuantity is the quantity pattern of the generated schema
+// without a leading minus sign.
+const nonNegativeQuantity = `^\+?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$`
+
+// nonNegativeLimits refuses a negative NodePool limit, limits.nodes
+// included (Karpenter's CRD accepts one): its values, integers or quantity
+// strings, get a minimum and a pattern without the minus sign. A CEL rule
+// on the values of an unbounded map exceeds the apiserver's cost budget.
+func nonNegativeLimits(root *apiextensionsv1.JSONSchemaProps) error {
+	spec, ok := root.Properties["spec"]
+	if !ok {
+		return fmt.Errorf("NodePool schema has no spec")
+	}
+	limits, ok := spec.Properties["limits"]
+	if !ok || limits.AdditionalProperties == nil || limits.AdditionalProperties.Schema == nil {
+		return fmt.Errorf("NodePool schema has no spec.limits map")
+	}
+	// limits is a copy, but AdditionalProperties.Schema points into the CRD.
+	value := limits.AdditionalProperties.Schema
+	value.Pattern = nonNegativeQuantity
+	value.Minimum = ptr(0.0)
 	return nil
 }
 

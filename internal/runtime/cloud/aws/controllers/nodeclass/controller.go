@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -32,7 +33,10 @@ const (
 	// TransientAWSError names an AWS call that failed with throttling, a
 	// server error or a timeout while resolving the node class.
 	TransientAWSError = "TransientAWSError"
-	actionFinalize    = "Finalizing"
+	// AWSAccessDenied names an AWS call IAM denied while resolving the
+	// node class, and the permission it lacks.
+	AWSAccessDenied = "AWSAccessDenied"
+	actionFinalize  = "Finalizing"
 )
 
 // Controller reconciles EC2NodeClasses.
@@ -40,11 +44,14 @@ type Controller struct {
 	kube     client.Client
 	provider *awsprovider.Provider
 	recorder *events.Recorder
+	clock    clock.Clock
+	denials  *Denials
 }
 
-// NewController returns the EC2NodeClass status controller.
-func NewController(kube client.Client, provider *awsprovider.Provider, recorder *events.Recorder) *Controller {
-	return &Controller{kube: kube, provider: provider, recorder: recorder}
+// NewController returns the EC2NodeClass status controller; clk dates IAM
+// denials (DenialGrace).
+func NewController(kube client.Client, provider *awsprovider.Provider, recorder *events.Recorder, clk clock.Clock) *Controller {
+	return &Controller{kube: kube, provider: provider, recorder: recorder, clock: clk, denials: NewDenials()}
 }
 
 // Register adds the controller to the manager; NodeClaims that go away wake
@@ -88,20 +95,31 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 	}
 	before := nc.DeepCopy()
-	requeue, transient := Resolve(ctx, c.provider, nc)
-	for _, t := range transient {
+	res := c.denials.Resolve(ctx, c.provider, nc, c.clock.Now())
+	for _, t := range res.Transient {
 		log.FromContext(ctx).Info("keeping the last resolution after a transient AWS error", "part", t.Part, "call", t.Call, "error", t.Err.Error())
-		// One action per part: the events API folds events that differ
-		// only in their note into one series that keeps the first note.
-		action := "Resolve" + strings.TrimSuffix(t.Condition, "Ready")
-		c.recorder.Warning(nc, TransientAWSError, action, "%s failed transiently (%s); keeping the last resolved %s", callOrPart(t), errorCode(t.Err), t.Part)
+		c.recorder.Warning(nc, TransientAWSError, resolveAction(t.Condition), "%s failed transiently (%s); keeping the last resolved %s", callOrPart(t), errorCode(t.Err), t.Part)
 	}
+	for _, d := range res.Denied {
+		log.FromContext(ctx).Info("keeping the last resolution after an IAM denial", "part", d.Part, "call", d.Call, "permission", d.Action, "until", d.Until, "error", d.Err.Error())
+		c.recorder.Warning(nc, AWSAccessDenied, resolveAction(d.Condition),
+			"%s was denied (%s): the controller's IAM policy lacks %s; keeping the last resolved %s until %s, then the EC2NodeClass turns NotReady",
+			d.Call, errorCode(d.Err), d.Action, d.Part, d.Until.UTC().Format(time.RFC3339))
+	}
+	requeue := res.Requeue
 	if !equality.Semantic.DeepEqual(before.Status, nc.Status) {
 		if err := c.kube.Status().Patch(ctx, nc, client.MergeFrom(before)); err != nil {
 			return reconcile.Result{}, client.IgnoreNotFound(err)
 		}
 	}
 	return reconcile.Result{RequeueAfter: requeue}, nil
+}
+
+// resolveAction is the event action of a part's resolution: one per part,
+// since the events API folds events that differ only in their note into
+// one series that keeps the first note.
+func resolveAction(condition string) string {
+	return "Resolve" + strings.TrimSuffix(condition, "Ready")
 }
 
 func callOrPart(t Transient) string {

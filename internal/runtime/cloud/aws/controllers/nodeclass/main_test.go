@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/joistdev/terraform-provider-joist/internal/awssim"
@@ -21,6 +22,8 @@ var (
 	sim  *testenv.Sim
 	kube *testenv.Kube
 	prov *awsprovider.Provider
+	// clk dates IAM denials; tests step it past DenialGrace.
+	clk = clocktesting.NewFakeClock(time.Now())
 )
 
 func TestMain(m *testing.M) {
@@ -28,7 +31,7 @@ func TestMain(m *testing.M) {
 		AWS:      &awssim.Options{ClusterName: cluster, ShuttingDownDuration: 50 * time.Millisecond},
 		NodeRole: true,
 		Controllers: func(_ context.Context, mgr manager.Manager, env *testenv.Env) error {
-			return nodeclass.NewController(mgr.GetClient(), env.Cloud, events.NewRecorder(mgr.GetEventRecorder("karpenter"))).Register(mgr)
+			return nodeclass.NewController(mgr.GetClient(), env.Cloud, events.NewRecorder(mgr.GetEventRecorder("karpenter")), clk).Register(mgr)
 		},
 	}, func(env *testenv.Env) error {
 		sim, kube, prov = env.Sim, env.Kube, env.Cloud

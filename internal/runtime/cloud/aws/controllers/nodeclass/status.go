@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
@@ -50,24 +52,99 @@ type Transient struct {
 	Err       error
 }
 
+// DenialGrace is how long an IAM denial (AccessDenied,
+// UnauthorizedOperation) of a resolving call keeps the part's last
+// resolution, as a transient error does: a policy edit or its propagation
+// lag should not turn the node class NotReady and fail the launches in
+// flight. A denial that lasts longer is taken as definite: the part's
+// condition goes False and the node class NotReady.
+const DenialGrace = 30 * time.Minute
+
+// Denied is an IAM denial of a call that resolves a part; the part's last
+// resolution is kept until Until.
+type Denied struct {
+	Part      string
+	Condition string
+	Call      string // e.g. "EC2 DescribeSubnets"
+	Action    string // the missing permission, e.g. "ec2:DescribeSubnets"
+	Err       error
+	Until     time.Time
+}
+
+// Denials remembers since when IAM has denied each part of each node
+// class. It lives in memory: a restarted controller grants a new grace.
+type Denials struct {
+	mu    sync.Mutex
+	since map[types.UID]map[string]time.Time
+}
+
+// NewDenials returns an empty record.
+func NewDenials() *Denials { return &Denials{since: map[types.UID]map[string]time.Time{}} }
+
+// start is when the denial of the part began, now if this is its first.
+func (d *Denials) start(uid types.UID, part string, now time.Time) time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	parts := d.since[uid]
+	if parts == nil {
+		parts = map[string]time.Time{}
+		d.since[uid] = parts
+	}
+	if t, ok := parts[part]; ok {
+		return t
+	}
+	parts[part] = now
+	return now
+}
+
+// keepOnly forgets the node class's denials of parts not in denied: they
+// resolved, or got a definite answer.
+func (d *Denials) keepOnly(uid types.UID, denied []Denied) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for part := range d.since[uid] {
+		if !slices.ContainsFunc(denied, func(x Denied) bool { return x.Part == part }) {
+			delete(d.since[uid], part)
+		}
+	}
+	if len(d.since[uid]) == 0 {
+		delete(d.since, uid)
+	}
+}
+
 // resolution collects one Resolve pass's outcome.
 type resolution struct {
 	nc        *awsv1.EC2NodeClass
 	requeue   time.Duration
 	transient []Transient
+	denials   *Denials
+	now       time.Time
+	denied    []Denied
 }
 
 // failed records a part that could not be resolved. A definite answer
-// (anything but a transient AWS error) sets its condition False; a
-// transient one keeps a True condition and the status it guards, and only
-// a part that never resolved is marked False.
+// sets its condition False. A transient AWS error keeps a True condition
+// and the status it guards, and so does an IAM denial for DenialGrace
+// since it began; only a part that never resolved is marked False at once.
 func (r *resolution) failed(part, condition, reason string, err error) {
-	if awserr.IsTransient(err) {
+	resolved := meta.IsStatusConditionTrue(r.nc.Status.Conditions, condition)
+	switch {
+	case awserr.IsTransient(err):
 		r.transient = append(r.transient, Transient{Part: part, Condition: condition, Call: awserr.Operation(err), Err: err})
 		r.requeue = min(r.requeue, RequeueTransient)
-		if meta.IsStatusConditionTrue(r.nc.Status.Conditions, condition) {
+		if resolved {
 			return
 		}
+	case awserr.IsAccessDenied(err):
+		since := r.denials.start(r.nc.UID, part, r.now)
+		d := Denied{Part: part, Condition: condition, Call: awserr.Operation(err), Action: awserr.DeniedAction(err), Err: err, Until: since.Add(DenialGrace)}
+		if resolved && r.now.Before(d.Until) {
+			r.denied = append(r.denied, d)
+			r.requeue = min(r.requeue, RequeueUnresolved, max(time.Second, d.Until.Sub(r.now)))
+			return
+		}
+		// The same message on every pass, so the status is not rewritten.
+		err = fmt.Errorf("the controller's IAM policy lacks %s (a denial keeps the last resolution for %s at most): %w", d.Action, DenialGrace, err)
 	}
 	setFalse(r.nc, condition, reason, err.Error())
 	r.requeue = min(r.requeue, RequeueUnresolved)
@@ -81,9 +158,33 @@ func (r *resolution) notFound(condition, reason, msg string) {
 
 // Resolve fills nc.Status from AWS and sets every condition including
 // Ready. It returns when to look again and the parts kept from the last
-// resolution because AWS failed transiently.
+// resolution because AWS failed transiently. An IAM denial keeps a part's
+// last resolution too (this call's grace starts now; the controller
+// tracks it across passes, see Resolution).
 func Resolve(ctx context.Context, p *awsprovider.Provider, nc *awsv1.EC2NodeClass) (time.Duration, []Transient) {
-	r := &resolution{nc: nc, requeue: RequeueResolved}
+	res := NewDenials().Resolve(ctx, p, nc, time.Now())
+	return res.Requeue, res.Transient
+}
+
+// Resolution is one pass's outcome: when to look again, and the parts
+// kept from the last resolution because AWS failed transiently or IAM
+// denied the call.
+type Resolution struct {
+	Requeue   time.Duration
+	Transient []Transient
+	Denied    []Denied
+}
+
+// Resolve is Resolve with denials dated by d, at now.
+func (d *Denials) Resolve(ctx context.Context, p *awsprovider.Provider, nc *awsv1.EC2NodeClass, now time.Time) Resolution {
+	r := &resolution{nc: nc, requeue: RequeueResolved, denials: d, now: now}
+	defer func() { d.keepOnly(nc.UID, r.denied) }()
+	resolve(ctx, p, r)
+	return Resolution{Requeue: r.requeue, Transient: r.transient, Denied: r.denied}
+}
+
+func resolve(ctx context.Context, p *awsprovider.Provider, r *resolution) {
+	nc := r.nc
 	bounded := func(f func(context.Context) error) error {
 		pctx, cancel := context.WithTimeout(ctx, PartTimeout)
 		defer cancel()
@@ -214,7 +315,6 @@ func Resolve(ctx context.Context, p *awsprovider.Provider, nc *awsv1.EC2NodeClas
 		setTrue(nc, v1.ConditionTypeValidationSucceeded)
 	}
 	setRoot(nc)
-	return r.requeue, r.transient
 }
 
 // selectorString names the group a selector asks for.
