@@ -59,7 +59,9 @@ var (
 var table = []row{
 	{name: "binary, sandbox, demo, hack, system tests", roots: []string{"", "internal/sandbox", "internal/demo", "hack", "test"}, may: []string{"*"}},
 	{name: "provider", roots: []string{"internal/provider"},
-		may: append([]string{apis, "internal/controllerdeploy"}, pureRules...)},
+		// instanceprofile: the rule for which instance profiles the runtime
+		// made, so deleting a node role leaves everyone else's alone
+		may: append([]string{apis, "internal/controllerdeploy", "=" + r("cloud/aws/instanceprofile")}, pureRules...)},
 	{name: "controllerdeploy", roots: []string{"internal/controllerdeploy"}, may: []string{apis}},
 	{name: "apis", roots: []string{apis}},
 	{name: "scheduling", roots: []string{r("scheduling")}, may: []string{r("apis/requirements")},
