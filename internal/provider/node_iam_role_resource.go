@@ -71,7 +71,7 @@ func (r *NodeIAMRoleResource) Schema(_ context.Context, _ resource.SchemaRequest
 			"access entry so nodes can join the cluster. With `create_role = false` an existing role named " +
 			"`name` is used as is: only the access entry is managed. The role's attached policies are exactly " +
 			"the ones configured: policies attached outside Terraform show in the plan and are detached on " +
-			"apply. Import with the role name.",
+			"apply. Import with the role name. A role, or its access entry, that live instances run with is never deleted: the apply stops before either, and the plan warns how many NodeClaims run with a role that a change replaces.",
 		Attributes: withAttributes(roleAttributes(roleInputs{
 			Name: "Defaults to `JoistNodeRole-<cluster_name>`, or a unique name beginning with `name_prefix`; required with `create_role = false`. " +
 				"`node_iam_role_name` in the EKS module's `karpenter` submodule (and, with `create_node_iam_role = false`, `node_iam_role_arn`).",
