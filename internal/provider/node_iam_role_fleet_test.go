@@ -2,8 +2,8 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net/url"
 	"regexp"
 	"strings"
 	"sync"
@@ -121,18 +121,19 @@ func runWithRole(t *testing.T, cfg aws.Config, role, pool string) (string, strin
 	return profile, instance
 }
 
-// untouched fails when a request since mark deleted role's access entry or
-// took a role out of profile.
+// untouched names each request since mark that deleted role's access
+// entry or took a role out of profile.
 func untouched(sim *awssim.Server, mark int, role, profile string) error {
+	var errs []error
 	for _, r := range sim.Requests().Requests("", "")[mark:] {
 		switch {
-		case r.Operation == "DeleteAccessEntry" && strings.Contains(fmt.Sprint(r.Parameters["path"]), url.PathEscape(role)):
-			return fmt.Errorf("the access entry of role %s was deleted while nodes run with it: %v", role, r.Parameters)
+		case r.Operation == "DeleteAccessEntry" && strings.Contains(fmt.Sprint(r.Parameters["path"]), "role/"+role):
+			errs = append(errs, fmt.Errorf("the access entry of role %s was deleted while nodes run with it: %v", role, r.Parameters))
 		case r.Operation == "RemoveRoleFromInstanceProfile" && r.Parameters["InstanceProfileName"] == profile:
-			return fmt.Errorf("role %v was taken out of instance profile %s, which a live instance runs with", r.Parameters["RoleName"], profile)
+			errs = append(errs, fmt.Errorf("role %v was taken out of instance profile %s, which a live instance runs with", r.Parameters["RoleName"], profile))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // Changing the path replaces the role under the same name, which cannot
