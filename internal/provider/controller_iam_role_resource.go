@@ -544,6 +544,11 @@ func (r *ControllerIAMRoleResource) Delete(ctx context.Context, req resource.Del
 	if resp.Diagnostics.HasError() || !ok {
 		return
 	}
+	release, err := releaseRole(ctx, cfg, state.Name.ValueString(), r.clusterName(state.ClusterName), true)
+	if err != nil {
+		resp.Diagnostics.AddError("Deleting the controller role", err.Error())
+		return
+	}
 	if id := state.PodIdentityAssociationID.ValueString(); id != "" {
 		_, err := eks.NewFromConfig(cfg).DeletePodIdentityAssociation(ctx, &eks.DeletePodIdentityAssociationInput{
 			ClusterName: aws.String(r.clusterName(state.ClusterName)), AssociationId: aws.String(id),
@@ -570,7 +575,7 @@ func (r *ControllerIAMRoleResource) Delete(ctx context.Context, req resource.Del
 			}
 		}
 	}
-	if err := deleteRole(ctx, c, state.Name.ValueString()); err != nil {
+	if err := deleteRole(ctx, c, state.Name.ValueString(), release); err != nil {
 		resp.Diagnostics.AddError("Deleting the controller role", err.Error())
 		return
 	}

@@ -222,10 +222,11 @@ func syncInline(ctx context.Context, c *iam.Client, role string, current, want m
 	return nil
 }
 
-// deleteRole detaches and deletes the role's policies, then the role. A
-// role still in an instance profile is taken out of it first (the runtime
-// creates profiles for node roles).
-func deleteRole(ctx context.Context, c *iam.Client, name string) error {
+// deleteRole detaches and deletes the role's policies, then the role. It
+// takes the role out of the instance profiles release proved free to
+// (releaseRole, called before any change); a profile holding the role that
+// is not among them makes IAM refuse the delete, and the role stays.
+func deleteRole(ctx context.Context, c *iam.Client, name string, release *roleRelease) error {
 	live, err := readRole(ctx, c, name)
 	if err != nil || live == nil {
 		return err
@@ -236,13 +237,9 @@ func deleteRole(ctx context.Context, c *iam.Client, name string) error {
 	if err := syncInline(ctx, c, name, live.Inline, nil); err != nil {
 		return err
 	}
-	profiles, err := c.ListInstanceProfilesForRole(ctx, &iam.ListInstanceProfilesForRoleInput{RoleName: aws.String(name)})
-	if err != nil {
-		return fmt.Errorf("iam:ListInstanceProfilesForRole %s: %w", name, err)
-	}
-	for _, p := range profiles.InstanceProfiles {
-		if _, err := c.RemoveRoleFromInstanceProfile(ctx, &iam.RemoveRoleFromInstanceProfileInput{InstanceProfileName: p.InstanceProfileName, RoleName: aws.String(name)}); err != nil && !isAWSCode(err, "NoSuchEntity") {
-			return fmt.Errorf("iam:RemoveRoleFromInstanceProfile %s: %w", aws.ToString(p.InstanceProfileName), err)
+	for _, p := range release.profiles {
+		if _, err := c.RemoveRoleFromInstanceProfile(ctx, &iam.RemoveRoleFromInstanceProfileInput{InstanceProfileName: aws.String(p), RoleName: aws.String(name)}); err != nil && !isAWSCode(err, "NoSuchEntity") {
+			return fmt.Errorf("iam:RemoveRoleFromInstanceProfile %s: %w", p, err)
 		}
 	}
 	if _, err := c.DeleteRole(ctx, &iam.DeleteRoleInput{RoleName: aws.String(name)}); err != nil && !isAWSCode(err, "NoSuchEntity") {

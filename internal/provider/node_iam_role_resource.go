@@ -71,7 +71,7 @@ func (r *NodeIAMRoleResource) Schema(_ context.Context, _ resource.SchemaRequest
 			"access entry so nodes can join the cluster. With `create_role = false` an existing role named " +
 			"`name` is used as is: only the access entry is managed. The role's attached policies are exactly " +
 			"the ones configured: policies attached outside Terraform show in the plan and are detached on " +
-			"apply. Import with the role name.",
+			"apply. Import with the role name. A role, or its access entry, that live instances run with is never deleted: the apply stops before either, and the plan warns how many NodeClaims run with a role that a change replaces.",
 		Attributes: withAttributes(roleAttributes(roleInputs{
 			Name: "Defaults to `JoistNodeRole-<cluster_name>`, or a unique name beginning with `name_prefix`; required with `create_role = false`. " +
 				"`node_iam_role_name` in the EKS module's `karpenter` submodule (and, with `create_node_iam_role = false`, `node_iam_role_arn`).",
@@ -204,16 +204,100 @@ func (r *NodeIAMRoleResource) ModifyPlan(ctx context.Context, req resource.Modif
 		}
 		plan.PolicyARNs = stringSet(plan.wantPolicies(ctx, partition, account, &resp.Diagnostics))
 	}
+	var state *nodeIAMRoleModel
+	if !req.State.Raw.IsNull() {
+		state = &nodeIAMRoleModel{}
+		resp.Diagnostics.Append(req.State.Get(ctx, state)...)
+	}
 	if plan.AccessEntryType.ValueString() == "NONE" {
 		plan.AccessEntryARN = types.StringValue("")
-	} else if !req.State.Raw.IsNull() {
-		var state nodeIAMRoleModel
-		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-		if state.AccessEntryType.Equal(plan.AccessEntryType) && state.AccessEntryARN.ValueString() != "" {
-			plan.AccessEntryARN = state.AccessEntryARN
-		}
+	} else if state != nil && state.AccessEntryType.Equal(plan.AccessEntryType) && state.AccessEntryARN.ValueString() != "" {
+		plan.AccessEntryARN = state.AccessEntryARN
+	}
+	if state != nil {
+		r.checkNodesKeepAccess(ctx, state, &plan, &resp.Diagnostics)
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+// replacedBy names the attribute whose change replaces the role, or "".
+func (m *nodeIAMRoleModel) replacedBy(plan *nodeIAMRoleModel) string {
+	switch {
+	case !plan.Name.IsUnknown() && !m.Name.Equal(plan.Name):
+		return "name"
+	case !m.NamePrefix.Equal(plan.NamePrefix):
+		return "name_prefix"
+	case !m.Path.Equal(plan.Path):
+		return "path"
+	case !m.ClusterName.Equal(plan.ClusterName):
+		return "cluster_name"
+	case !m.CreateRole.Equal(plan.CreateRole):
+		return "create_role"
+	}
+	return ""
+}
+
+// checkNodesKeepAccess tells, at plan time, what a change that replaces
+// the role or its access entry does to the nodes running with the role,
+// counted from the NodeClaims in the cluster. Replacing is a warning: the
+// apply itself refuses to delete a role, or its entry, that live instances
+// use (releaseRole). Changing the entry's type is a warning too: EKS keeps
+// one entry per role and cannot change its type, so the entry is deleted
+// and created again. Removing the entry (NONE) is an error, unless the
+// aws-auth ConfigMap maps the role: every node would leave the cluster.
+func (r *NodeIAMRoleResource) checkNodesKeepAccess(ctx context.Context, state, plan *nodeIAMRoleModel, diags *diag.Diagnostics) {
+	attr := state.replacedBy(plan)
+	oldType, newType := state.AccessEntryType.ValueString(), plan.AccessEntryType.ValueString()
+	entryChange := attr == "" && !plan.AccessEntryType.IsUnknown() && oldType != newType && oldType != "NONE"
+	if (attr == "" && !entryChange) || r.clients == nil || !r.clients.awsKnown || !r.clients.kubeKnown {
+		return
+	}
+	use, err := r.claimsUsingRole(ctx, state.Name.ValueString())
+	if err != nil {
+		diags.AddWarning("Could not count the nodes running with the node role",
+			fmt.Sprintf("this change replaces role %s or its access entry, which takes the nodes running with it out of the cluster: %v", state.Name.ValueString(), err))
+		return
+	}
+	if use.Claims == 0 {
+		return
+	}
+	switch {
+	case attr != "":
+		diags.AddAttributeWarning(path.Root(attr), "Replacing a node role that nodes run with", fmt.Sprintf(
+			"%s. Changing %s replaces the role, and deleting it, or its access entry, would take those nodes out of the cluster at once: "+
+				"the apply stops before deleting either while live instances run with the role. To move the nodes to a new role without an outage, "+
+				"give it a new name (or name_prefix) and set lifecycle { create_before_destroy = true }: the new role and its entry are created first, "+
+				"node classes move to it, the controller replaces their nodes, and an apply after that deletes this role. "+
+				"A change that keeps the name (path, cluster_name or create_role with a fixed name) cannot create the new role beside this one: "+
+				"move the nodes to another role first.", use, attr))
+	case newType == "NONE":
+		mapped, err := awsAuthMaps(ctx, r.clients, state.ARN.ValueString())
+		if err != nil || !mapped {
+			diags.AddAttributeError(path.Root("access_entry_type"), "Removing the access entry of nodes", fmt.Sprintf(
+				"%s. access_entry_type = \"NONE\" deletes the role's access entry, and the aws-auth ConfigMap does not map the role (%v): "+
+					"every one of those nodes would leave the cluster. Map the role in aws-auth first, or move the nodes to another role.", use, errOr(err, "no mapRoles entry")))
+			return
+		}
+		diags.AddAttributeWarning(path.Root("access_entry_type"), "Removing the access entry of nodes", fmt.Sprintf(
+			"%s. Their cluster access comes from the aws-auth ConfigMap once the access entry is deleted, as long as the cluster's authentication mode reads it.", use))
+	default:
+		diags.AddAttributeWarning(path.Root("access_entry_type"), "Replacing the access entry of nodes", fmt.Sprintf(
+			"%s. EKS keeps one access entry per role and cannot change its type, so the entry is deleted and created again as %s: "+
+				"those nodes cannot authenticate between the two calls, and the old entry is put back if the new one cannot be created.", use, newType))
+	}
+}
+
+// claimsUsingRole counts the NodeClaims running with role.
+func (r *NodeIAMRoleResource) claimsUsingRole(ctx context.Context, role string) (*roleClaims, error) {
+	cfg, err := r.clients.AWS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	kube, err := r.clients.Kubernetes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return claimsUsingRole(ctx, iam.NewFromConfig(cfg), kube, role)
 }
 
 func (m *nodeIAMRoleModel) spec(ctx context.Context, partition string, diags *diag.Diagnostics) roleSpec {
@@ -274,6 +358,30 @@ func (r *NodeIAMRoleResource) createAccessEntry(ctx context.Context, c *eks.Clie
 		return fmt.Errorf("eks:CreateAccessEntry %s in cluster %s: %w", principal, cluster, err)
 	}
 	return nil
+}
+
+// replaceAccessEntry changes the type of principal's entry from old to
+// want (either may be NONE: no entry). EKS keeps one entry per principal
+// and cannot change its type, so the new entry can only follow the old
+// one's delete, in the next call; when it cannot be created the old one is
+// put back, so a failed apply does not leave the nodes without an entry.
+func (r *NodeIAMRoleResource) replaceAccessEntry(ctx context.Context, c *eks.Client, cluster, principal, old, want string) error {
+	if old != "NONE" {
+		if _, err := c.DeleteAccessEntry(ctx, &eks.DeleteAccessEntryInput{ClusterName: aws.String(cluster), PrincipalArn: aws.String(principal)}); err != nil && !isAWSCode(err, "ResourceNotFoundException") {
+			return fmt.Errorf("eks:DeleteAccessEntry: %w", err)
+		}
+	}
+	if want == "NONE" {
+		return nil
+	}
+	err := r.createAccessEntry(ctx, c, cluster, principal, want)
+	if err == nil || old == "NONE" {
+		return err
+	}
+	if restore := r.createAccessEntry(ctx, c, cluster, principal, old); restore != nil {
+		return fmt.Errorf("%w; putting the %s entry back failed too, so nodes running with the role cannot join or stay in the cluster: %v", err, old, restore)
+	}
+	return fmt.Errorf("%w; the %s entry was put back", err, old)
 }
 
 // fill sets the computed attributes from the live role and access entry.
@@ -395,18 +503,9 @@ func (r *NodeIAMRoleResource) Update(ctx context.Context, req resource.UpdateReq
 	ec := eks.NewFromConfig(cfg)
 	cluster := r.clusterName(plan.ClusterName)
 	if old, want := state.AccessEntryType.ValueString(), plan.AccessEntryType.ValueString(); old != want {
-		// The type of an access entry is immutable: replace the entry.
-		if old != "NONE" {
-			if _, err := ec.DeleteAccessEntry(ctx, &eks.DeleteAccessEntryInput{ClusterName: aws.String(cluster), PrincipalArn: aws.String(live.ARN)}); err != nil && !isAWSCode(err, "ResourceNotFoundException") {
-				resp.Diagnostics.AddError("Replacing the node access entry", fmt.Sprintf("eks:DeleteAccessEntry: %v", err))
-				return
-			}
-		}
-		if want != "NONE" {
-			if err := r.createAccessEntry(ctx, ec, cluster, live.ARN, want); err != nil {
-				resp.Diagnostics.AddAttributeError(path.Root("access_entry_type"), "Creating the node access entry", err.Error())
-				return
-			}
+		if err := r.replaceAccessEntry(ctx, ec, cluster, live.ARN, old, want); err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("access_entry_type"), "Replacing the node access entry", err.Error())
+			return
 		}
 	}
 	if live, err = readRole(ctx, c, name); err != nil || live == nil {
@@ -424,6 +523,12 @@ func (r *NodeIAMRoleResource) Delete(ctx context.Context, req resource.DeleteReq
 	if resp.Diagnostics.HasError() || !ok {
 		return
 	}
+	// Proven before any change: the entry goes only when the role can.
+	release, err := releaseRole(ctx, cfg, state.Name.ValueString(), r.clusterName(state.ClusterName), state.CreateRole.ValueBool())
+	if err != nil {
+		resp.Diagnostics.AddError("Deleting the node role", err.Error())
+		return
+	}
 	if state.AccessEntryType.ValueString() != "NONE" && state.AccessEntryARN.ValueString() != "" {
 		_, err := eks.NewFromConfig(cfg).DeleteAccessEntry(ctx, &eks.DeleteAccessEntryInput{
 			ClusterName: aws.String(r.clusterName(state.ClusterName)), PrincipalArn: aws.String(state.ARN.ValueString()),
@@ -436,7 +541,7 @@ func (r *NodeIAMRoleResource) Delete(ctx context.Context, req resource.DeleteReq
 	if !state.CreateRole.ValueBool() {
 		return
 	}
-	if err := deleteRole(ctx, iam.NewFromConfig(cfg), state.Name.ValueString()); err != nil {
+	if err := deleteRole(ctx, iam.NewFromConfig(cfg), state.Name.ValueString(), release); err != nil {
 		resp.Diagnostics.AddError("Deleting the node role", err.Error())
 	}
 }

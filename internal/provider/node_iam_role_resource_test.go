@@ -151,7 +151,7 @@ func TestAccNodeIAMRoleBringYourOwn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = deleteRole(ctx, iamc, name) })
+	t.Cleanup(func() { _ = deleteRole(ctx, iamc, name, &roleRelease{}) })
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy: func(*terraform.State) error {

@@ -45,7 +45,8 @@ func Operation(f Family, r *http.Request, body []byte) (string, map[string]any) 
 				params["body"] = doc
 			}
 		}
-		return restOperation(r.Method, r.URL.Path), params
+		// Named from the escaped path: a principal ARN in it holds slashes.
+		return restOperation(r.Method, r.URL.EscapedPath()), params
 	}
 }
 

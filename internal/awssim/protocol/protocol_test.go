@@ -3,6 +3,7 @@ package protocol
 import (
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -43,5 +44,10 @@ func TestOperationNames(t *testing.T) {
 	}
 	if op, _ := Operation(RESTJSON, httptest.NewRequest(http.MethodGet, "/clusters/demo", nil), nil); op != "DescribeCluster" {
 		t.Errorf("rest: %s", op)
+	}
+	// A role with a path: its ARN's slashes are escaped in the request path.
+	entry := "/clusters/demo/access-entries/" + url.PathEscape("arn:aws:iam::123456789012:role/nodes/NodeRole")
+	if op, params := Operation(RESTJSON, httptest.NewRequest(http.MethodDelete, entry, nil), nil); op != "DeleteAccessEntry" || !strings.Contains(params["path"].(string), "role/nodes/NodeRole") {
+		t.Errorf("rest, principal with slashes: %s %v", op, params)
 	}
 }

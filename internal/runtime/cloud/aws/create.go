@@ -91,6 +91,9 @@ func (p *Provider) Create(ctx context.Context, claim *v1.NodeClaim) (*v1.NodeCla
 		return nil, err
 	}
 	place := placementOpts{pg: pg, partition: partition}
+	if err := p.instanceProfiles.CheckLaunch(ctx, nc); err != nil {
+		return nil, err
+	}
 	inst, images, err := p.launch(ctx, claim, nc, ct, cr, place, cands, subnets)
 	if err != nil {
 		if reservationID != "" && cloud.IsInsufficientCapacity(err) {

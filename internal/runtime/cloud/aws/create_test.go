@@ -1,6 +1,7 @@
 package aws_test
 
 import (
+	"context"
 	"errors"
 	"math"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	sdkaws "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -290,4 +292,49 @@ func listed(t *testing.T, providerID string) bool {
 		}
 	}
 	return false
+}
+
+// A role taken out of the node class's instance profile after the profile
+// was resolved (the role deleted and created again under its name) is put
+// back before the next launch: the launch reads the profile again rather
+// than trusting the resolved status and launching an instance with no
+// credentials, which would never join.
+func TestCreatePutsBackARoleTakenOutOfItsInstanceProfile(t *testing.T) {
+	ctx := testContext(t)
+	nc := readyNodeClass(t, prov, testenv.NodeClass("create-roleless", cluster, "al2023@latest"))
+	profile := nc.Status.InstanceProfile
+	iamc := iam.NewFromConfig(sim.Config)
+	if _, err := iamc.RemoveRoleFromInstanceProfile(ctx, &iam.RemoveRoleFromInstanceProfileInput{
+		InstanceProfileName: sdkaws.String(profile), RoleName: sdkaws.String(testenv.NodeRole),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// The node class controller resolves again from its cache.
+	resolve(t, prov, nc)
+	before := len(sim.Requests().Requests("", ""))
+	claim, err := prov.Create(ctx, testenv.NodeClaim("create-roleless-1", "general", nc.Name,
+		testenv.In(corev1.LabelInstanceTypeStable, "c5.large"), testenv.In(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = prov.Delete(context.Background(), claim) })
+	added, launched := -1, -1
+	for i, r := range sim.Requests().Requests("", "")[before:] {
+		switch {
+		case r.Operation == "AddRoleToInstanceProfile" && r.Parameters["InstanceProfileName"] == profile && added < 0:
+			added = i
+		case r.Operation == "CreateFleet" && launched < 0:
+			launched = i
+		}
+	}
+	if added < 0 || launched < 0 || added > launched {
+		t.Errorf("launched (request %d) into instance profile %s without putting role %s back first (request %d)", launched, profile, testenv.NodeRole, added)
+	}
+	got, err := iamc.GetInstanceProfile(ctx, &iam.GetInstanceProfileInput{InstanceProfileName: sdkaws.String(profile)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if roles := got.InstanceProfile.Roles; len(roles) != 1 || sdkaws.ToString(roles[0].RoleName) != testenv.NodeRole {
+		t.Errorf("instance profile %s holds %d roles after the launch, want %s", profile, len(roles), testenv.NodeRole)
+	}
 }

@@ -30,6 +30,13 @@ import (
 // trusted without asking IAM.
 const CacheTTL = 15 * time.Minute
 
+// LaunchCheckTTL is how long a launch trusts that the profile it launches
+// into still holds the node class's role. A role can be taken out of a
+// profile under the runtime (the role deleted, or replaced under its name);
+// an instance launched into a profile without a role never joins, so
+// launches read the profile again at most this long after the last read.
+const LaunchCheckTTL = time.Minute
+
 // maxNameLength is IAM's limit on instance profile names.
 const maxNameLength = 128
 
@@ -39,11 +46,16 @@ type Provider struct {
 	cluster string
 	region  string
 	known   *ttlcache.TTL[string, string] // profile name -> role
+	// launchable holds the profiles a launch proved to hold their role.
+	launchable *ttlcache.TTL[string, struct{}]
 }
 
 // New returns a provider for a cluster in a region.
 func New(client *iam.Client, cluster, region string) *Provider {
-	return &Provider{iam: client, cluster: cluster, region: region, known: ttlcache.New[string, string](CacheTTL)}
+	return &Provider{
+		iam: client, cluster: cluster, region: region,
+		known: ttlcache.New[string, string](CacheTTL), launchable: ttlcache.New[string, struct{}](LaunchCheckTTL),
+	}
 }
 
 // Name is the deterministic name of the profile managed for the node
@@ -83,11 +95,18 @@ func (p *Provider) Tags(nc *awsv1.EC2NodeClass) map[string]string {
 // owned returns nil when a profile carries the tags of one this cluster's
 // runtime made in this region (for a given node class, when not empty).
 func (p *Provider) owned(profile *iamtypes.InstanceProfile, nodeClass string) error {
+	return Owned(profile, p.cluster, p.region, nodeClass)
+}
+
+// Owned returns nil when a profile, as GetInstanceProfile returns it (with
+// its tags), is one the runtime of cluster made in region (for nodeClass,
+// when not empty).
+func Owned(profile *iamtypes.InstanceProfile, cluster, region, nodeClass string) error {
 	tags := map[string]string{}
 	for _, t := range profile.Tags {
 		tags[aws.ToString(t.Key)] = aws.ToString(t.Value)
 	}
-	if err := ownership.Check(tags, p.cluster, map[string]string{corev1.LabelTopologyRegion: p.region, v1.LabelNodeClass: nodeClass}); err != nil {
+	if err := ownership.Check(tags, cluster, map[string]string{corev1.LabelTopologyRegion: region, v1.LabelNodeClass: nodeClass}); err != nil {
 		return fmt.Errorf("instance profile %s: %w", aws.ToString(profile.InstanceProfileName), err)
 	}
 	return nil
@@ -141,6 +160,30 @@ func (p *Provider) Resolve(ctx context.Context, nc *awsv1.EC2NodeClass) (string,
 	}
 	p.known.Set(name, nc.Spec.Role)
 	return name, nil
+}
+
+// CheckLaunch proves, at most once per LaunchCheckTTL, that the managed
+// profile a launch from nc uses (its status.instanceProfile) still holds
+// the node class's role. When the role was taken out the profile is
+// resolved again, which puts the role back, or fails when the role is gone,
+// rather than launching an instance with no credentials.
+func (p *Provider) CheckLaunch(ctx context.Context, nc *awsv1.EC2NodeClass) error {
+	name := nc.Status.InstanceProfile
+	// A profile named in the spec is the user's, and a status naming another
+	// role's profile has not been resolved for the current role yet: both
+	// launch as resolved.
+	if nc.Spec.InstanceProfile != nil || nc.Spec.Role == "" || name != p.Name(nc) {
+		return nil
+	}
+	if _, ok := p.launchable.Get(name); ok {
+		return nil
+	}
+	p.known.Delete(name)
+	if _, err := p.Resolve(ctx, nc); err != nil {
+		return fmt.Errorf("instance profile %s of EC2NodeClass %s: %w", name, nc.Name, err)
+	}
+	p.launchable.Set(name, struct{}{})
+	return nil
 }
 
 // roleName drops a role's path: AddRoleToInstanceProfile takes the name.
@@ -201,6 +244,7 @@ var ErrNotOwned = errors.New("not this cluster's")
 // profile that is already gone is not an error.
 func (p *Provider) Delete(ctx context.Context, name string) error {
 	p.known.Delete(name)
+	p.launchable.Delete(name)
 	got, err := p.iam.GetInstanceProfile(ctx, &iam.GetInstanceProfileInput{InstanceProfileName: aws.String(name)})
 	if err != nil {
 		if isNotFound(err) {

@@ -175,3 +175,45 @@ func TestGivenProfileMustExist(t *testing.T) {
 		t.Errorf("DeleteAll for a node class naming its profile: %v", err)
 	}
 }
+
+// A role taken out of a resolved profile stays unseen by Resolve for
+// CacheTTL; CheckLaunch reads the profile again and puts the role back,
+// then trusts it for LaunchCheckTTL. With the role gone it fails.
+func TestCheckLaunchPutsBackARoleTakenOut(t *testing.T) {
+	ctx := context.Background()
+	p := instanceprofile.New(iamc, "launch", "us-west-2")
+	nc := &awsv1.EC2NodeClass{ObjectMeta: metav1.ObjectMeta{Name: "default", UID: "uid-launch"}, Spec: awsv1.EC2NodeClassSpec{Role: "role-a"}}
+	name, err := p.Resolve(ctx, nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.Status.InstanceProfile = name
+	remove := func() {
+		if _, err := iamc.RemoveRoleFromInstanceProfile(ctx, &iam.RemoveRoleFromInstanceProfileInput{InstanceProfileName: aws.String(name), RoleName: aws.String("role-a")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	remove()
+	if _, err := p.Resolve(ctx, nc); err != nil || len(roles(t, name)) != 0 {
+		t.Fatalf("Resolve within CacheTTL read IAM (err %v, roles %v): the test no longer shows the cache", err, roles(t, name))
+	}
+	if err := p.CheckLaunch(ctx, nc); err != nil {
+		t.Fatal(err)
+	}
+	if got := roles(t, name); len(got) != 1 || got[0] != "role-a" {
+		t.Fatalf("roles after CheckLaunch = %v, want [role-a]", got)
+	}
+	before := sim.Requests().Count("iam", "GetInstanceProfile")
+	if err := p.CheckLaunch(ctx, nc); err != nil {
+		t.Fatal(err)
+	}
+	if n := sim.Requests().Count("iam", "GetInstanceProfile") - before; n != 0 {
+		t.Errorf("a second launch within LaunchCheckTTL read the profile %d times", n)
+	}
+	// A role that no longer exists cannot be put back: no launch.
+	nc.Spec.Role = "role-gone"
+	nc.Status.InstanceProfile = p.Name(nc)
+	if err := p.CheckLaunch(ctx, nc); err == nil {
+		t.Error("CheckLaunch allowed a launch into a profile whose role does not exist")
+	}
+}
