@@ -183,116 +183,176 @@ func (d *Denials) Resolve(ctx context.Context, p *awsprovider.Provider, nc *awsv
 	return Resolution{Requeue: r.requeue, Transient: r.transient, Denied: r.denied}
 }
 
+// resolve resolves the node class's parts in order, each bounded by
+// PartTimeout, then validates the launch and sets Ready.
 func resolve(ctx context.Context, p *awsprovider.Provider, r *resolution) {
-	nc := r.nc
-	bounded := func(f func(context.Context) error) error {
-		pctx, cancel := context.WithTimeout(ctx, PartTimeout)
-		defer cancel()
-		return f(pctx)
+	for _, part := range []func(context.Context, *awsprovider.Provider, *resolution){
+		resolveSubnets, resolveSecurityGroups, resolveAMIs, resolveInstanceProfile,
+		resolveCapacityReservations, resolvePlacementGroup, validateLaunch,
+	} {
+		part(ctx, p, r)
 	}
+	setRoot(r.nc)
+}
 
-	var subnets []ec2types.Subnet
-	if err := bounded(func(ctx context.Context) (err error) { subnets, err = p.Subnets().List(ctx, nc); return }); err != nil {
-		r.failed("subnets", v1.ConditionTypeSubnetsReady, "SubnetsResolutionFailed", err)
-	} else if len(subnets) == 0 {
-		nc.Status.Subnets = nil
-		r.notFound(v1.ConditionTypeSubnetsReady, "SubnetsNotFound", "no subnet matches spec.subnetSelectorTerms; check the tags or IDs")
-	} else {
-		nc.Status.Subnets = nc.Status.Subnets[:0]
-		for _, s := range subnets {
-			nc.Status.Subnets = append(nc.Status.Subnets, awsv1.Subnet{ID: aws.ToString(s.SubnetId), Zone: aws.ToString(s.AvailabilityZone), ZoneID: aws.ToString(s.AvailabilityZoneId)})
-		}
-		setTrue(nc, v1.ConditionTypeSubnetsReady)
+// bounded runs f with at most PartTimeout.
+func bounded(ctx context.Context, f func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, PartTimeout)
+	defer cancel()
+	return f(ctx)
+}
+
+// selected is a part that lists what selector terms match: a failed call
+// keeps the last resolution (see resolution.failed), nothing matching is
+// definite, and anything else is written to the status.
+type selected[T any] struct {
+	name, condition, failReason, notFoundReason, notFoundMessage string
+	list                                                         func(context.Context) ([]T, error)
+	set                                                          func([]T)
+}
+
+func (s selected[T]) resolve(ctx context.Context, r *resolution) bool {
+	var got []T
+	if err := bounded(ctx, func(ctx context.Context) (err error) { got, err = s.list(ctx); return }); err != nil {
+		r.failed(s.name, s.condition, s.failReason, err)
+		return false
+	}
+	s.set(got)
+	if len(got) == 0 {
+		r.notFound(s.condition, s.notFoundReason, s.notFoundMessage)
+		return false
+	}
+	setTrue(r.nc, s.condition)
+	return true
+}
+
+func resolveSubnets(ctx context.Context, p *awsprovider.Provider, r *resolution) {
+	nc := r.nc
+	if (selected[ec2types.Subnet]{
+		name: "subnets", condition: v1.ConditionTypeSubnetsReady, failReason: "SubnetsResolutionFailed",
+		notFoundReason: "SubnetsNotFound", notFoundMessage: "no subnet matches spec.subnetSelectorTerms; check the tags or IDs",
+		list: func(ctx context.Context) ([]ec2types.Subnet, error) { return p.Subnets().List(ctx, nc) },
+		set: func(subnets []ec2types.Subnet) {
+			nc.Status.Subnets = nil
+			for _, s := range subnets {
+				nc.Status.Subnets = append(nc.Status.Subnets, awsv1.Subnet{ID: aws.ToString(s.SubnetId), Zone: aws.ToString(s.AvailabilityZone), ZoneID: aws.ToString(s.AvailabilityZoneId)})
+			}
+		},
+	}).resolve(ctx, r) {
 		r.requeue = min(r.requeue, RequeueSubnets)
 	}
+}
 
-	var groups []ec2types.SecurityGroup
-	if err := bounded(func(ctx context.Context) (err error) { groups, err = p.SecurityGroups().List(ctx, nc); return }); err != nil {
-		r.failed("security groups", v1.ConditionTypeSecurityGroupsReady, "SecurityGroupsResolutionFailed", err)
-	} else if len(groups) == 0 {
-		nc.Status.SecurityGroups = nil
-		r.notFound(v1.ConditionTypeSecurityGroupsReady, "SecurityGroupsNotFound", "no security group matches spec.securityGroupSelectorTerms; check the tags, IDs or names")
-	} else {
-		nc.Status.SecurityGroups = nc.Status.SecurityGroups[:0]
-		for _, g := range groups {
-			nc.Status.SecurityGroups = append(nc.Status.SecurityGroups, awsv1.SecurityGroup{ID: aws.ToString(g.GroupId), Name: aws.ToString(g.GroupName)})
-		}
-		setTrue(nc, v1.ConditionTypeSecurityGroupsReady)
-	}
+func resolveSecurityGroups(ctx context.Context, p *awsprovider.Provider, r *resolution) {
+	nc := r.nc
+	selected[ec2types.SecurityGroup]{
+		name: "security groups", condition: v1.ConditionTypeSecurityGroupsReady, failReason: "SecurityGroupsResolutionFailed",
+		notFoundReason: "SecurityGroupsNotFound", notFoundMessage: "no security group matches spec.securityGroupSelectorTerms; check the tags, IDs or names",
+		list: func(ctx context.Context) ([]ec2types.SecurityGroup, error) { return p.SecurityGroups().List(ctx, nc) },
+		set: func(groups []ec2types.SecurityGroup) {
+			nc.Status.SecurityGroups = nil
+			for _, g := range groups {
+				nc.Status.SecurityGroups = append(nc.Status.SecurityGroups, awsv1.SecurityGroup{ID: aws.ToString(g.GroupId), Name: aws.ToString(g.GroupName)})
+			}
+		},
+	}.resolve(ctx, r)
+}
 
-	var amis []awsv1.AMI
-	if err := bounded(func(ctx context.Context) (err error) { amis, err = p.AMIs().List(ctx, nc); return }); err != nil {
-		r.failed("AMIs", v1.ConditionTypeAMIsReady, "AMIsResolutionFailed", err)
-	} else if len(amis) == 0 {
-		nc.Status.AMIs = nil
-		r.notFound(v1.ConditionTypeAMIsReady, "AMINotFound", "no image matches spec.amiSelectorTerms; check the alias, IDs, names, owners or tags")
-	} else {
-		nc.Status.AMIs = amis
-		setTrue(nc, v1.ConditionTypeAMIsReady)
-	}
+func resolveAMIs(ctx context.Context, p *awsprovider.Provider, r *resolution) {
+	nc := r.nc
+	selected[awsv1.AMI]{
+		name: "AMIs", condition: v1.ConditionTypeAMIsReady, failReason: "AMIsResolutionFailed",
+		notFoundReason: "AMINotFound", notFoundMessage: "no image matches spec.amiSelectorTerms; check the alias, IDs, names, owners or tags",
+		list: func(ctx context.Context) ([]awsv1.AMI, error) { return p.AMIs().List(ctx, nc) },
+		set: func(amis []awsv1.AMI) {
+			nc.Status.AMIs = nil
+			if len(amis) > 0 {
+				nc.Status.AMIs = amis
+			}
+		},
+	}.resolve(ctx, r)
+}
 
+func resolveInstanceProfile(ctx context.Context, p *awsprovider.Provider, r *resolution) {
+	nc := r.nc
 	var profile string
-	if err := bounded(func(ctx context.Context) (err error) { profile, err = p.InstanceProfiles().Resolve(ctx, nc); return }); err != nil {
+	if err := bounded(ctx, func(ctx context.Context) (err error) { profile, err = p.InstanceProfiles().Resolve(ctx, nc); return }); err != nil {
 		reason := "InstanceProfileCreationFailed"
 		if nc.Spec.InstanceProfile != nil {
 			reason = "InstanceProfileNotFound"
 		}
 		r.failed("instance profile", v1.ConditionTypeInstanceProfileReady, reason, err)
-	} else {
-		nc.Status.InstanceProfile = profile
-		setTrue(nc, v1.ConditionTypeInstanceProfileReady)
+		return
 	}
+	nc.Status.InstanceProfile = profile
+	setTrue(nc, v1.ConditionTypeInstanceProfileReady)
+}
 
-	var reservations []ec2types.CapacityReservation
+// resolveCapacityReservations lists the selected reservations. None
+// selected is not an error: launches use spot and on-demand until one is.
+func resolveCapacityReservations(ctx context.Context, p *awsprovider.Provider, r *resolution) {
+	nc := r.nc
 	if p.Settings().DisableReservedCapacity {
 		nc.Status.CapacityReservations = nil
 		meta.RemoveStatusCondition(&nc.Status.Conditions, v1.ConditionTypeCapacityReservationsReady)
-	} else if err := bounded(func(ctx context.Context) (err error) {
+		return
+	}
+	var reservations []ec2types.CapacityReservation
+	if err := bounded(ctx, func(ctx context.Context) (err error) {
 		reservations, err = p.CapacityReservations().List(ctx, nc)
 		return
 	}); err != nil {
 		r.failed("capacity reservations", v1.ConditionTypeCapacityReservationsReady, "CapacityReservationsResolutionFailed", err)
-	} else {
-		// No reservation selected is not an error: launches use spot and
-		// on-demand until one is.
-		nc.Status.CapacityReservations = nil
-		now := time.Now()
-		for _, cr := range reservations {
-			status, err := capacityreservation.Status(cr, now)
-			if err != nil {
-				log.FromContext(ctx).Error(err, "skipping a capacity reservation", "ec2nodeclass", nc.Name)
-				continue
-			}
-			nc.Status.CapacityReservations = append(nc.Status.CapacityReservations, status)
-			// Resolve again when a block starts expiring, so its offering
-			// goes with its status.
-			if status.ReservationType == awsv1.CapacityReservationTypeCapacityBlock && status.State == awsv1.CapacityReservationStateActive && status.EndTime != nil {
-				r.requeue = min(r.requeue, max(time.Second, status.EndTime.Sub(now)-capacityreservation.ExpiringWithin))
-			}
-		}
-		setTrue(nc, v1.ConditionTypeCapacityReservationsReady)
+		return
 	}
+	nc.Status.CapacityReservations = nil
+	now := time.Now()
+	for _, cr := range reservations {
+		status, err := capacityreservation.Status(cr, now)
+		if err != nil {
+			log.FromContext(ctx).Error(err, "skipping a capacity reservation", "ec2nodeclass", nc.Name)
+			continue
+		}
+		nc.Status.CapacityReservations = append(nc.Status.CapacityReservations, status)
+		// Resolve again when a block starts expiring, so its offering
+		// goes with its status.
+		if status.ReservationType == awsv1.CapacityReservationTypeCapacityBlock && status.State == awsv1.CapacityReservationStateActive && status.EndTime != nil {
+			r.requeue = min(r.requeue, max(time.Second, status.EndTime.Sub(now)-capacityreservation.ExpiringWithin))
+		}
+	}
+	setTrue(nc, v1.ConditionTypeCapacityReservationsReady)
+}
 
-	if sel := nc.Spec.PlacementGroupSelector; sel == nil {
+func resolvePlacementGroup(ctx context.Context, p *awsprovider.Provider, r *resolution) {
+	nc := r.nc
+	sel := nc.Spec.PlacementGroupSelector
+	if sel == nil {
 		meta.RemoveStatusCondition(&nc.Status.Conditions, v1.ConditionTypePlacementGroupReady)
-	} else {
-		var pg *placementgroup.PlacementGroup
-		if err := bounded(func(ctx context.Context) (err error) { pg, err = p.PlacementGroups().Get(ctx, nc); return }); err != nil {
-			r.failed("placement group", v1.ConditionTypePlacementGroupReady, "PlacementGroupResolutionFailed", err)
-		} else if pg == nil {
-			r.notFound(v1.ConditionTypePlacementGroupReady, "PlacementGroupNotFound", fmt.Sprintf(
-				"no available placement group %s; create it or fix spec.placementGroupSelector", selectorString(sel)))
-		} else {
-			if c := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypePlacementGroupReady); c == nil || c.Status != metav1.ConditionTrue {
-				log.FromContext(ctx).Info("discovered placement group", "id", pg.ID, "name", pg.Name, "strategy", pg.Strategy)
-			}
-			setTrue(nc, v1.ConditionTypePlacementGroupReady)
-		}
+		return
 	}
+	var pg *placementgroup.PlacementGroup
+	if err := bounded(ctx, func(ctx context.Context) (err error) { pg, err = p.PlacementGroups().Get(ctx, nc); return }); err != nil {
+		r.failed("placement group", v1.ConditionTypePlacementGroupReady, "PlacementGroupResolutionFailed", err)
+		return
+	}
+	if pg == nil {
+		r.notFound(v1.ConditionTypePlacementGroupReady, "PlacementGroupNotFound", fmt.Sprintf(
+			"no available placement group %s; create it or fix spec.placementGroupSelector", selectorString(sel)))
+		return
+	}
+	if c := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypePlacementGroupReady); c == nil || c.Status != metav1.ConditionTrue {
+		log.FromContext(ctx).Info("discovered placement group", "id", pg.ID, "name", pg.Name, "strategy", pg.Strategy)
+	}
+	setTrue(nc, v1.ConditionTypePlacementGroupReady)
+}
 
+// validateLaunch checks what the node class would launch with: its user
+// data inputs (the cluster CIDR among them) and the launch permissions.
+func validateLaunch(ctx context.Context, p *awsprovider.Provider, r *resolution) {
+	nc := r.nc
 	var boot userdata.Options
 	var bootErr error
-	_ = bounded(func(ctx context.Context) error {
+	_ = bounded(ctx, func(ctx context.Context) error {
 		boot, bootErr = p.BootstrapOptions(ctx, nc, nc.Spec.Kubelet)
 		return nil
 	})
@@ -307,14 +367,13 @@ func resolve(ctx context.Context, p *awsprovider.Provider, r *resolution) {
 	}
 	reason, msg := validate(nc, boot, bootErr)
 	if reason == "" {
-		_ = bounded(func(ctx context.Context) error { reason, msg = p.ValidateLaunchPermissions(ctx, nc); return nil })
+		_ = bounded(ctx, func(ctx context.Context) error { reason, msg = p.ValidateLaunchPermissions(ctx, nc); return nil })
 	}
 	if reason != "" {
 		setFalse(nc, v1.ConditionTypeValidationSucceeded, reason, msg)
 	} else {
 		setTrue(nc, v1.ConditionTypeValidationSucceeded)
 	}
-	setRoot(nc)
 }
 
 // selectorString names the group a selector asks for.
