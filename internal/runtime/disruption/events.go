@@ -1,5 +1,7 @@
 package disruption
 
+import "github.com/joistdev/terraform-provider-joist/internal/runtime/events"
+
 // Event reasons (Karpenter's names).
 const (
 	reasonDisruptionBlocked          = "DisruptionBlocked"
@@ -7,8 +9,8 @@ const (
 	reasonConsolidationApproved      = "ConsolidationApproved"
 	reasonDisruptionLaunching        = "DisruptionLaunching"
 	reasonDisruptionWaitingReadiness = "DisruptionWaitingReadiness"
-	reasonDisruptionTerminating      = "DisruptionTerminating"
+	reasonDisruptionTerminating      = events.DisruptionTerminating
 	reasonNodeRepairBlocked          = "NodeRepairBlocked"
-	actionDisrupt                    = "Disrupting"
+	actionDisrupt                    = events.ActionDisrupt
 	actionRepair                     = "Repairing"
 )

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/provisioning"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/simulation"
 )
@@ -343,7 +342,7 @@ func staticReplacement(env *Env, c *Candidate) (*scheduling.NewClaim, string) {
 	if room, limited := count.NodeRoom(c.Pool.Spec.Limits); limited && room == 0 {
 		return nil, "static NodePool is at its node limit and cannot stage a replacement"
 	}
-	nc, err := provisioning.StaticClaim(env.Snapshot, c.Pool, env.InstanceTypes[c.Pool.Name], env.Options)
+	nc, err := simulation.StaticClaim(env.Snapshot, c.Pool, env.InstanceTypes[c.Pool.Name], env.Options)
 	if err != nil {
 		return nil, "no replacement for the static NodePool: " + err.Error()
 	}

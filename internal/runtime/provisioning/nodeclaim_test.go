@@ -104,7 +104,7 @@ func TestNewNodeClaimMetadataAndSpec(t *testing.T) {
 	if len(plan.NewClaims) != 1 || len(plan.Errors) != 0 {
 		t.Fatalf("plan: %d claims, errors %v", len(plan.NewClaims), plan.Errors)
 	}
-	claim := NewNodeClaim(pool, plan.NewClaims[0])
+	claim := simulation.NewNodeClaim(pool, plan.NewClaims[0])
 	if claim.GenerateName != "general-" || claim.Name != "" {
 		t.Errorf("name %q generateName %q", claim.Name, claim.GenerateName)
 	}
@@ -188,7 +188,7 @@ func TestNewNodeClaimOverlayAnnotations(t *testing.T) {
 			if err != nil || len(plan.NewClaims) != 1 || len(plan.NewClaims[0].InstanceTypes) != 2 {
 				t.Fatalf("plan %+v, %v: want one claim with both types", plan, err)
 			}
-			claim := NewNodeClaim(pool, plan.NewClaims[0])
+			claim := simulation.NewNodeClaim(pool, plan.NewClaims[0])
 			if got := claim.Annotations[v1alpha1.PriceOverlayAppliedAnnotationKey] == "true"; got != c.price {
 				t.Errorf("price-overlay-applied %v, want %v", got, c.price)
 			}
@@ -218,7 +218,7 @@ func TestNewNodeClaimRelaxedMinValues(t *testing.T) {
 	if err != nil || len(plan.NewClaims) != 1 {
 		t.Fatalf("plan %+v, %v: want one claim", plan, err)
 	}
-	claim := NewNodeClaim(pool, plan.NewClaims[0])
+	claim := simulation.NewNodeClaim(pool, plan.NewClaims[0])
 	if got := claim.Annotations[v1.NodeClaimMinValuesRelaxedAnnotationKey]; got != "true" {
 		t.Errorf("annotation %s=%q, want true", v1.NodeClaimMinValuesRelaxedAnnotationKey, got)
 	}
@@ -267,7 +267,7 @@ func TestNewNodeClaimPassesAPIValidation(t *testing.T) {
 		t.Fatalf("plan: %d claims, errors %v", len(plan.NewClaims), plan.Errors)
 	}
 	for _, nc := range plan.NewClaims {
-		claim := NewNodeClaim(pool, nc)
+		claim := simulation.NewNodeClaim(pool, nc)
 		if err := kube.Create(context.Background(), claim); err != nil {
 			t.Fatalf("the apiserver rejected the nodeclaim: %v\n%+v", err, claim.Spec.Requirements)
 		}
