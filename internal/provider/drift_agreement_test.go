@@ -18,7 +18,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/conditions"
+	nodeclaimdisruption "github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim/disruption"
 )
 
 // TestPreviewAgreesWithDriftController plans a NodePool change over claims
@@ -132,7 +132,7 @@ func TestPreviewAgreesWithDriftController(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	controller := conditions.NewController(kube, cloud, clock.RealClock{})
+	controller := nodeclaimdisruption.NewController(kube, cloud, clock.RealClock{})
 	claims := &v1.NodeClaimList{}
 	if err := kube.List(ctx, claims, client.MatchingLabels{v1.NodePoolLabelKey: pool}); err != nil {
 		t.Fatal(err)

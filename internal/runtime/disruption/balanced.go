@@ -8,6 +8,7 @@ import (
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/pods"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/simulation"
 )
 
 // BalancedK is Karpenter's scoring parameter for the Balanced policy: a
@@ -55,7 +56,9 @@ func ScoreMove(savings, disruption float64, t PoolTotals) Score {
 
 // SavingsRatio orders consolidation candidates: price per unit of
 // reschedule cost, highest first (the most worth moving).
-func (c *Candidate) SavingsRatio() float64 { return c.Price / RescheduleCost(c.Reschedulable) }
+func (c *Candidate) SavingsRatio() float64 {
+	return c.Price / simulation.RescheduleCost(c.Reschedulable)
+}
 
 // poolTotals sums, per pool of the candidates, the price of every node of
 // the pool that has a priced offering (the candidates' prices when none
@@ -76,9 +79,9 @@ func poolTotals(env *Env, candidates []*Candidate) map[string]PoolTotals {
 		}
 		t := out[pool]
 		if c, ok := byName[n.Name()]; ok {
-			t.Disruption += RescheduleCost(c.Reschedulable)
+			t.Disruption += simulation.RescheduleCost(c.Reschedulable)
 		} else {
-			t.Disruption += RescheduleCost(reschedulable(n.Pods))
+			t.Disruption += simulation.RescheduleCost(reschedulable(n.Pods))
 		}
 		if n.NodeClaim != nil {
 			labels := n.Labels()
@@ -109,7 +112,7 @@ func canPassBalanced(c *Candidate, totals map[string]PoolTotals) bool {
 	if !ok || t.Cost <= 0 {
 		return true
 	}
-	return ScoreMove(c.Price, RescheduleCost(c.Reschedulable), t).Approved()
+	return ScoreMove(c.Price, simulation.RescheduleCost(c.Reschedulable), t).Approved()
 }
 
 // approveBalanced scores cmd in each Balanced pool it disrupts; it passes
@@ -123,7 +126,7 @@ func approveBalanced(cmd *Command, totals map[string]PoolTotals) (bool, map[stri
 	balanced := map[string]bool{}
 	for _, c := range cmd.Candidates {
 		price[c.Pool.Name] += c.Price
-		disruption[c.Pool.Name] += RescheduleCost(c.Reschedulable)
+		disruption[c.Pool.Name] += simulation.RescheduleCost(c.Reschedulable)
 		balanced[c.Pool.Name] = c.Pool.Spec.Disruption.ConsolidationPolicy == v1.ConsolidationPolicyBalanced
 	}
 	ok := true

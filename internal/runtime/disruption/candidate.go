@@ -12,6 +12,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/repair"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/pods"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/simulation"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 )
 
@@ -139,7 +140,7 @@ func newCandidate(env *Env, n *state.StateNode, reason v1.DisruptionReason) (*Ca
 	}
 	return &Candidate{
 		StateNode: n, Pool: pool, InstanceType: it, Zone: zone, CapacityType: capacityType, Price: price,
-		Reschedulable: resched, DisruptionCost: DisruptionCost(n.NodeClaim, resched, env.Now), podBlockers: podBlockers,
+		Reschedulable: resched, DisruptionCost: simulation.DisruptionCost(n.NodeClaim, resched, env.Now), podBlockers: podBlockers,
 	}, ""
 }
 
@@ -166,7 +167,9 @@ func offeringPrice(it *scheduling.InstanceType, zone, capacityType string) (floa
 // Empty is true when moving the node's pods costs nothing: its reschedule
 // cost is the base 1, so every reschedulable pod (if any) has a
 // non-positive eviction cost.
-func (c *Candidate) Empty() bool { return RescheduleCost(c.Reschedulable) == baseRescheduleCost }
+func (c *Candidate) Empty() bool {
+	return simulation.RescheduleCost(c.Reschedulable) == simulation.BaseRescheduleCost
+}
 
 // Consolidatable is true when the claim has been quiet for consolidateAfter.
 func (c *Candidate) Consolidatable() bool {

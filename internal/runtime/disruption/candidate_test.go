@@ -129,46 +129,12 @@ func TestCandidatesOrderedByDisruptionCost(t *testing.T) {
 	}
 }
 
-func TestEvictionAndDisruptionCost(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		pod  *corev1.Pod
-		want float64
-	}{
-		{"plain", mkPod("1"), 1},
-		{"deletion cost", mkPod("1", func(p *corev1.Pod) {
-			p.Annotations = map[string]string{podDeletionCostAnnotation: "134217728"} // 2^27
-		}), 2},
-		{"negative priority", mkPod("1", func(p *corev1.Pod) { p.Spec.Priority = new(int32(-1 << 25)) }), 0},
-		{"clamped high", mkPod("1", func(p *corev1.Pod) { p.Spec.Priority = new(int32(1 << 30)) }), 10},
-		{"clamped low", mkPod("1", func(p *corev1.Pod) { p.Annotations = map[string]string{podDeletionCostAnnotation: "-2147483648"} }), -10},
-	} {
-		if got := EvictionCost(tc.pod); got != tc.want {
-			t.Errorf("%s: eviction cost %v, want %v", tc.name, got, tc.want)
-		}
-	}
-	claim := &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(now.Add(-3 * time.Hour))}}
-	if got := LifetimeRemaining(claim, now); got != 1 {
-		t.Errorf("never-expiring claim has %v lifetime left, want 1", got)
-	}
-	d := 4 * time.Hour
-	claim.Spec.ExpireAfter = v1.NillableDuration{Duration: &d}
-	if got := LifetimeRemaining(claim, now); got != 0.25 {
-		t.Errorf("lifetime left %v, want 0.25", got)
-	}
-	if got := DisruptionCost(claim, []*corev1.Pod{mkPod("1"), mkPod("1")}, now); got != 0.5 {
-		t.Errorf("disruption cost %v, want 2 pods x 0.25 = 0.5", got)
-	}
-	claim.CreationTimestamp = metav1.NewTime(now.Add(-5 * time.Hour))
-	if got := LifetimeRemaining(claim, now); got != 0 {
-		t.Errorf("expired claim has %v lifetime left, want 0", got)
-	}
-}
-
 func TestEmptyMeansNothingCostlyToReschedule(t *testing.T) {
 	pool := mkPool("default")
 	cheap := func(p *corev1.Pod) { p.Spec.Priority = new(int32(-1 << 25)) } // eviction cost 0
-	expendable := func(p *corev1.Pod) { p.Annotations = map[string]string{podDeletionCostAnnotation: "-2147483648"} }
+	expendable := func(p *corev1.Pod) {
+		p.Annotations = map[string]string{"controller.kubernetes.io/pod-deletion-cost": "-2147483648"}
+	}
 	daemon := func(p *corev1.Pod) {
 		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "agent", Controller: new(true)}}
 	}
@@ -201,27 +167,6 @@ func TestEmptyMeansNothingCostlyToReschedule(t *testing.T) {
 	for _, c := range cands {
 		if c.Name() == "non-positive-cost-pods" && len(c.Reschedulable) != 2 {
 			t.Errorf("node %s has %d reschedulable pods, want 2", c.Name(), len(c.Reschedulable))
-		}
-	}
-}
-
-func TestRescheduleCost(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		pods []*corev1.Pod
-		want float64
-	}{
-		{"no pods", nil, 1},
-		{"one plain pod", []*corev1.Pod{mkPod("1")}, 2},
-		{"negative costs add nothing", []*corev1.Pod{mkPod("1"), mkPod("1", func(p *corev1.Pod) {
-			p.Annotations = map[string]string{podDeletionCostAnnotation: "-2147483648"}
-		})}, 2},
-		{"a small positive cost counts", []*corev1.Pod{mkPod("1", func(p *corev1.Pod) {
-			p.Annotations = map[string]string{podDeletionCostAnnotation: "-134217727"} // 1 - (2^27-1)/2^27
-		})}, 1 + 1/float64(1<<27)},
-	} {
-		if got := RescheduleCost(tc.pods); got != tc.want {
-			t.Errorf("%s: reschedule cost %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

@@ -159,3 +159,18 @@ func withCapacityType(options []scheduling.ClaimOption, capacityType string) []s
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Price < out[j].Price })
 	return out
 }
+
+// underutilized are the consolidatable candidates of dynamic pools that
+// consolidate underutilized nodes, the most worth moving (SavingsRatio)
+// first. Static pools keep their nodes: only drift and expiry replace them.
+func underutilized(candidates []*Candidate) []*Candidate {
+	var out []*Candidate
+	for _, c := range candidates {
+		d := c.Pool.Spec.Disruption
+		if c.Pool.Spec.Replicas == nil && c.Consolidatable() && d.ConsolidateAfter.Duration != nil && d.ConsolidationPolicy != v1.ConsolidationPolicyWhenEmpty {
+			out = append(out, c)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].SavingsRatio() > out[j].SavingsRatio() })
+	return out
+}

@@ -1,11 +1,18 @@
 package disruption
 
 import (
+	"context"
+	"fmt"
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/repair"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/metrics"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/simulation"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
@@ -60,4 +67,41 @@ func (e *Env) pool(name string) *v1.NodePool {
 		}
 	}
 	return nil
+}
+
+// Env reads the cluster into a decision environment.
+func (c *Controller) Env(ctx context.Context) (*Env, error) {
+	snap, err := c.cluster.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	env := &Env{
+		Now: c.clock.Now(), Snapshot: snap, InstanceTypes: map[string][]*scheduling.InstanceType{},
+		Queued: c.queue.Held(), SpotToSpot: c.opts.SpotToSpot, Repair: c.repair,
+		Options: scheduling.Options{PreferencePolicy: c.opts.PreferencePolicy, MinValuesPolicy: c.opts.MinValuesPolicy},
+	}
+	for _, pool := range snap.NodePools {
+		if pool.DeletionTimestamp != nil {
+			continue
+		}
+		its, err := c.cloud.GetInstanceTypes(metrics.WithController(ctx, ControllerName), pool)
+		if err != nil {
+			log.FromContext(ctx).Error(err, "instance types unavailable; its nodes are not disrupted this pass", "nodepool", pool.Name)
+			continue
+		}
+		env.InstanceTypes[pool.Name] = its
+	}
+	pdbs := &policyv1.PodDisruptionBudgetList{}
+	if err := c.kube.List(ctx, pdbs); err != nil {
+		return nil, fmt.Errorf("listing poddisruptionbudgets: %w", err)
+	}
+	env.PDBs = NewPDBLimits(pdbs.Items)
+	var pods []*corev1.Pod
+	for _, n := range snap.Nodes {
+		pods = append(pods, n.Pods...)
+	}
+	if env.Volumes, err = c.cluster.VolumeObjects(ctx, pods); err != nil {
+		return nil, err
+	}
+	return env, nil
 }

@@ -21,7 +21,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/metrics"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/provisioning"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/simulation"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 )
 
@@ -161,7 +161,7 @@ func (q *Queue) createReplacements(ctx context.Context, cmd *Command, pools []*v
 		if pool == nil {
 			return created, fmt.Errorf("nodepool %s of the replacement is gone", r.NodePool)
 		}
-		claim := provisioning.NewNodeClaim(pool, r)
+		claim := simulation.NewNodeClaim(pool, r)
 		metav1.SetMetaDataAnnotation(&claim.ObjectMeta, v1.ReplacementForAnnotationKey, replaced(cmd))
 		if err := q.kube.Create(ctx, claim); err != nil {
 			return created, fmt.Errorf("creating a replacement nodeclaim in nodepool %s: %w", pool.Name, err)

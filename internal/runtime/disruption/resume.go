@@ -1,10 +1,12 @@
 package disruption
 
 import (
+	"context"
 	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/repair"
@@ -106,5 +108,34 @@ func boundRepairs(env *Env, cands []*Candidate) {
 			continue
 		}
 		c.DrainBound = repair.DrainBound(c.Repair, gracePeriod(c.NodeClaim))
+	}
+}
+
+// removeStaleTaints deals with nodes left tainted by a command this process
+// no longer runs (a restart, a lost leader lease). A command whose
+// replacements were created is resumed: its nodes wait for them and go, as
+// they would have, instead of being untainted, disrupted again and
+// replaced a second time. The other nodes are untainted.
+func (c *Controller) removeStaleTaints(ctx context.Context, env *Env) {
+	stale := map[string]*state.StateNode{}
+	for _, n := range env.Snapshot.Nodes {
+		if n.Node == nil || n.NodeClaim == nil || env.Queued[n.Node.Name] || !v1.HasDisruptedTaint(n.Node) {
+			continue
+		}
+		if n.Node.DeletionTimestamp != nil || n.NodeClaim.DeletionTimestamp != nil {
+			continue
+		}
+		stale[n.NodeClaim.Name] = n
+	}
+	for _, r := range resumable(env, stale) {
+		for _, cand := range r.cmd.Candidates {
+			delete(stale, cand.NodeClaim.Name)
+		}
+		c.queue.Resume(ctx, r.cmd, r.replacements)
+	}
+	for _, n := range stale {
+		if err := Untaint(ctx, c.kube, n.Node.Name, n.NodeClaim.Name); err != nil {
+			log.FromContext(ctx).Error(err, "removing a stale disruption taint", "node", n.Node.Name)
+		}
 	}
 }

@@ -29,6 +29,9 @@ const (
 	FailedLaunch              = "FailedLaunch"
 	GarbageCollected          = "GarbageCollected"
 	InstanceTerminating       = "InstanceTerminating"
+	// DisruptionTerminating is the disruption loop's and expiration's
+	// reason for deleting a NodeClaim.
+	DisruptionTerminating = "DisruptionTerminating"
 	// RegistrationFailed is the reason Karpenter gives a NodePool's
 	// NodeRegistrationHealthy condition when a node never registers.
 	RegistrationFailed = "RegistrationFailed"
@@ -42,6 +45,7 @@ const (
 	ActionInitialize = "Initializing"
 	ActionDelete     = "Deleting"
 	ActionLifecycle  = "Transitioning"
+	ActionDisrupt    = "Disrupting"
 )
 
 const (

@@ -13,14 +13,16 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/interruption"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/nodeclass"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/conditions"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/hash"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/static"
+	nodeclaimdisruption "github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim/disruption"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim/expiration"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim/garbagecollection"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim/lifecycle"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim/podevents"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeoverlay"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodepool/counter"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodepool/hash"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodepool/readiness"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodepool/static"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/provisioning"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state/nodepoolhealth"
@@ -97,9 +99,9 @@ func (o *Operator) Controllers(p *awsprovider.Provider) []Controller {
 		// NodeClaims
 		reconciler("nodeclaim.lifecycle", "", func() registrar { return lifecycle.NewController(kube, o.Cloud, rec, clk, health) }),
 		runnable("nodeclaim.garbagecollection", "", func() manager.Runnable { return garbagecollection.NewController(kube, o.Cloud, rec, clk) }),
-		reconciler("nodeclaim.disruption", "", func() registrar { return conditions.NewController(kube, o.Cloud, clk) }),
-		reconciler("nodeclaim.podevents", "", func() registrar { return conditions.NewPodEvents(kube, clk) }),
-		reconciler("nodeclaim.expiration", "", func() registrar { return disruption.NewExpirationController(kube, rec, clk) }),
+		reconciler("nodeclaim.disruption", "", func() registrar { return nodeclaimdisruption.NewController(kube, o.Cloud, clk) }),
+		reconciler("nodeclaim.podevents", "", func() registrar { return podevents.NewPodEvents(kube, clk) }),
+		reconciler("nodeclaim.expiration", "", func() registrar { return expiration.NewExpirationController(kube, rec, clk) }),
 
 		// NodePools
 		reconciler("nodepool.counter", "", func() registrar { return counter.NewController(kube) }),

@@ -244,7 +244,7 @@ func (p *Provisioner) create(ctx context.Context, claims []*scheduling.NewClaim,
 	var mu sync.Mutex
 	workqueue.ParallelizeUntil(ctx, createWorkers, len(ok), func(i int) {
 		nc := ok[i]
-		claim := NewNodeClaim(pools[nc.NodePool], nc)
+		claim := simulation.NewNodeClaim(pools[nc.NodePool], nc)
 		err := p.kube.Create(ctx, claim)
 		mu.Lock()
 		defer mu.Unlock()

@@ -1,4 +1,4 @@
-package conditions
+package podevents
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	nodeclaimdisruption "github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim/disruption"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
@@ -92,7 +93,7 @@ func TestPodEventsUseThePodsOwnTimes(t *testing.T) {
 		t.Fatalf("after a restart lastPodEventTime = %s, want web-3's binding at %s: the restart moved the clock", got, now.Add(-20*time.Minute))
 	}
 	must(t, c.Get(ctx, client.ObjectKeyFromObject(claim), claim))
-	if ok, _ := Consolidatable(claim, pool, now); !ok {
+	if ok, _ := nodeclaimdisruption.Consolidatable(claim, pool, now); !ok {
 		t.Errorf("last pod event 20m ago with consolidateAfter 10m: not consolidatable")
 	}
 }

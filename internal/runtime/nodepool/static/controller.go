@@ -21,7 +21,6 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/metrics"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/provisioning"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/simulation"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
@@ -91,7 +90,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if !meta.IsStatusConditionTrue(pool.Status.Conditions, v1.ConditionTypeReady) {
 		return reconcile.Result{RequeueAfter: time.Minute}, nil
 	}
-	n := provisioning.StaticToLaunch(count, replicas, pool.Spec.Limits)
+	n := simulation.StaticToLaunch(count, replicas, pool.Spec.Limits)
 	if n == 0 {
 		room, limited := count.NodeRoom(pool.Spec.Limits)
 		if limited && room == 0 && int64(count.Active+count.PendingDisruption) < replicas {
@@ -109,16 +108,16 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, fmt.Errorf("instance types of nodepool %s: %w", pool.Name, err)
 	}
-	nc, err := provisioning.StaticClaim(snap, pool, its, c.opts)
+	nc, err := simulation.StaticClaim(snap, pool, its, c.opts)
 	if err != nil {
 		c.recorder.Warning(pool, events.NoCompatibleInstanceTypes, events.ActionScheduling, "Cannot launch a static replica: %s", err)
 		return reconcile.Result{RequeueAfter: time.Minute}, nil
 	}
 	logger.Info("provisioning nodeclaims to satisfy replica count", "current", count.Active, "desired", replicas, "provision-count", n)
-	created, err := provisioning.CreateStatic(ctx, c.kube, c.cluster, pool, nc, int(n), metrics.ReasonProvisioned)
+	created, err := createStatic(ctx, c.kube, c.cluster, pool, nc, int(n), metrics.ReasonProvisioned)
 	if created > 0 {
 		c.recorder.Normal(pool, reasonLaunching, events.ActionScheduling,
-			"Created %d of %d nodes (%d this pass; at most %d launch at a time)", count.Active+created, replicas, created, provisioning.StaticLaunchBatch)
+			"Created %d of %d nodes (%d this pass; at most %d launch at a time)", count.Active+created, replicas, created, simulation.StaticLaunchBatch)
 	}
 	if err != nil {
 		return reconcile.Result{}, fmt.Errorf("created %d of %d nodeclaims: %w", created, n, err)

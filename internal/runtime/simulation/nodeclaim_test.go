@@ -1,4 +1,4 @@
-package provisioning
+package simulation
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1alpha1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/simulation"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
 
@@ -74,7 +74,7 @@ func solve(t *testing.T, pool *v1.NodePool, pods ...*corev1.Pod) *scheduling.Pla
 		instanceType("c5.xlarge", 4, 8, 0.06, 0.17), instanceType("m5.xlarge", 4, 16, 0.07, 0.19),
 		instanceType("c5.2xlarge", 8, 16, 0.12, 0.34), instanceType("r5.xlarge", 4, 32, 0.08, 0.25),
 	}
-	plan, err := scheduling.Solve(scheduling.Input{NodePools: []*scheduling.NodePool{simulation.SolverPool(pool, types, nil)}, Pods: pods})
+	plan, err := scheduling.Solve(scheduling.Input{NodePools: []*scheduling.NodePool{SolverPool(pool, types, nil)}, Pods: pods})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestNewNodeClaimOverlayAnnotations(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			its := []*scheduling.InstanceType{instanceType("c5.xlarge", 4, 8, 0.06, 0.17), instanceType("m5.xlarge", 4, 16, 0.07, 0.19)}
 			c.edit(its)
-			plan, err := scheduling.Solve(scheduling.Input{NodePools: []*scheduling.NodePool{simulation.SolverPool(pool, its, nil)}, Pods: []*corev1.Pod{pod}})
+			plan, err := scheduling.Solve(scheduling.Input{NodePools: []*scheduling.NodePool{SolverPool(pool, its, nil)}, Pods: []*corev1.Pod{pod}})
 			if err != nil || len(plan.NewClaims) != 1 || len(plan.NewClaims[0].InstanceTypes) != 2 {
 				t.Fatalf("plan %+v, %v: want one claim with both types", plan, err)
 			}
@@ -213,7 +213,7 @@ func TestNewNodeClaimRelaxedMinValues(t *testing.T) {
 	types := []*scheduling.InstanceType{
 		instanceType("c5.xlarge", 4, 8, 0.06, 0.17), instanceType("m5.xlarge", 4, 16, 0.07, 0.19), instanceType("c5.2xlarge", 8, 16, 0.12, 0.34),
 	}
-	plan, err := scheduling.Solve(scheduling.Input{NodePools: []*scheduling.NodePool{simulation.SolverPool(pool, types, nil)}, Pods: []*corev1.Pod{pod},
+	plan, err := scheduling.Solve(scheduling.Input{NodePools: []*scheduling.NodePool{SolverPool(pool, types, nil)}, Pods: []*corev1.Pod{pod},
 		Options: scheduling.Options{MinValuesPolicy: scheduling.MinValuesBestEffort}})
 	if err != nil || len(plan.NewClaims) != 1 {
 		t.Fatalf("plan %+v, %v: want one claim", plan, err)
@@ -274,5 +274,39 @@ func TestNewNodeClaimPassesAPIValidation(t *testing.T) {
 		if claim.Name == "" || claim.Name[:len("general-")] != "general-" {
 			t.Errorf("created name %q", claim.Name)
 		}
+	}
+}
+
+// TestStaticClaim: a static replica is launched from the template alone,
+// for no pod, cheapest allowed instance type first, minValues kept.
+func TestStaticClaim(t *testing.T) {
+	pool := testPool()
+	pool.Spec.Replicas = new(int64(3))
+	types := []*scheduling.InstanceType{
+		instanceType("c5.xlarge", 4, 8, 0.06, 0.17), instanceType("m5.xlarge", 4, 16, 0.07, 0.19),
+		instanceType("r5.xlarge", 4, 32, 0.05, 0.25),
+	}
+	nc, err := StaticClaim(&state.Snapshot{}, pool, types, scheduling.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nc.Pods) != 0 || nc.NodePool != pool.Name {
+		t.Fatalf("claim %+v, want one for pool %s with no pods", nc, pool.Name)
+	}
+	var names []string
+	for _, o := range nc.InstanceTypes {
+		names = append(names, o.Type.Name)
+	}
+	if len(names) != 2 || names[0] != "c5.xlarge" || names[1] != "m5.xlarge" {
+		t.Errorf("instance types %v, want c5.xlarge then m5.xlarge (r, though cheapest, is not an allowed category)", names)
+	}
+	claim := NewNodeClaim(pool, nc)
+	if claim.Labels[v1.NodePoolLabelKey] != pool.Name || claim.Labels["team"] != "checkout" || len(claim.Spec.Taints) != 1 {
+		t.Errorf("claim metadata/spec %+v does not come from the template", claim)
+	}
+	pool.Spec.Template.Spec.Requirements = append(pool.Spec.Template.Spec.Requirements,
+		v1.NodeSelectorRequirementWithMinValues{Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"x9.huge"}})
+	if _, err := StaticClaim(&state.Snapshot{}, pool, types, scheduling.Options{}); err == nil {
+		t.Error("a template no instance type satisfies gave a claim")
 	}
 }

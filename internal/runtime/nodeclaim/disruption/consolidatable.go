@@ -1,9 +1,9 @@
-// Package conditions keeps the NodeClaim conditions disruption reads:
-// Consolidatable (quiet for the pool's consolidateAfter), Drifted (no
-// longer matching its NodePool or node class, or its instance type no
-// longer offered), and the lastPodEventTime that Consolidatable counts
-// from.
-package conditions
+// Package disruption keeps the NodeClaim conditions the disruption loop
+// reads: Consolidatable (quiet for the pool's consolidateAfter) and Drifted
+// (no longer matching its NodePool or node class, or its instance type no
+// longer offered). Consolidatable counts from the lastPodEventTime that
+// nodeclaim/podevents records.
+package disruption
 
 import (
 	"time"

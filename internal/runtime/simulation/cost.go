@@ -1,4 +1,4 @@
-package disruption
+package simulation
 
 import (
 	"math"
@@ -38,14 +38,14 @@ func ReschedulingCost(pods []*corev1.Pod) float64 {
 	return sum
 }
 
-// baseRescheduleCost is the reschedule cost of a node whose pods cost
+// BaseRescheduleCost is the reschedule cost of a node whose pods cost
 // nothing to move.
-const baseRescheduleCost = 1.0
+const BaseRescheduleCost = 1.0
 
 // RescheduleCost is 1 plus the positive eviction costs of the pods: pods
 // whose owners marked them cheap to lose (non-positive cost) add nothing.
 func RescheduleCost(pods []*corev1.Pod) float64 {
-	cost := baseRescheduleCost
+	cost := BaseRescheduleCost
 	for _, p := range pods {
 		cost += max(0, EvictionCost(p))
 	}

@@ -1,4 +1,5 @@
-package disruption
+// Package expiration deletes NodeClaims that reach their expireAfter.
+package expiration
 
 import (
 	"context"
@@ -61,7 +62,7 @@ func (c *ExpirationController) Reconcile(ctx context.Context, req reconcile.Requ
 	}
 	pool := claim.Labels[v1.NodePoolLabelKey]
 	c.countDisrupted(ctx, claim)
-	c.recorder.Normal(claim, reasonDisruptionTerminating, actionDisrupt, "Disrupting NodeClaim: Expired")
+	c.recorder.Normal(claim, events.DisruptionTerminating, events.ActionDisrupt, "Disrupting NodeClaim: Expired")
 	log.FromContext(ctx).Info("deleted expired nodeclaim", "nodeclaim", claim.Name, "nodepool", pool, "expired-at", at.UTC().Format(time.RFC3339))
 	return reconcile.Result{}, nil
 }

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/pods"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/simulation"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 )
 
@@ -36,7 +36,7 @@ func ScaleDownChoice(nodes []*state.StateNode, pool string, n int, now time.Time
 			protected = protected || pods.DoNotDisrupt(p, now)
 			onlyDaemons = onlyDaemons && pods.IsOwnedByDaemonSet(p)
 		}
-		r := ranked{claim: sn.NodeClaim, cost: disruption.DisruptionCost(sn.NodeClaim, sn.Pods, now)}
+		r := ranked{claim: sn.NodeClaim, cost: simulation.DisruptionCost(sn.NodeClaim, sn.Pods, now)}
 		switch {
 		case onlyDaemons && !protected:
 			r.tier = 1

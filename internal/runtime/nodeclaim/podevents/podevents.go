@@ -1,4 +1,7 @@
-package conditions
+// Package podevents records on each NodeClaim the last time a pod came to
+// or left its Node (status.lastPodEventTime), the time consolidateAfter
+// counts from.
+package podevents
 
 import (
 	"context"
