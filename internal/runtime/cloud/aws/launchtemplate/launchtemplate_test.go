@@ -286,3 +286,47 @@ func TestConcurrentEnsuresShareOneCreate(t *testing.T) {
 		t.Errorf("template held by %d launches, want %d", held, launches)
 	}
 }
+
+// TestKarpentersTemplatesSurvive: Karpenter running beside the runtime tags
+// its templates exactly as the runtime does (cluster, NodePool and
+// EC2NodeClass tags, the same name prefix) but without CreatorTag; neither
+// Collect nor DeleteAll deletes them, while the runtime's own go.
+func TestKarpentersTemplatesSurvive(t *testing.T) {
+	ctx := context.Background()
+	p, clk := provider("blue")
+	karpenters := NamePrefix + "karpenter-made"
+	if _, err := ec2c.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
+		LaunchTemplateName: aws.String(karpenters), LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(ami(t))},
+		TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeLaunchTemplate, Tags: []ec2types.Tag{
+			{Key: aws.String("kubernetes.io/cluster/blue"), Value: aws.String("owned")},
+			{Key: aws.String("eks:eks-cluster-name"), Value: aws.String("blue")},
+			{Key: aws.String("karpenter.sh/nodepool"), Value: aws.String("a")},
+			{Key: aws.String("karpenter.k8s.aws/ec2nodeclass"), Value: aws.String("beside")},
+		}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	own, err := p.Ensure(ctx, config("beside", "a", ami(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Release(own)
+	for i := 0; i < 2; i++ {
+		if _, err := p.Collect(ctx); err != nil {
+			t.Fatal(err)
+		}
+		clk.t = clk.t.Add(CacheTTL)
+	}
+	if got := templates(t, "beside"); len(got) != 1 || got[0] != karpenters {
+		t.Fatalf("after Collect: templates %v, want only Karpenter's %s (the runtime's %s collected)", got, karpenters, own)
+	}
+	if _, err := p.Ensure(ctx, config("beside", "b", ami(t))); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.DeleteAll(ctx, "beside"); err != nil {
+		t.Fatal(err)
+	}
+	if got := templates(t, "beside"); len(got) != 1 || got[0] != karpenters {
+		t.Fatalf("after DeleteAll: templates %v, want only Karpenter's %s", got, karpenters)
+	}
+}
