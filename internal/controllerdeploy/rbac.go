@@ -54,8 +54,8 @@ var clusterRules = []rbacv1.PolicyRule{
 // as in Karpenter).
 const LeaderElectionLease = "karpenter-leader-election"
 
-// leaseName is the Lease the controller elects its leader on.
-func (s Spec) leaseName() string {
+// LeaseName is the Lease the controller elects its leader on.
+func (s Spec) LeaseName() string {
 	if n := s.Settings["LEADER_ELECTION_NAME"]; n != "" {
 		return n
 	}
