@@ -49,7 +49,7 @@ func TestAccControllerRefusesBesideKarpenter(t *testing.T) {
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config: controllerTestConfig(`wait_for_rollout = false`),
+			Config:      controllerTestConfig(`wait_for_rollout = false`),
 			ExpectError: regexp.MustCompile(`(?s)Lease\s+acc-karpenter/karpenter-leader-election\s+is\s+held\s+by.*q2x7m_0c1d.*Stop\s+the\s+other\s+controller.*migrating-from-karpenter\.md`),
 		}},
 	})
