@@ -287,26 +287,32 @@ func TestConcurrentEnsuresShareOneCreate(t *testing.T) {
 	}
 }
 
-// TestKarpentersTemplatesSurvive: Karpenter running beside the runtime tags
-// its templates exactly as the runtime does (cluster, NodePool and
-// EC2NodeClass tags, the same name prefix) but without CreatorTag; neither
-// Collect nor DeleteAll deletes them, while the runtime's own go.
-func TestKarpentersTemplatesSurvive(t *testing.T) {
-	ctx := context.Background()
-	p, clk := provider("blue")
-	karpenters := NamePrefix + "karpenter-made"
-	if _, err := ec2c.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
-		LaunchTemplateName: aws.String(karpenters), LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(ami(t))},
+// karpenterTemplate makes a template as Karpenter running beside the
+// runtime does: the runtime's cluster, NodePool and EC2NodeClass tags and
+// name prefix, but no CreatorTag.
+func karpenterTemplate(t *testing.T, name, nodeClass string) {
+	t.Helper()
+	if _, err := ec2c.CreateLaunchTemplate(context.Background(), &ec2.CreateLaunchTemplateInput{
+		LaunchTemplateName: aws.String(name), LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(ami(t))},
 		TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeLaunchTemplate, Tags: []ec2types.Tag{
 			{Key: aws.String("kubernetes.io/cluster/blue"), Value: aws.String("owned")},
 			{Key: aws.String("eks:eks-cluster-name"), Value: aws.String("blue")},
 			{Key: aws.String("karpenter.sh/nodepool"), Value: aws.String("a")},
-			{Key: aws.String("karpenter.k8s.aws/ec2nodeclass"), Value: aws.String("beside")},
+			{Key: aws.String("karpenter.k8s.aws/ec2nodeclass"), Value: aws.String(nodeClass)},
 		}}},
 	}); err != nil {
 		t.Fatal(err)
 	}
-	own, err := p.Ensure(ctx, config("beside", "a", ami(t)))
+}
+
+// TestCollectLeavesKarpentersTemplates: Collect deletes the runtime's
+// unused templates and never Karpenter's, however long unused.
+func TestCollectLeavesKarpentersTemplates(t *testing.T) {
+	ctx := context.Background()
+	p, clk := provider("blue")
+	karpenters := NamePrefix + "karpenter-collect"
+	karpenterTemplate(t, karpenters, "beside-collect")
+	own, err := p.Ensure(ctx, config("beside-collect", "a", ami(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,16 +323,26 @@ func TestKarpentersTemplatesSurvive(t *testing.T) {
 		}
 		clk.t = clk.t.Add(CacheTTL)
 	}
-	if got := templates(t, "beside"); len(got) != 1 || got[0] != karpenters {
+	if got := templates(t, "beside-collect"); len(got) != 1 || got[0] != karpenters {
 		t.Fatalf("after Collect: templates %v, want only Karpenter's %s (the runtime's %s collected)", got, karpenters, own)
 	}
-	if _, err := p.Ensure(ctx, config("beside", "b", ami(t))); err != nil {
+}
+
+// TestDeleteAllLeavesKarpentersTemplates: deleting a node class's
+// templates deletes the runtime's and never Karpenter's of the same node
+// class.
+func TestDeleteAllLeavesKarpentersTemplates(t *testing.T) {
+	ctx := context.Background()
+	p, _ := provider("blue")
+	karpenters := NamePrefix + "karpenter-deleteall"
+	karpenterTemplate(t, karpenters, "beside-deleteall")
+	if _, err := p.Ensure(ctx, config("beside-deleteall", "a", ami(t))); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.DeleteAll(ctx, "beside"); err != nil {
+	if err := p.DeleteAll(ctx, "beside-deleteall"); err != nil {
 		t.Fatal(err)
 	}
-	if got := templates(t, "beside"); len(got) != 1 || got[0] != karpenters {
+	if got := templates(t, "beside-deleteall"); len(got) != 1 || got[0] != karpenters {
 		t.Fatalf("after DeleteAll: templates %v, want only Karpenter's %s", got, karpenters)
 	}
 }
