@@ -40,6 +40,10 @@ var clusterRules = []rbacv1.PolicyRule{
 	// The kube-dns service's cluster IP is nodes' default cluster DNS and
 	// tells the cluster's IP family (read once at start).
 	{APIGroups: []string{""}, Resources: []string{"services"}, ResourceNames: []string{"kube-dns"}, Verbs: []string{"get"}},
+	// Leases cluster-wide, read-only: at start the controller refuses to
+	// run while another Karpenter-API controller holds its leader-election
+	// Lease in another namespace.
+	{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list"}},
 	// Events for users (events.k8s.io, and core for older readers).
 	{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 	{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
@@ -50,8 +54,8 @@ var clusterRules = []rbacv1.PolicyRule{
 // as in Karpenter).
 const LeaderElectionLease = "karpenter-leader-election"
 
-// leaseName is the Lease the controller elects its leader on.
-func (s Spec) leaseName() string {
+// LeaseName is the Lease the controller elects its leader on.
+func (s Spec) LeaseName() string {
 	if n := s.Settings["LEADER_ELECTION_NAME"]; n != "" {
 		return n
 	}

@@ -103,3 +103,18 @@ func TestRBACCoversTheRuntimesObjects(t *testing.T) {
 		t.Fatalf("found %d API objects in the runtime; the scan is broken", found)
 	}
 }
+
+// TestClusterRoleReadsLeases: at start the controller lists the Leases of
+// its leader-election name in every namespace to refuse running beside
+// another Karpenter-API controller; the ClusterRole lets it read them,
+// never write them (its own Lease's writes stay in the Role).
+func TestClusterRoleReadsLeases(t *testing.T) {
+	if !allows(clusterRules, "coordination.k8s.io", "leases", "get", "list") {
+		t.Fatal("the ClusterRole does not allow get and list on leases")
+	}
+	for _, verb := range []string{"create", "update", "patch", "delete", "deletecollection"} {
+		if allows(clusterRules, "coordination.k8s.io", "leases", verb) {
+			t.Errorf("the ClusterRole allows %s on leases in every namespace", verb)
+		}
+	}
+}

@@ -267,6 +267,18 @@ func (r *ControllerResource) ModifyPlan(ctx context.Context, req resource.Modify
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	var prior controllerModel
+	if !req.State.Raw.IsNull() {
+		resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+	}
+	// Moving the controller to another namespace: the Lease there is its
+	// own until the old one is destroyed; apply checks again.
+	if req.State.Raw.IsNull() || prior.Namespace.Equal(plan.Namespace) {
+		r.planLeaderCheck(ctx, &plan, &resp.Diagnostics)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	_, hash, err := r.crds()
 	if err != nil {
 		resp.Diagnostics.AddError("Reading the embedded CRDs", err.Error())
@@ -422,6 +434,9 @@ func namespaceObject(name string) *unstructured.Unstructured {
 func (r *ControllerResource) apply(ctx context.Context, schemaType attr.Type, plan, prior *controllerModel, diags *diag.Diagnostics) (written bool) {
 	dyn, ok := r.kube(ctx, diags)
 	if !ok {
+		return false
+	}
+	if r.checkNoForeignLeader(ctx, dyn, plan, false, diags); diags.HasError() {
 		return false
 	}
 	timeout, _ := time.ParseDuration(plan.WaitTimeout.ValueString())

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
@@ -79,6 +80,9 @@ func New(ctx context.Context, s *Settings) (*Operator, error) {
 	}
 	restCfg, err := restConfig(s)
 	if err != nil {
+		return nil, err
+	}
+	if err := refuseForeignLeader(ctx, restCfg, s, time.Now()); err != nil {
 		return nil, err
 	}
 	if err := discoverCluster(ctx, awsCfg, s, restCfg); err != nil {

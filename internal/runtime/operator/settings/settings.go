@@ -17,6 +17,10 @@ import (
 // holder for longer means no controller is running.
 const LeaderLeaseDuration = 15 * time.Second
 
+// DefaultLeaderElectionName is the leader-election Lease's name unless
+// LEADER_ELECTION_NAME says otherwise (Karpenter's default).
+const DefaultLeaderElectionName = "karpenter-leader-election"
+
 // Settings are the controller's configuration, read from flags and the
 // environment with Karpenter's names and defaults. A flag wins over its
 // environment variable.
@@ -97,7 +101,7 @@ var settings = []setting{
 	{"metrics-port", "METRICS_PORT", "8080", "port of the Prometheus /metrics endpoint"},
 	{"health-probe-port", "HEALTH_PROBE_PORT", "8081", "port of /healthz and /readyz"},
 	{"disable-leader-election", "DISABLE_LEADER_ELECTION", "false", "run without a leader-election Lease (only one replica may run)"},
-	{"leader-election-name", "LEADER_ELECTION_NAME", "karpenter-leader-election", "name of the leader-election Lease"},
+	{"leader-election-name", "LEADER_ELECTION_NAME", DefaultLeaderElectionName, "name of the leader-election Lease"},
 	{"leader-election-namespace", "LEADER_ELECTION_NAMESPACE", "", "namespace of the leader-election Lease; default: the pod's namespace, else kube-system"},
 	{"kube-client-qps", "KUBE_CLIENT_QPS", "200", "Kubernetes client queries per second"},
 	{"kube-client-burst", "KUBE_CLIENT_BURST", "300", "Kubernetes client burst"},

@@ -145,13 +145,30 @@ func (p *Provider) tags(cfg Config) map[string]string {
 		out[k] = v
 	}
 	out[v1.LabelNodeClass] = cfg.NodeClass
+	out[CreatorTag] = CreatorValue
 	return out
 }
+
+// CreatorTag marks the templates this runtime created. Karpenter tags its
+// templates with the same cluster, NodePool and EC2NodeClass tags and the
+// same name prefix, so only this tag tells a template the collector may
+// delete. Templates created before the tag existed carry no proof of who
+// made them and are left alone.
+const (
+	CreatorTag   = "joist.dev/launch-template-creator"
+	CreatorValue = "joist"
+)
 
 // owned returns nil when a template carries this cluster's tags for a node
 // class (any when nodeClass is empty) and a NodePool tag.
 func (p *Provider) owned(tags map[string]string, nodeClass string) error {
 	return ownership.Check(tags, p.cluster, map[string]string{v1.LabelNodeClass: nodeClass, v1.NodePoolLabelKey: ""})
+}
+
+// collectable returns nil when a template is owned and was created by this
+// runtime: the only templates Collect and DeleteAll delete.
+func (p *Provider) collectable(tags map[string]string, nodeClass string) error {
+	return ownership.Check(tags, p.cluster, map[string]string{v1.LabelNodeClass: nodeClass, v1.NodePoolLabelKey: "", CreatorTag: CreatorValue})
 }
 
 // Ensure returns the name of the template for cfg, creating it if needed,
@@ -259,8 +276,8 @@ func (p *Provider) Invalidate(name string) { p.known.Delete(name) }
 // used for CacheTTL, then, per node class, the least recently used beyond
 // MaxPerNodeClass (Ensure keeps to that bound too, before it creates one).
 // A template first seen here (made before this process started) counts as
-// used now. Only templates carrying this cluster's tags, a NodePool tag
-// and an EC2NodeClass tag are ever deleted. It returns how many it deleted.
+// used now. Only templates carrying this cluster's tags, a NodePool tag,
+// an EC2NodeClass tag and CreatorTag are ever deleted. It returns how many it deleted.
 func (p *Provider) Collect(ctx context.Context) (int, error) {
 	templates, err := p.list(ctx, "")
 	if err != nil {
@@ -273,7 +290,7 @@ func (p *Provider) Collect(ctx context.Context) (int, error) {
 	var expired []string
 	for _, lt := range templates {
 		name, tags := aws.ToString(lt.LaunchTemplateName), selector.TagMap(lt.Tags)
-		if p.owned(tags, "") != nil || p.deleting[name] != nil {
+		if p.collectable(tags, "") != nil || p.deleting[name] != nil {
 			continue
 		}
 		present[name] = true
@@ -412,7 +429,7 @@ func (p *Provider) delete(ctx context.Context, id, name string) error {
 	return nil
 }
 
-// DeleteAll deletes the cluster's templates made for a node class.
+// DeleteAll deletes the templates this runtime made for a node class.
 func (p *Provider) DeleteAll(ctx context.Context, nodeClass string) error {
 	templates, err := p.list(ctx, nodeClass)
 	if err != nil {
@@ -421,7 +438,7 @@ func (p *Provider) DeleteAll(ctx context.Context, nodeClass string) error {
 	var errs []error
 	for _, lt := range templates {
 		name := aws.ToString(lt.LaunchTemplateName)
-		if p.owned(selector.TagMap(lt.Tags), nodeClass) != nil {
+		if p.collectable(selector.TagMap(lt.Tags), nodeClass) != nil {
 			continue
 		}
 		p.known.Delete(name)

@@ -286,3 +286,63 @@ func TestConcurrentEnsuresShareOneCreate(t *testing.T) {
 		t.Errorf("template held by %d launches, want %d", held, launches)
 	}
 }
+
+// karpenterTemplate makes a template as Karpenter running beside the
+// runtime does: the runtime's cluster, NodePool and EC2NodeClass tags and
+// name prefix, but no CreatorTag.
+func karpenterTemplate(t *testing.T, name, nodeClass string) {
+	t.Helper()
+	if _, err := ec2c.CreateLaunchTemplate(context.Background(), &ec2.CreateLaunchTemplateInput{
+		LaunchTemplateName: aws.String(name), LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(ami(t))},
+		TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeLaunchTemplate, Tags: []ec2types.Tag{
+			{Key: aws.String("kubernetes.io/cluster/blue"), Value: aws.String("owned")},
+			{Key: aws.String("eks:eks-cluster-name"), Value: aws.String("blue")},
+			{Key: aws.String("karpenter.sh/nodepool"), Value: aws.String("a")},
+			{Key: aws.String("karpenter.k8s.aws/ec2nodeclass"), Value: aws.String(nodeClass)},
+		}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCollectLeavesKarpentersTemplates: Collect deletes the runtime's
+// unused templates and never Karpenter's, however long unused.
+func TestCollectLeavesKarpentersTemplates(t *testing.T) {
+	ctx := context.Background()
+	p, clk := provider("blue")
+	karpenters := NamePrefix + "karpenter-collect"
+	karpenterTemplate(t, karpenters, "beside-collect")
+	own, err := p.Ensure(ctx, config("beside-collect", "a", ami(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Release(own)
+	for i := 0; i < 2; i++ {
+		if _, err := p.Collect(ctx); err != nil {
+			t.Fatal(err)
+		}
+		clk.t = clk.t.Add(CacheTTL)
+	}
+	if got := templates(t, "beside-collect"); len(got) != 1 || got[0] != karpenters {
+		t.Fatalf("after Collect: templates %v, want only Karpenter's %s (the runtime's %s collected)", got, karpenters, own)
+	}
+}
+
+// TestDeleteAllLeavesKarpentersTemplates: deleting a node class's
+// templates deletes the runtime's and never Karpenter's of the same node
+// class.
+func TestDeleteAllLeavesKarpentersTemplates(t *testing.T) {
+	ctx := context.Background()
+	p, _ := provider("blue")
+	karpenters := NamePrefix + "karpenter-deleteall"
+	karpenterTemplate(t, karpenters, "beside-deleteall")
+	if _, err := p.Ensure(ctx, config("beside-deleteall", "a", ami(t))); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.DeleteAll(ctx, "beside-deleteall"); err != nil {
+		t.Fatal(err)
+	}
+	if got := templates(t, "beside-deleteall"); len(got) != 1 || got[0] != karpenters {
+		t.Fatalf("after DeleteAll: templates %v, want only Karpenter's %s", got, karpenters)
+	}
+}

@@ -1,0 +1,39 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/operator/settings"
+)
+
+// refuseForeignLeader returns an error when another controller speaking the
+// Karpenter API holds a live leader-election Lease of the same name in
+// another namespace: it elects its own leader, so both would provision and
+// consolidate, and delete each other's launch templates. It reads the
+// Leases with a field selector on the name (a cluster-wide list).
+func refuseForeignLeader(ctx context.Context, restCfg *rest.Config, s *Settings, now time.Time) error {
+	cs, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return err
+	}
+	// Without leader election the name may be unset; the other controller
+	// then most likely uses the default.
+	name := s.LeaderElectionName
+	if name == "" {
+		name = settings.DefaultLeaderElectionName
+	}
+	leases, err := cs.CoordinationV1().Leases(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name})
+	if err != nil {
+		return fmt.Errorf("listing leader-election Leases named %s to find another Karpenter-API controller: %w", name, err)
+	}
+	if l := settings.ForeignLeader(leases.Items, s.LeaderElectionNamespace, name, now); l != nil {
+		return settings.ForeignLeaderError(l)
+	}
+	return nil
+}
