@@ -115,12 +115,12 @@ func (o *Operator) Controllers(p *awsprovider.Provider) []Controller {
 
 		// disruption: node repair (its gate is read inside), emptiness,
 		// drift, consolidation, budgets
-		runnable("disruption", "", func() manager.Runnable {
+		{Name: "disruption", add: func(m manager.Manager) error {
 			return disruption.NewController(kube, cluster, o.Cloud, rec, clk, disruption.Options{
 				SpotToSpot: s.FeatureGates.Enabled("SpotToSpotConsolidation"), NodeRepair: s.FeatureGates.Enabled("NodeRepair"),
 				PreferencePolicy: s.PreferencePolicy, MinValuesPolicy: s.MinValuesPolicy,
-			})
-		}),
+			}).Register(m)
+		}},
 
 		// interruption: EC2 instance status always, as Karpenter; the queue
 		// when there is one
