@@ -128,7 +128,9 @@ func liveness(running bool, why string) string {
 }
 
 // resolved reports whether the controller's Ready condition has observed
-// the object's current generation.
+// the object's current generation. Unknown counts once the controller has
+// resolved every part (ReconcilingDependents: a part is Unknown, as for a
+// role that does not exist) and not before.
 func resolved(u *unstructured.Unstructured) bool {
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	for _, c := range conds {
@@ -137,7 +139,7 @@ func resolved(u *unstructured.Unstructured) bool {
 			continue
 		}
 		observed, _, _ := unstructured.NestedInt64(m, "observedGeneration")
-		return observed >= u.GetGeneration() && m["status"] != "Unknown"
+		return observed >= u.GetGeneration() && (m["status"] != "Unknown" || m["reason"] == "ReconcilingDependents")
 	}
 	return false
 }

@@ -36,6 +36,11 @@ func TestResolvedNeedsTheCurrentGeneration(t *testing.T) {
 			t.Errorf("generation %d, Ready %s observed %d: resolved %v, want %v", tc.generation, tc.status, tc.observed, got, tc.want)
 		}
 	}
+	unknown := class(2, 2, "Unknown")
+	unknown.Object["status"].(map[string]any)["conditions"].([]any)[1].(map[string]any)["reason"] = "ReconcilingDependents"
+	if !resolved(unknown) {
+		t.Error("Ready=Unknown after a full pass (ReconcilingDependents) does not count as resolved")
+	}
 	if got := notReadyConditions(class(1, 1, "False").Object["status"].(map[string]any)); got != "SubnetsReady=False (no subnet matches)" {
 		t.Errorf("notReadyConditions = %q", got)
 	}

@@ -36,12 +36,25 @@ var runtimeOwnedKubeletKeys = map[string]string{
 // expressions (Karpenter's NodeClassCEL gate), which it does not evaluate,
 // and extra fields on the Custom family, whose user data is the user's.
 func ValidateKubelet(kc KubeletConfiguration, family string) []error {
+	return append(ValidateKubeletShape(kc), ValidateKubeletForFamily(kc, family)...)
+}
+
+// ValidateKubeletShape is ValidateKubelet's family-independent part: what
+// Karpenter reports as InvalidKubeletConfiguration.
+func ValidateKubeletShape(kc KubeletConfiguration) []error {
 	if len(kc) == 0 {
 		return nil
 	}
-	errs := validateKubeletTypes(kc)
-	errs = append(errs, validateKubeletValues(kc)...)
-	return append(errs, validateKubeletForFamily(kc, family)...)
+	return append(validateKubeletTypes(kc), validateKubeletValues(kc)...)
+}
+
+// ValidateKubeletForFamily is ValidateKubelet's part about what the AMI
+// family passes on: what Karpenter reports as UnsupportedKubeletConfiguration.
+func ValidateKubeletForFamily(kc KubeletConfiguration, family string) []error {
+	if len(kc) == 0 {
+		return nil
+	}
+	return validateKubeletForFamily(kc, family)
 }
 
 // validateKubeletTypes decodes kc as the kubelet's KubeletConfiguration,

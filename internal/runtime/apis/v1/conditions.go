@@ -26,8 +26,8 @@ const (
 	ConditionTypeConsistentStateFound = "ConsistentStateFound"
 )
 
-// EC2NodeClass conditions (spec 3.2). Ready = all of them (CapacityReservationsReady
-// and PlacementGroupReady only where those features are in use).
+// EC2NodeClass conditions (spec 3.2). Ready = all of them, as in Karpenter's
+// condition set (CapacityReservationsReady only while reserved capacity is on).
 const (
 	ConditionTypeSubnetsReady              = "SubnetsReady"
 	ConditionTypeSecurityGroupsReady       = "SecurityGroupsReady"
@@ -44,6 +44,6 @@ var (
 	NodeClaimReadyConditions    = []string{ConditionTypeLaunched, ConditionTypeRegistered, ConditionTypeInitialized}
 	EC2NodeClassReadyConditions = []string{
 		ConditionTypeAMIsReady, ConditionTypeSubnetsReady, ConditionTypeSecurityGroupsReady,
-		ConditionTypeInstanceProfileReady, ConditionTypeValidationSucceeded,
+		ConditionTypeInstanceProfileReady, ConditionTypeValidationSucceeded, ConditionTypePlacementGroupReady,
 	}
 )

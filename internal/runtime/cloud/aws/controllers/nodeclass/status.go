@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,6 +41,14 @@ const (
 	// included (8 attempts span about 75 s, the first four about 15 s):
 	// past it the part counts as failed transiently and is retried soon.
 	PartTimeout = 15 * time.Second
+)
+
+// Karpenter's messages for a selector that matches nothing; its users and
+// tests compare them, so they are kept word for word.
+const (
+	MessageSubnetsNotFound        = "SubnetSelector did not match any Subnets"
+	MessageSecurityGroupsNotFound = "SecurityGroupSelector did not match any SecurityGroups"
+	MessageAMIsNotFound           = "AMISelector did not match any AMIs"
 )
 
 // Transient is an AWS failure (throttling, a 5xx, a timeout) that left a
@@ -127,6 +136,11 @@ type resolution struct {
 // and the status it guards, and so does an IAM denial for DenialGrace
 // since it began; only a part that never resolved is marked False at once.
 func (r *resolution) failed(part, condition, reason string, err error) {
+	r.failedAs(metav1.ConditionFalse, part, condition, reason, err)
+}
+
+// failedAs is failed, marking the condition with status.
+func (r *resolution) failedAs(status metav1.ConditionStatus, part, condition, reason string, err error) {
 	resolved := meta.IsStatusConditionTrue(r.nc.Status.Conditions, condition)
 	switch {
 	case awserr.IsTransient(err):
@@ -146,7 +160,7 @@ func (r *resolution) failed(part, condition, reason string, err error) {
 		// The same message on every pass, so the status is not rewritten.
 		err = fmt.Errorf("the controller's IAM policy lacks %s (a denial keeps the last resolution for %s at most): %w", d.Action, DenialGrace, err)
 	}
-	setFalse(r.nc, condition, reason, err.Error())
+	setCondition(r.nc, condition, status, reason, err.Error())
 	r.requeue = min(r.requeue, RequeueUnresolved)
 }
 
@@ -192,7 +206,7 @@ func resolve(ctx context.Context, p *awsprovider.Provider, r *resolution) {
 	} {
 		part(ctx, p, r)
 	}
-	setRoot(r.nc)
+	setRoot(r.nc, readyConditions(p))
 }
 
 // bounded runs f with at most PartTimeout.
@@ -230,7 +244,7 @@ func resolveSubnets(ctx context.Context, p *awsprovider.Provider, r *resolution)
 	nc := r.nc
 	if (selected[ec2types.Subnet]{
 		name: "subnets", condition: v1.ConditionTypeSubnetsReady, failReason: "SubnetsResolutionFailed",
-		notFoundReason: "SubnetsNotFound", notFoundMessage: "no subnet matches spec.subnetSelectorTerms; check the tags or IDs",
+		notFoundReason: "SubnetsNotFound", notFoundMessage: MessageSubnetsNotFound,
 		list: func(ctx context.Context) ([]ec2types.Subnet, error) { return p.Subnets().List(ctx, nc) },
 		set: func(subnets []ec2types.Subnet) {
 			nc.Status.Subnets = nil
@@ -247,7 +261,7 @@ func resolveSecurityGroups(ctx context.Context, p *awsprovider.Provider, r *reso
 	nc := r.nc
 	selected[ec2types.SecurityGroup]{
 		name: "security groups", condition: v1.ConditionTypeSecurityGroupsReady, failReason: "SecurityGroupsResolutionFailed",
-		notFoundReason: "SecurityGroupsNotFound", notFoundMessage: "no security group matches spec.securityGroupSelectorTerms; check the tags, IDs or names",
+		notFoundReason: "SecurityGroupsNotFound", notFoundMessage: MessageSecurityGroupsNotFound,
 		list: func(ctx context.Context) ([]ec2types.SecurityGroup, error) { return p.SecurityGroups().List(ctx, nc) },
 		set: func(groups []ec2types.SecurityGroup) {
 			nc.Status.SecurityGroups = nil
@@ -262,7 +276,7 @@ func resolveAMIs(ctx context.Context, p *awsprovider.Provider, r *resolution) {
 	nc := r.nc
 	selected[awsv1.AMI]{
 		name: "AMIs", condition: v1.ConditionTypeAMIsReady, failReason: "AMIsResolutionFailed",
-		notFoundReason: "AMINotFound", notFoundMessage: "no image matches spec.amiSelectorTerms; check the alias, IDs, names, owners or tags",
+		notFoundReason: "AMINotFound", notFoundMessage: MessageAMIsNotFound,
 		list: func(ctx context.Context) ([]awsv1.AMI, error) { return p.AMIs().List(ctx, nc) },
 		set: func(amis []awsv1.AMI) {
 			nc.Status.AMIs = nil
@@ -281,7 +295,9 @@ func resolveInstanceProfile(ctx context.Context, p *awsprovider.Provider, r *res
 		if nc.Spec.InstanceProfile != nil {
 			reason = "InstanceProfileNotFound"
 		}
-		r.failed("instance profile", v1.ConditionTypeInstanceProfileReady, reason, err)
+		// Karpenter leaves the condition Unknown on any failure (a missing
+		// role, a missing profile): Ready is then Unknown, not False.
+		r.failedAs(metav1.ConditionUnknown, "instance profile", v1.ConditionTypeInstanceProfileReady, reason, err)
 		return
 	}
 	nc.Status.InstanceProfile = profile
@@ -327,7 +343,9 @@ func resolvePlacementGroup(ctx context.Context, p *awsprovider.Provider, r *reso
 	nc := r.nc
 	sel := nc.Spec.PlacementGroupSelector
 	if sel == nil {
-		meta.RemoveStatusCondition(&nc.Status.Conditions, v1.ConditionTypePlacementGroupReady)
+		// Nothing to resolve is ready, as in Karpenter: the condition is
+		// one of Ready's whether or not a selector is set.
+		setTrue(nc, v1.ConditionTypePlacementGroupReady)
 		return
 	}
 	var pg *placementgroup.PlacementGroup
@@ -336,8 +354,7 @@ func resolvePlacementGroup(ctx context.Context, p *awsprovider.Provider, r *reso
 		return
 	}
 	if pg == nil {
-		r.notFound(v1.ConditionTypePlacementGroupReady, "PlacementGroupNotFound", fmt.Sprintf(
-			"no available placement group %s; create it or fix spec.placementGroupSelector", selectorString(sel)))
+		r.notFound(v1.ConditionTypePlacementGroupReady, "PlacementGroupNotFound", fmt.Sprintf("Placement group %q not found", selectorString(sel)))
 		return
 	}
 	if c := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypePlacementGroupReady); c == nil || c.Status != metav1.ConditionTrue {
@@ -366,6 +383,9 @@ func validateLaunch(ctx context.Context, p *awsprovider.Provider, r *resolution)
 		}
 	}
 	reason, msg := validate(nc, boot, bootErr)
+	if reason == "" && awaitingDependencies(r.nc) {
+		return
+	}
 	if reason == "" {
 		_ = bounded(ctx, func(ctx context.Context) error { reason, msg = p.ValidateLaunchPermissions(ctx, nc); return nil })
 	}
@@ -376,20 +396,23 @@ func validateLaunch(ctx context.Context, p *awsprovider.Provider, r *resolution)
 	}
 }
 
-// selectorString names the group a selector asks for.
+// selectorString is the name or, without one, the ID a selector asks for.
 func selectorString(sel *awsv1.PlacementGroupSelector) string {
-	if sel.ID != "" {
-		return "with ID " + sel.ID
+	if sel.Name != "" {
+		return sel.Name
 	}
-	return "named " + sel.Name
+	return sel.ID
 }
 
 // validate checks what the API schema cannot: that the kubelet
 // configuration is one the node's kubelet and AMI family take, that its
 // settings parse for the overhead model, and that user data can be generated.
 func validate(nc *awsv1.EC2NodeClass, boot userdata.Options, bootErr error) (reason, message string) {
-	if errs := awsv1.ValidateKubelet(nc.Spec.Kubelet, nc.AMIFamily()); len(errs) > 0 {
+	if errs := awsv1.ValidateKubeletShape(nc.Spec.Kubelet); len(errs) > 0 {
 		return "InvalidKubeletConfiguration", errors.Join(errs...).Error()
+	}
+	if errs := awsv1.ValidateKubeletForFamily(nc.Spec.Kubelet, nc.AMIFamily()); len(errs) > 0 {
+		return "UnsupportedKubeletConfiguration", errors.Join(errs...).Error()
 	}
 	if _, err := capacity.Compute(capacity.Instance{VCPUs: 2, MemoryMiB: 4096, Arch: v1.ArchitectureAmd64, MaxENIs: 3, IPv4PerENI: 10},
 		instancetype.KubeletOf(nc.Spec.Kubelet), capacity.Options{Family: instancetype.CapacityFamily(nc.AMIFamily())}); err != nil {
@@ -412,44 +435,96 @@ func validate(nc *awsv1.EC2NodeClass, boot userdata.Options, bootErr error) (rea
 }
 
 func setTrue(nc *awsv1.EC2NodeClass, t string) {
-	meta.SetStatusCondition(&nc.Status.Conditions, metav1.Condition{Type: t, Status: metav1.ConditionTrue, Reason: t, ObservedGeneration: nc.Generation})
+	setCondition(nc, t, metav1.ConditionTrue, t, "")
 }
 
 func setFalse(nc *awsv1.EC2NodeClass, t, reason, msg string) {
-	meta.SetStatusCondition(&nc.Status.Conditions, metav1.Condition{Type: t, Status: metav1.ConditionFalse, Reason: reason, Message: msg, ObservedGeneration: nc.Generation})
+	setCondition(nc, t, metav1.ConditionFalse, reason, msg)
 }
 
-// setRoot makes Ready the conjunction of the dependent conditions, naming
-// the ones that are not True.
-func setRoot(nc *awsv1.EC2NodeClass) {
-	var bad []string
-	conditions := v1.EC2NodeClassReadyConditions
-	if len(nc.Spec.CapacityReservationSelectorTerms) > 0 && meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeCapacityReservationsReady) != nil {
-		conditions = append(slices.Clone(conditions), v1.ConditionTypeCapacityReservationsReady)
+func setCondition(nc *awsv1.EC2NodeClass, t string, status metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(&nc.Status.Conditions, metav1.Condition{Type: t, Status: status, Reason: reason, Message: msg, ObservedGeneration: nc.Generation})
+}
+
+// readyConditions is Karpenter's condition set for the node class:
+// CapacityReservationsReady belongs to it while reserved capacity is on.
+func readyConditions(p *awsprovider.Provider) []string {
+	if p.Settings().DisableReservedCapacity {
+		return v1.EC2NodeClassReadyConditions
 	}
-	if nc.Spec.PlacementGroupSelector != nil {
-		conditions = append(slices.Clone(conditions), v1.ConditionTypePlacementGroupReady)
+	return append(slices.Clone(v1.EC2NodeClassReadyConditions), v1.ConditionTypeCapacityReservationsReady)
+}
+
+// awaitingDependencies sets ValidationSucceeded as Karpenter does while a
+// part the launch needs is not resolved: False if one is False, else
+// Unknown. It reports whether it did.
+func awaitingDependencies(nc *awsv1.EC2NodeClass) bool {
+	status := metav1.ConditionTrue
+	for _, t := range []string{v1.ConditionTypeAMIsReady, v1.ConditionTypeInstanceProfileReady, v1.ConditionTypeSecurityGroupsReady, v1.ConditionTypeSubnetsReady} {
+		switch c := meta.FindStatusCondition(nc.Status.Conditions, t); {
+		case c != nil && c.Status == metav1.ConditionFalse:
+			status = metav1.ConditionFalse
+		case (c == nil || c.Status != metav1.ConditionTrue) && status == metav1.ConditionTrue:
+			status = metav1.ConditionUnknown
+		}
 	}
+	if status == metav1.ConditionTrue {
+		return false
+	}
+	setCondition(nc, v1.ConditionTypeValidationSucceeded, status, "DependenciesNotReady", "Awaiting AMI, Instance Profile, Security Group, and Subnet resolution")
+	return true
+}
+
+// karpenterOrder is the order Karpenter's reconcilers set the conditions in.
+var karpenterOrder = []string{
+	v1.ConditionTypeAMIsReady, v1.ConditionTypeCapacityReservationsReady, v1.ConditionTypePlacementGroupReady,
+	v1.ConditionTypeSubnetsReady, v1.ConditionTypeSecurityGroupsReady, v1.ConditionTypeInstanceProfileReady,
+	v1.ConditionTypeValidationSucceeded,
+}
+
+// latestFirst orders conditions by their last transition, latest first,
+// to the second the API server keeps, so a pass over the stored object
+// orders as the pass that wrote it. Transitions in the same second order
+// as Karpenter's, whose reconcilers set them one after the other: the one
+// set last first.
+func latestFirst(a, b metav1.Condition) int {
+	if c := b.LastTransitionTime.Unix() - a.LastTransitionTime.Unix(); c != 0 {
+		return int(c)
+	}
+	return slices.Index(karpenterOrder, b.Type) - slices.Index(karpenterOrder, a.Type)
+}
+
+// setRoot makes Ready the conjunction of conditions as Karpenter's
+// condition set does: True when all are True; False when one is False,
+// else Unknown; the message lists the others as Type=Status, the latest
+// transition first. Each condition's own message says why.
+func setRoot(nc *awsv1.EC2NodeClass, conditions []string) {
+	var bad []metav1.Condition
+	status := metav1.ConditionUnknown
 	for _, t := range conditions {
 		c := meta.FindStatusCondition(nc.Status.Conditions, t)
 		switch {
 		case c == nil:
-			bad = append(bad, t+"=Unknown")
+			bad = append(bad, metav1.Condition{Type: t, Status: metav1.ConditionUnknown})
 		case c.Status != metav1.ConditionTrue:
-			msg := t + "=" + string(c.Status)
-			if c.Message != "" {
-				msg += " (" + c.Message + ")"
+			bad = append(bad, *c)
+			if c.Status == metav1.ConditionFalse {
+				status = metav1.ConditionFalse
 			}
-			bad = append(bad, msg)
 		}
 	}
 	if len(bad) == 0 {
 		setTrue(nc, v1.ConditionTypeReady)
 		return
 	}
-	msg := bad[0]
-	for _, b := range bad[1:] {
-		msg += ", " + b
+	slices.SortStableFunc(bad, latestFirst)
+	var parts []string
+	for _, c := range bad {
+		parts = append(parts, c.Type+"="+string(c.Status))
 	}
-	setFalse(nc, v1.ConditionTypeReady, "UnhealthyDependents", msg)
+	reason := "UnhealthyDependents"
+	if status == metav1.ConditionUnknown {
+		reason = "ReconcilingDependents"
+	}
+	setCondition(nc, v1.ConditionTypeReady, status, reason, strings.Join(parts, ", "))
 }
