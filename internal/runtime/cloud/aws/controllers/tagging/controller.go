@@ -53,7 +53,7 @@ func (c *Controller) Register(mgr manager.Manager) error {
 		Named(Name).
 		For(&v1.NodeClaim{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 			claim, ok := o.(*v1.NodeClaim)
-			return ok && Taggable(claim)
+			return ok && taggable(claim)
 		}))).
 		// One worker, as Karpenter: the writes are paced
 		// (awsprovider.TagsPerSecond), so more would only wait.
@@ -61,12 +61,12 @@ func (c *Controller) Register(mgr manager.Manager) error {
 		Complete(c)
 }
 
-// Taggable says whether a claim's instance still needs its tags: its node
+// taggable says whether a claim's instance still needs its tags: its node
 // registered (the claim has the node's name and a provider ID), the claim
 // is not being deleted, and it lacks either annotation. Karpenter's claims
 // tagged before it added eks:eks-cluster-name carry only the first and are
 // tagged again.
-func Taggable(claim *v1.NodeClaim) bool {
+func taggable(claim *v1.NodeClaim) bool {
 	done := claim.Annotations[v1.TaggedAnnotationKey] == "true" && claim.Annotations[v1.ClusterNameTaggedAnnotationKey] == "true"
 	return !done && claim.DeletionTimestamp.IsZero() &&
 		nodeclaim.IsTrue(claim, v1.ConditionTypeRegistered) && claim.Status.NodeName != "" && claim.Status.ProviderID != ""
@@ -81,7 +81,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := c.kube.Get(ctx, req.NamespacedName, claim); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	if !Taggable(claim) {
+	if !taggable(claim) {
 		return reconcile.Result{}, nil
 	}
 	logger := log.FromContext(ctx).WithValues("NodeClaim", claim.Name, "Node", claim.Status.NodeName, "provider-id", claim.Status.ProviderID)
