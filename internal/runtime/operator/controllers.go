@@ -12,6 +12,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/capacityblock"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/interruption"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/nodeclass"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/tagging"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption"
 	nodeclaimdisruption "github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim/disruption"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeclaim/expiration"
@@ -102,6 +103,7 @@ func (o *Operator) Controllers(p *awsprovider.Provider) []Controller {
 		reconciler("nodeclaim.disruption", "", func() registrar { return nodeclaimdisruption.NewController(kube, o.Cloud, clk) }),
 		reconciler("nodeclaim.podevents", "", func() registrar { return podevents.NewPodEvents(kube, clk) }),
 		reconciler("nodeclaim.expiration", "", func() registrar { return expiration.NewExpirationController(kube, rec, clk) }),
+		reconciler(tagging.Name, "", func() registrar { return tagging.NewController(kube, p, rec) }),
 
 		// NodePools
 		reconciler("nodepool.counter", "", func() registrar { return counter.NewController(kube) }),

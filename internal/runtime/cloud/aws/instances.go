@@ -18,6 +18,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instance"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instanceprofile"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instancetype"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/ownership"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 )
 
@@ -54,6 +55,52 @@ func (p *Provider) terminate(ctx context.Context, claim *v1.NodeClaim, id string
 	}
 	return p.instances.Terminate(ctx, id)
 }
+
+// TagRegistered gives the instance of a registered claim the tags
+// Karpenter adds after registration: Name (the node's name),
+// karpenter.sh/nodeclaim and eks:eks-cluster-name, each only where the
+// instance has no such key yet, so a Name from the EC2NodeClass's tags stays
+// and the tags of the launch are not written again. It writes only to an
+// instance Owned accepts; one that is gone or not this cluster's is a
+// NodeClaimNotFoundError. It returns the tags it wrote (none when nothing
+// was missing).
+func (p *Provider) TagRegistered(ctx context.Context, claim *v1.NodeClaim) (map[string]string, error) {
+	id, err := instance.ParseProviderID(claim.Status.ProviderID)
+	if err != nil {
+		return nil, &cloud.NodeClaimNotFoundError{Err: err}
+	}
+	inst, err := p.instances.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.instances.Owned(inst); err != nil {
+		// Not this cluster's: for this cluster it does not exist.
+		log.FromContext(ctx).Info("not tagging an instance this cluster does not own", "provider-id", claim.Status.ProviderID, "reason", err.Error())
+		return nil, &cloud.NodeClaimNotFoundError{Err: err}
+	}
+	missing := map[string]string{}
+	for k, v := range map[string]string{
+		instance.NameTag:            claim.Status.NodeName,
+		instance.NodeClaimTag:       claim.Name,
+		ownership.EKSClusterNameTag: p.settings.ClusterName,
+	} {
+		if _, ok := inst.Tags[k]; !ok {
+			missing[k] = v
+		}
+	}
+	if len(missing) == 0 {
+		return nil, nil
+	}
+	if err := p.tagPace.Wait(ctx); err != nil {
+		return nil, err
+	}
+	return missing, p.instances.Tag(ctx, id, missing)
+}
+
+// TagsPerSecond paces TagRegistered's writes, as Karpenter does: CreateTags
+// draws on the same EC2 request budget as CreateFleet, and a scale-out's
+// registrations must not starve the next launches.
+const TagsPerSecond = 1
 
 // Get returns the claim reconstructed from the instance with providerID.
 func (p *Provider) Get(ctx context.Context, providerID string) (*v1.NodeClaim, error) {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/flowcontrol"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
@@ -54,6 +55,8 @@ type Provider struct {
 	network          clusterNetwork
 	validations      *ttlcache.TTL[string, validation]
 	deleting         singleflight.Group // by instance ID
+	// tagPace spaces the tag writes after registration (TagRegistered).
+	tagPace flowcontrol.RateLimiter
 	// overlay, when set (the NodeOverlay gate), adjusts every pool's
 	// instance types (poolInstanceTypes).
 	overlay cloud.InstanceTypeOverlay
@@ -86,6 +89,7 @@ func New(cfg aws.Config, kube client.Client, settings Settings) (*Provider, erro
 	p := &Provider{
 		kube: kube, settings: settings, region: cfg.Region, ec2: ec2Client,
 		unavailable: cache.NewUnavailableOfferings(), validations: ttlcache.New[string, validation](ValidationTTL),
+		tagPace: flowcontrol.NewTokenBucketRateLimiter(TagsPerSecond, 1),
 		network: clusterNetwork{eks: eks.NewFromConfig(cfg), cluster: settings.ClusterName},
 	}
 	p.pricing = pricing.New(ec2Client, pricingClient, cfg.Region)

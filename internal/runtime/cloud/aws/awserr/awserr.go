@@ -23,6 +23,16 @@ func Code(err error) string {
 	return ""
 }
 
+// CodeOrError is the API error code of err, or err's text when it has none
+// (a connection failure). Events name the code: it keeps repeated events
+// identical, so they are not emitted again within the dedupe window.
+func CodeOrError(err error) string {
+	if code := Code(err); code != "" {
+		return code
+	}
+	return err.Error()
+}
+
 // IsCode reports whether err is an API error with one of the codes.
 func IsCode(err error, codes ...string) bool {
 	c := Code(err)

@@ -17,6 +17,10 @@ import (
 // the fleet returns.
 const NodeClaimTag = ownership.NodeClaimTag
 
+// NameTag is the instance's name in the EC2 console; once the node
+// registers it is the node's name.
+const NameTag = "Name"
+
 // BatchOptions bound how long a launch waits for identical launches to
 // share its fleet. Zero values take the defaults.
 type BatchOptions struct {

@@ -98,13 +98,13 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	res := c.denials.Resolve(ctx, c.provider, nc, c.clock.Now())
 	for _, t := range res.Transient {
 		log.FromContext(ctx).Info("keeping the last resolution after a transient AWS error", "part", t.Part, "call", t.Call, "error", t.Err.Error())
-		c.recorder.Warning(nc, TransientAWSError, resolveAction(t.Condition), "%s failed transiently (%s); keeping the last resolved %s", callOrPart(t), errorCode(t.Err), t.Part)
+		c.recorder.Warning(nc, TransientAWSError, resolveAction(t.Condition), "%s failed transiently (%s); keeping the last resolved %s", callOrPart(t), awserr.CodeOrError(t.Err), t.Part)
 	}
 	for _, d := range res.Denied {
 		log.FromContext(ctx).Info("keeping the last resolution after an IAM denial", "part", d.Part, "call", d.Call, "permission", d.Action, "until", d.Until, "error", d.Err.Error())
 		c.recorder.Warning(nc, AWSAccessDenied, resolveAction(d.Condition),
 			"%s was denied (%s): the controller's IAM policy lacks %s; keeping the last resolved %s until %s, then the EC2NodeClass turns NotReady",
-			d.Call, errorCode(d.Err), d.Action, d.Part, d.Until.UTC().Format(time.RFC3339))
+			d.Call, awserr.CodeOrError(d.Err), d.Action, d.Part, d.Until.UTC().Format(time.RFC3339))
 	}
 	requeue := res.Requeue
 	if !equality.Semantic.DeepEqual(before.Status, nc.Status) {
@@ -127,16 +127,6 @@ func callOrPart(t Transient) string {
 		return t.Call
 	}
 	return "resolving the " + t.Part
-}
-
-// errorCode is the AWS error code, or the error itself when it has none
-// (a connection failure); the code keeps repeated events identical, so
-// they are not emitted again within the dedupe window.
-func errorCode(err error) string {
-	if code := awserr.Code(err); code != "" {
-		return code
-	}
-	return err.Error()
 }
 
 func hashStamped(nc *awsv1.EC2NodeClass) bool {
