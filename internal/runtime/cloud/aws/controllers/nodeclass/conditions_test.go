@@ -31,12 +31,7 @@ var karpenterConditions = []string{
 // agrees with Ready=True.
 func TestResolvedStatusHasKarpenterConditionSet(t *testing.T) {
 	ctx := testContext(t)
-	nc := testenv.NodeClass("condition-set", cluster, "al2023@latest")
-	if err := kube.Client.Create(ctx, nc); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = kube.Client.Delete(ctx, nc) })
-	waitReady(t, ctx, nc)
+	nc := readyNodeClass(t, ctx, "condition-set")
 	for _, c := range append(karpenterConditions, v1.ConditionTypeReady) {
 		if got := meta.FindStatusCondition(nc.Status.Conditions, c); got == nil || got.Status != metav1.ConditionTrue || got.Reason != c {
 			t.Errorf("%s = %+v, want True with reason %s", c, got, c)

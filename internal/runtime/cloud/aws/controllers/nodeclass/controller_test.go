@@ -191,6 +191,19 @@ func TestDeletionWaitsForNodeClaimsThenCleansUp(t *testing.T) {
 }
 
 // waitReady waits for the controller to make nc Ready and refreshes it.
+// readyNodeClass creates an al2023 node class named name, deleted when the
+// test ends, and returns it once the controller has made it Ready.
+func readyNodeClass(t *testing.T, ctx context.Context, name string) *awsv1.EC2NodeClass {
+	t.Helper()
+	nc := testenv.NodeClass(name, cluster, "al2023@latest")
+	if err := kube.Client.Create(ctx, nc); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = kube.Client.Delete(context.Background(), nc) })
+	waitReady(t, ctx, nc)
+	return nc
+}
+
 func waitReady(t *testing.T, ctx context.Context, nc *awsv1.EC2NodeClass) {
 	t.Helper()
 	eventually(t, ctx, "EC2NodeClass Ready", func() error {

@@ -15,7 +15,6 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/nodeclass"
-	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
 
 // TestIAMDenialKeepsTheLastResolutionForAWhile: while IAM denies
@@ -29,12 +28,7 @@ import (
 func TestIAMDenialKeepsTheLastResolutionForAWhile(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	nc := testenv.NodeClass("denied", cluster, "al2023@latest")
-	if err := kube.Client.Create(ctx, nc); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = kube.Client.Delete(context.Background(), nc) })
-	waitReady(t, ctx, nc)
+	nc := readyNodeClass(t, ctx, "denied")
 	subnets := len(nc.Status.Subnets)
 
 	f, err := sim.Faults().Add(fault.Fault{Service: "ec2", Operation: "DescribeSubnets", Kind: fault.Deny})

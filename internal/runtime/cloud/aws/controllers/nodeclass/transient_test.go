@@ -15,7 +15,6 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/nodeclass"
-	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
 
 // TestTransientErrorsKeepTheLastResolution: while every DescribeSubnets
@@ -27,12 +26,7 @@ import (
 func TestTransientErrorsKeepTheLastResolution(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	nc := testenv.NodeClass("transient", cluster, "al2023@latest")
-	if err := kube.Client.Create(ctx, nc); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = kube.Client.Delete(context.Background(), nc) })
-	waitReady(t, ctx, nc)
+	nc := readyNodeClass(t, ctx, "transient")
 	subnets, amis := len(nc.Status.Subnets), len(nc.Status.AMIs)
 
 	for _, f := range []fault.Fault{
