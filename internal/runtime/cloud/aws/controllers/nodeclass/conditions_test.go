@@ -51,7 +51,7 @@ type want struct {
 // wanted, failing with the last difference if it never does.
 func expectConditions(t *testing.T, ctx context.Context, nc *awsv1.EC2NodeClass, wants ...want) {
 	t.Helper()
-	eventually(t, ctx, "conditions", func() error {
+	testenv.Eventually(t, ctx, "conditions", func() error {
 		if err := kube.Client.Get(ctx, client.ObjectKeyFromObject(nc), nc); err != nil {
 			return err
 		}

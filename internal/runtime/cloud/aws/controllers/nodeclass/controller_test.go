@@ -95,7 +95,7 @@ func TestNodeClassNotReadyExplainsWhy(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = kube.Client.Delete(ctx, nc) })
-	eventually(t, ctx, "SubnetsReady=False", func() error {
+	testenv.Eventually(t, ctx, "SubnetsReady=False", func() error {
 		if err := kube.Client.Get(ctx, client.ObjectKeyFromObject(nc), nc); err != nil {
 			return err
 		}
@@ -151,7 +151,7 @@ func TestDeletionWaitsForNodeClaimsThenCleansUp(t *testing.T) {
 	if err := kube.Client.Delete(ctx, nc); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, ctx, "WaitingOnNodeClaimTermination event", func() error {
+	testenv.Eventually(t, ctx, "WaitingOnNodeClaimTermination event", func() error {
 		list := &eventsv1.EventList{}
 		if err := kube.Client.List(ctx, list); err != nil {
 			return err
@@ -173,7 +173,7 @@ func TestDeletionWaitsForNodeClaimsThenCleansUp(t *testing.T) {
 	if err := kube.Client.Delete(ctx, claim); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, ctx, "EC2NodeClass deleted", func() error {
+	testenv.Eventually(t, ctx, "EC2NodeClass deleted", func() error {
 		err := kube.Client.Get(ctx, client.ObjectKeyFromObject(nc), nc)
 		if apierrors.IsNotFound(err) {
 			return nil
@@ -206,7 +206,7 @@ func readyNodeClass(t *testing.T, ctx context.Context, name string) *awsv1.EC2No
 
 func waitReady(t *testing.T, ctx context.Context, nc *awsv1.EC2NodeClass) {
 	t.Helper()
-	eventually(t, ctx, "EC2NodeClass Ready", func() error {
+	testenv.Eventually(t, ctx, "EC2NodeClass Ready", func() error {
 		if err := kube.Client.Get(ctx, client.ObjectKeyFromObject(nc), nc); err != nil {
 			return err
 		}

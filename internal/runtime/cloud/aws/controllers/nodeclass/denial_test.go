@@ -15,6 +15,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/nodeclass"
+	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
 
 // TestIAMDenialKeepsTheLastResolutionForAWhile: while IAM denies
@@ -46,7 +47,7 @@ func TestIAMDenialKeepsTheLastResolutionForAWhile(t *testing.T) {
 	}
 	poke("denied")
 
-	eventually(t, ctx, "an AWSAccessDenied event naming EC2 DescribeSubnets and ec2:DescribeSubnets", func() error {
+	testenv.Eventually(t, ctx, "an AWSAccessDenied event naming EC2 DescribeSubnets and ec2:DescribeSubnets", func() error {
 		got := &awsv1.EC2NodeClass{}
 		if err := kube.Client.Get(ctx, client.ObjectKeyFromObject(nc), got); err != nil {
 			return err
@@ -72,7 +73,7 @@ func TestIAMDenialKeepsTheLastResolutionForAWhile(t *testing.T) {
 
 	clk.Step(nodeclass.DenialGrace + time.Second)
 	poke("denied-too-long")
-	eventually(t, ctx, "NotReady once the denial outlasts DenialGrace", func() error {
+	testenv.Eventually(t, ctx, "NotReady once the denial outlasts DenialGrace", func() error {
 		got := &awsv1.EC2NodeClass{}
 		if err := kube.Client.Get(ctx, client.ObjectKeyFromObject(nc), got); err != nil {
 			return err
@@ -90,7 +91,7 @@ func TestIAMDenialKeepsTheLastResolutionForAWhile(t *testing.T) {
 	// The permission granted again, the node class resolves again.
 	sim.Faults().Remove(f.ID)
 	poke("granted")
-	eventually(t, ctx, "Ready again once the call is allowed", func() error {
+	testenv.Eventually(t, ctx, "Ready again once the call is allowed", func() error {
 		got := &awsv1.EC2NodeClass{}
 		if err := kube.Client.Get(ctx, client.ObjectKeyFromObject(nc), got); err != nil {
 			return err

@@ -44,19 +44,3 @@ func testContext(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
-
-// eventually polls cond until it returns nil or the context ends.
-func eventually(t *testing.T, ctx context.Context, what string, cond func() error) {
-	t.Helper()
-	var err error
-	for {
-		if err = cond(); err == nil {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s: %v", what, err)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}

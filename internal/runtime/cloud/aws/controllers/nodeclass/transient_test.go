@@ -15,6 +15,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/nodeclass"
+	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
 
 // TestTransientErrorsKeepTheLastResolution: while every DescribeSubnets
@@ -49,7 +50,7 @@ func TestTransientErrorsKeepTheLastResolution(t *testing.T) {
 	}
 
 	var notReady []string
-	eventually(t, ctx, "TransientAWSError events naming DescribeSubnets and GetParameters", func() error {
+	testenv.Eventually(t, ctx, "TransientAWSError events naming DescribeSubnets and GetParameters", func() error {
 		got := &awsv1.EC2NodeClass{}
 		if err := kube.Client.Get(ctx, client.ObjectKeyFromObject(nc), got); err != nil {
 			return err

@@ -133,7 +133,7 @@ func TestRegisteredClaimsInstanceIsNamedAfterItsNode(t *testing.T) {
 	ctx := testContext(t)
 	id, pid := launch(t, cluster, "named", nil)
 	claim := registered(t, "named", pid, nil)
-	eventually(t, ctx, "the claim is annotated", annotated(t, claim))
+	testenv.Eventually(t, ctx, "the claim is annotated", annotated(t, claim))
 	if got := instanceTags(t, id)["Name"]; got != claim.Status.NodeName {
 		t.Errorf("instance Name tag %q, want the node's name %q", got, claim.Status.NodeName)
 	}
@@ -152,7 +152,7 @@ func TestNameFromTheNodeClassIsKept(t *testing.T) {
 	ctx := testContext(t)
 	id, pid := launch(t, cluster, "custom", map[string]string{"Name": "team-build"})
 	claim := registered(t, "custom", pid, nil)
-	eventually(t, ctx, "the claim is annotated", annotated(t, claim))
+	testenv.Eventually(t, ctx, "the claim is annotated", annotated(t, claim))
 	if got := instanceTags(t, id)["Name"]; got != "team-build" {
 		t.Errorf("instance Name tag %q, want the node class's %q", got, "team-build")
 	}
@@ -223,7 +223,7 @@ func TestFailedTaggingIsRetried(t *testing.T) {
 	}
 	sim.Faults().Remove(f.ID)
 	removed = true
-	eventually(t, ctx, "the claim is annotated after the retry", annotated(t, claim))
+	testenv.Eventually(t, ctx, "the claim is annotated after the retry", annotated(t, claim))
 	if got := instanceTags(t, id)["Name"]; got != claim.Status.NodeName {
 		t.Errorf("instance Name tag %q after the retry, want %q", got, claim.Status.NodeName)
 	}
