@@ -3,6 +3,8 @@ package operator
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,8 +34,25 @@ func refuseForeignLeader(ctx context.Context, restCfg *rest.Config, s *Settings,
 	if err != nil {
 		return fmt.Errorf("listing leader-election Leases named %s to find another Karpenter-API controller: %w", name, err)
 	}
-	if l := settings.ForeignLeader(leases.Items, s.LeaderElectionNamespace, name, now); l != nil {
+	if l := settings.ForeignLeader(leases.Items, ownNamespace(s.LeaderElectionNamespace, os.ReadFile), name, now); l != nil {
 		return settings.ForeignLeaderError(l)
 	}
 	return nil
+}
+
+// serviceAccountNamespace is where a pod reads its own namespace.
+const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// ownNamespace is the namespace of the controller's own Lease: the setting,
+// else the pod's namespace, where leader election then puts it. Without it
+// the other replicas' Lease would count as another controller's.
+func ownNamespace(setting string, readFile func(string) ([]byte, error)) string {
+	if setting != "" {
+		return setting
+	}
+	b, err := readFile(serviceAccountNamespace)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }

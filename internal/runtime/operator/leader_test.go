@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -66,5 +67,21 @@ func TestRefuseForeignLeader(t *testing.T) {
 	}
 	if err := refuseForeignLeader(ctx, kube.Config, s, time.Now()); err != nil {
 		t.Fatalf("released foreign Lease: %v", err)
+	}
+}
+
+// With LEADER_ELECTION_NAMESPACE unset, the controller's own Lease is in
+// its pod's namespace, so the Lease of its other replicas is not foreign.
+func TestOwnNamespaceIsThePodsWhenUnset(t *testing.T) {
+	pod := func(string) ([]byte, error) { return []byte("karpenter\n"), nil }
+	none := func(string) ([]byte, error) { return nil, os.ErrNotExist }
+	for _, tc := range []struct {
+		setting string
+		read    func(string) ([]byte, error)
+		want    string
+	}{{"joist", pod, "joist"}, {"", pod, "karpenter"}, {"", none, ""}} {
+		if got := ownNamespace(tc.setting, tc.read); got != tc.want {
+			t.Errorf("ownNamespace(%q) = %q, want %q", tc.setting, got, tc.want)
+		}
 	}
 }
