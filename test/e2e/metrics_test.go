@@ -232,6 +232,27 @@ func testMetrics(t *testing.T) {
 			t.Errorf("docs/guides/karpenter-compatibility.md does not list %s", s.name)
 		}
 	}
+	// And every series its served table lists is one checked above, or one
+	// served from its first event on.
+	servedTable, _, _ := strings.Cut(string(guide), "| Karpenter series not served |")
+	for _, line := range strings.Split(servedTable, "\n") {
+		if !strings.HasPrefix(line, "| `karpenter_") {
+			continue
+		}
+		name := strings.Trim(strings.Fields(line)[1], "`")
+		if !slices.Contains(lateSeries, name) && !slices.ContainsFunc(karpenterSeries, func(s series) bool { return s.name == name }) {
+			t.Errorf("docs/guides/karpenter-compatibility.md lists %s as served; this scenario does not check it", name)
+		}
+	}
+}
+
+// lateSeries are served from their first event on: an impaired instance, a
+// node repair, a move in a Balanced pool. Other scenarios check them.
+var lateSeries = []string{
+	"karpenter_interruption_instance_status_unhealthy_total",
+	"karpenter_nodeclaims_unhealthy_disrupted_total",
+	"karpenter_consolidation_moves_total",
+	"karpenter_consolidation_score",
 }
 
 // metricFamilies reads the leader's /metrics whole.
