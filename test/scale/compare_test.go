@@ -352,9 +352,9 @@ func createInterruptionQueue(ctx context.Context, sb *sandbox.Sandbox, joist boo
 }
 
 // startKarpenter runs the controller as a local process against the
-// sandbox, with the settings its Helm chart gives it, and waits until it is
-// healthy.
-func startKarpenter(ctx context.Context, sb *sandbox.Sandbox, bin, logPath string) (*exec.Cmd, error) {
+// sandbox, with the settings its Helm chart gives it (and env over them),
+// and waits until it is healthy.
+func startKarpenter(ctx context.Context, sb *sandbox.Sandbox, bin, logPath string, env ...string) (*exec.Cmd, error) {
 	var ports [2]int // metrics, health probe
 	for i := range ports {
 		var err error
@@ -379,6 +379,8 @@ func startKarpenter(ctx context.Context, sb *sandbox.Sandbox, bin, logPath strin
 		"DISABLE_LEADER_ELECTION=true", "LOG_LEVEL=info",
 		"METRICS_PORT="+strconv.Itoa(metrics), "HEALTH_PROBE_PORT="+strconv.Itoa(health),
 	)
+	// The last value of a variable is the one the process sees.
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
