@@ -121,7 +121,8 @@ func (r *InterruptionQueueResource) Schema(_ context.Context, _ resource.SchemaR
 			"kms_master_key_id": schema.StringAttribute{
 				Optional: true,
 				MarkdownDescription: "KMS key (ID, ARN or alias) to encrypt messages with. Without it the queue uses " +
-					"SQS-managed encryption (SSE-SQS). The key policy must let `events.amazonaws.com` use it. `queue_kms_master_key_id` in the EKS module.",
+					"SQS-managed encryption (SSE-SQS). The key policy must let `events.amazonaws.com` use it, and the controller needs `kms:Decrypt` on it: " +
+					"give the key's ARN to `joist_controller_iam_role`'s `interruption_queue_kms_key_arn`. `queue_kms_master_key_id` in the EKS module.",
 			},
 			"kms_data_key_reuse_period_seconds": schema.Int64Attribute{
 				Optional: true, Computed: true, Validators: []validator.Int64{int64validator.Between(60, 86400)},
