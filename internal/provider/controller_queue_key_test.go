@@ -85,7 +85,7 @@ func TestAccControllerRoleDecryptsTheQueueKey(t *testing.T) {
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			{
-				Config: queueKeyConfig(`interruption_queue_kms_key_arn = "alias/joist"`),
+				Config:      queueKeyConfig(`interruption_queue_kms_key_arn = "alias/joist"`),
 				ExpectError: regexp.MustCompile(`(?s)interruption_queue_kms_key_arn.*is an alias: give the key's ARN`),
 			},
 			{
