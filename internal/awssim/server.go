@@ -56,6 +56,8 @@ func New(opts Options) (*Server, error) {
 	s.EventBridge = eventbridge.New(opts.AccountID, opts.Region, s.SQS)
 	s.IAM = iam.New(opts.AccountID)
 	s.STS = sts.New(opts.AccountID, s.IAM)
+	// SSE-KMS queues hold callers to their IAM policies.
+	s.SQS.SetAuthorizer(s.STS.Authorize)
 	s.EKS = eks.New(opts.AccountID, opts.Region, s.IAM)
 	s.SSM = ssm.New(opts.Region)
 	var err error

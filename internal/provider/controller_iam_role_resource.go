@@ -51,6 +51,7 @@ type controllerIAMRoleModel struct {
 	Tags                     types.Map    `tfsdk:"tags"`
 	NodeRoleARN              types.String `tfsdk:"node_role_arn"`
 	InterruptionQueueName    types.String `tfsdk:"interruption_queue_name"`
+	InterruptionQueueKeyARN  types.String `tfsdk:"interruption_queue_kms_key_arn"`
 	Namespace                types.String `tfsdk:"namespace"`
 	ServiceAccount           types.String `tfsdk:"service_account"`
 	OIDCProviderARN          types.String `tfsdk:"oidc_provider_arn"`
@@ -106,9 +107,10 @@ func (r *ControllerIAMRoleResource) Schema(_ context.Context, _ resource.SchemaR
 					"`ssmParameter` AMI selector terms. `ami_id_ssm_parameter_arns` in the EKS module (which replaces `/aws/service/*`; here it adds).",
 				Validators: []validator.List{listvalidator.ValueStringsAre(stringvalidator.RegexMatches(mustRegexp(`^arn:aws[a-z-]*:ssm:`), "must be an SSM parameter ARN (arn:aws:ssm:<region>:<account>:parameter/...)"))},
 			},
-			"cluster_name":            schema.StringAttribute{Optional: true, PlanModifiers: replace, MarkdownDescription: "EKS cluster; defaults to the provider's `cluster_name`."},
-			"node_role_arn":           schema.StringAttribute{Required: true, MarkdownDescription: "ARN of the node role (`joist_node_iam_role.arn`), the only role the controller may pass to EC2."},
-			"interruption_queue_name": schema.StringAttribute{Optional: true, MarkdownDescription: "Interruption queue (`joist_interruption_queue.name`); without it the role has no SQS access."},
+			"cluster_name":                   schema.StringAttribute{Optional: true, PlanModifiers: replace, MarkdownDescription: "EKS cluster; defaults to the provider's `cluster_name`."},
+			"node_role_arn":                  schema.StringAttribute{Required: true, MarkdownDescription: "ARN of the node role (`joist_node_iam_role.arn`), the only role the controller may pass to EC2."},
+			"interruption_queue_name":        schema.StringAttribute{Optional: true, MarkdownDescription: "Interruption queue (`joist_interruption_queue.name`); without it the role has no SQS access."},
+			"interruption_queue_kms_key_arn": queueKeyAttribute(),
 			"namespace": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString("kube-system"),
 				MarkdownDescription: "Namespace of the controller's ServiceAccount. Defaults to `kube-system`.",
@@ -187,6 +189,7 @@ func (r *ControllerIAMRoleResource) desired(ctx context.Context, m *controllerIA
 		return "", nil, false
 	}
 	p.SSMParameterARNs = listStrings(ctx, m.SSMParameterARNs, diags)
+	p.QueueKMSKeyARN = m.InterruptionQueueKeyARN.ValueString()
 	trustExtra, ok1 := renderStatements(ctx, m.TrustPolicyStatements, "trust_policy_statements", trustStatements, diags)
 	permExtra, ok2 := renderStatements(ctx, m.PolicyStatements, "policy_statements", permissionStatements, diags)
 	if !ok1 || !ok2 || diags.HasError() {
@@ -246,7 +249,7 @@ func (r *ControllerIAMRoleResource) ModifyPlan(ctx context.Context, req resource
 			return
 		}
 	}
-	for _, v := range []types.String{plan.NodeRoleARN, plan.InterruptionQueueName, plan.OIDCProviderARN, plan.ClusterName, plan.Namespace, plan.ServiceAccount, plan.PolicyType} {
+	for _, v := range []types.String{plan.NodeRoleARN, plan.InterruptionQueueName, plan.InterruptionQueueKeyARN, plan.OIDCProviderARN, plan.ClusterName, plan.Namespace, plan.ServiceAccount, plan.PolicyType} {
 		if v.IsUnknown() {
 			resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 			return
@@ -633,6 +636,8 @@ func (m *controllerIAMRoleModel) importInputs(trust string, docs []string) {
 				}
 			case "AllowInterruptionQueueActions":
 				m.InterruptionQueueName = types.StringValue(st.Resource[0][strings.LastIndex(st.Resource[0], ":")+1:])
+			case "AllowInterruptionQueueDecryption":
+				m.InterruptionQueueKeyARN = types.StringValue(st.Resource[0])
 			}
 		}
 	}

@@ -25,6 +25,7 @@ type controllerPolicyModel struct {
 	ClusterName           types.String `tfsdk:"cluster_name"`
 	NodeRoleARN           types.String `tfsdk:"node_role_arn"`
 	InterruptionQueueName types.String `tfsdk:"interruption_queue_name"`
+	InterruptionQueueKey  types.String `tfsdk:"interruption_queue_kms_key_arn"`
 	SSMParameterARNs      types.List   `tfsdk:"ssm_parameter_arns"`
 	Region                types.String `tfsdk:"region"`
 	AccountID             types.String `tfsdk:"account_id"`
@@ -48,12 +49,13 @@ func (d *ControllerPolicyDataSource) Schema(_ context.Context, _ datasource.Sche
 			"it: every mutating EC2 and IAM action is limited to resources tagged for the cluster " +
 			"(`kubernetes.io/cluster/<name> = owned`, with `karpenter.sh/nodepool` or " +
 			"`karpenter.k8s.aws/ec2nodeclass` present) in one region, `iam:PassRole` to the node role, SQS to the " +
-			"interruption queue and `eks:DescribeCluster` to the cluster. Region, account and partition default " +
+			"interruption queue (and `kms:Decrypt` through SQS to its key, when it has one) and `eks:DescribeCluster` to the cluster. Region, account and partition default " +
 			"to the provider's AWS credentials.",
 		Attributes: map[string]schema.Attribute{
-			"cluster_name":            schema.StringAttribute{Optional: true, MarkdownDescription: "EKS cluster; defaults to the provider's `cluster_name`."},
-			"node_role_arn":           schema.StringAttribute{Required: true, MarkdownDescription: "ARN of the node role (`joist_node_iam_role.arn`); the only role the controller may pass."},
-			"interruption_queue_name": schema.StringAttribute{Optional: true, MarkdownDescription: "Interruption queue name; without it the policy grants no SQS access."},
+			"cluster_name":                   schema.StringAttribute{Optional: true, MarkdownDescription: "EKS cluster; defaults to the provider's `cluster_name`."},
+			"node_role_arn":                  schema.StringAttribute{Required: true, MarkdownDescription: "ARN of the node role (`joist_node_iam_role.arn`); the only role the controller may pass."},
+			"interruption_queue_name":        schema.StringAttribute{Optional: true, MarkdownDescription: "Interruption queue name; without it the policy grants no SQS access."},
+			"interruption_queue_kms_key_arn": dataQueueKeyAttribute(),
 			"ssm_parameter_arns": schema.ListAttribute{Optional: true, ElementType: types.StringType,
 				MarkdownDescription: "SSM parameters the controller may read besides `/aws/service/*`, as `joist_controller_iam_role.ssm_parameter_arns`."},
 			"region":     schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: "Region; defaults to the provider's."},
@@ -81,6 +83,7 @@ func (d *ControllerPolicyDataSource) Read(ctx context.Context, req datasource.Re
 		return
 	}
 	p.SSMParameterARNs = listStrings(ctx, m.SSMParameterARNs, &resp.Diagnostics)
+	p.QueueKMSKeyARN = m.InterruptionQueueKey.ValueString()
 	doc, err := policy.Render(p)
 	if err != nil {
 		resp.Diagnostics.AddError("Rendering the controller policy", err.Error())

@@ -104,7 +104,7 @@ func (r *InterruptionQueueResource) Schema(_ context.Context, _ resource.SchemaR
 			"EventBridge rules that send it AWS Health scheduled changes, spot interruption warnings, rebalance " +
 			"recommendations, instance state changes (to stopping, stopped, shutting-down or terminated) and capacity " +
 			"reservation interruption warnings. Messages " +
-			"are kept five minutes; the queue policy lets only EventBridge and SQS send and refuses requests " +
+			"are kept five minutes; the queue policy lets only the queue's own five rules send (EventBridge, with an `aws:SourceArn` condition naming them) and refuses requests " +
 			"not made over TLS. Pass `name` to `joist_controller`'s `interruption_queue`. Changes made outside " +
 			"Terraform to the queue's policy, encryption, retention, tags, or to the rules and their targets, " +
 			"show in the next plan and are put back on apply. Import with the queue name.",
@@ -121,14 +121,15 @@ func (r *InterruptionQueueResource) Schema(_ context.Context, _ resource.SchemaR
 			"kms_master_key_id": schema.StringAttribute{
 				Optional: true,
 				MarkdownDescription: "KMS key (ID, ARN or alias) to encrypt messages with. Without it the queue uses " +
-					"SQS-managed encryption (SSE-SQS). The key policy must let `events.amazonaws.com` use it. `queue_kms_master_key_id` in the EKS module.",
+					"SQS-managed encryption (SSE-SQS). The key policy must let `events.amazonaws.com` use it, and the controller needs `kms:Decrypt` on it: " +
+					"give the key's ARN to `joist_controller_iam_role`'s `interruption_queue_kms_key_arn`. `queue_kms_master_key_id` in the EKS module.",
 			},
 			"kms_data_key_reuse_period_seconds": schema.Int64Attribute{
 				Optional: true, Computed: true, Validators: []validator.Int64{int64validator.Between(60, 86400)},
 				MarkdownDescription: "With `kms_master_key_id`: how long SQS reuses a data key before asking KMS again, 60 to 86400 seconds. " +
 					"Defaults to 300, as SQS. `queue_kms_data_key_reuse_period_seconds` in the EKS module.",
 			},
-			"policy_statements": statementsAttribute("Statements added to the queue policy, after the two it always has (EventBridge may send; no request without TLS). " +
+			"policy_statements": statementsAttribute("Statements added to the queue policy, after the two it always has (the queue's rules may send through EventBridge; no request without TLS). " +
 				"`queue_policy_statements` in the EKS module (there a map by statement ID)."),
 			"rule_name_prefix": schema.StringAttribute{
 				Optional: true,
@@ -216,7 +217,7 @@ func (r *InterruptionQueueResource) ModifyPlan(ctx context.Context, req resource
 	if !req.State.Raw.IsNull() && !plan.ARN.IsUnknown() && !plan.Name.IsUnknown() && !plan.RuleNamePrefix.IsUnknown() {
 		plan.Policy = types.StringUnknown()
 		if ok {
-			plan.Policy = types.StringValue(queuePolicy(plan.ARN.ValueString(), extra))
+			plan.Policy = types.StringValue(queuePolicy(plan.ARN.ValueString(), plan.ruleBase(), extra))
 		}
 		plan.Rules, plan.RuleARNs = rulesValues(desiredRules(plan.ruleBase(), plan.ARN.ValueString()))
 	}
@@ -288,7 +289,7 @@ func (r *InterruptionQueueResource) apply(ctx context.Context, q *sqs.Client, eb
 	}
 	attrs := map[string]string{
 		"MessageRetentionPeriod": strconv.FormatInt(plan.MessageRetentionSeconds.ValueInt64(), 10),
-		"Policy":                 queuePolicy(arn, extra),
+		"Policy":                 queuePolicy(arn, plan.ruleBase(), extra),
 	}
 	if k := plan.KMSMasterKeyID.ValueString(); k != "" {
 		attrs["SqsManagedSseEnabled"], attrs["KmsMasterKeyId"] = "false", k
@@ -423,7 +424,7 @@ func (r *InterruptionQueueResource) read(ctx context.Context, q *sqs.Client, eb 
 		m.PolicyStatements = statementsValue(added)
 	}
 	extra, _ := renderStatements(ctx, m.PolicyStatements, "policy_statements", resourceStatements, &diag.Diagnostics{})
-	if want := queuePolicy(a["QueueArn"], extra); sameJSON(a["Policy"], want) {
+	if want := queuePolicy(a["QueueArn"], m.ruleBase(), extra); sameJSON(a["Policy"], want) {
 		m.Policy = types.StringValue(want)
 	}
 	tags, err := q.ListQueueTags(ctx, &sqs.ListQueueTagsInput{QueueUrl: aws.String(url)})
@@ -549,14 +550,15 @@ func (r *InterruptionQueueResource) Delete(ctx context.Context, req resource.Del
 // defaultDataKeyReuseSeconds is SQS's default data key reuse period.
 const defaultDataKeyReuseSeconds = 300
 
-// queuePolicy is the queue's own policy with the statements users add.
-func queuePolicy(queueARN string, extra []map[string]any) string {
-	base := queue.QueuePolicy(queueARN)
+// queuePolicy is the queue's own policy, which lets its rules (named from
+// ruleBase) send, with the statements users add.
+func queuePolicy(queueARN, ruleBase string, extra []map[string]any) string {
+	own := queue.QueuePolicy(queueARN, ruleBase)
 	if len(extra) == 0 {
-		return base
+		return own
 	}
 	var doc map[string]any
-	if err := json.Unmarshal([]byte(base), &doc); err != nil {
+	if err := json.Unmarshal([]byte(own), &doc); err != nil {
 		panic(err)
 	}
 	statements, _ := doc["Statement"].([]any)

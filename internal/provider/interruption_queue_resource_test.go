@@ -47,7 +47,7 @@ func checkQueue(sim *awssim.Server, name string, want map[string]string) resourc
 				return fmt.Errorf("queue %s: %s = %q, want %q", name, k, attrs[k], v)
 			}
 		}
-		if !sameJSON(attrs["Policy"], queue.QueuePolicy(sim.SQS.QueueARN(name))) {
+		if !sameJSON(attrs["Policy"], queue.QueuePolicy(sim.SQS.QueueARN(name), name)) {
 			return fmt.Errorf("queue %s policy = %s", name, attrs["Policy"])
 		}
 		before := attrs["ApproximateNumberOfMessages"]

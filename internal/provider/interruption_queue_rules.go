@@ -26,20 +26,10 @@ func desiredRules(base, queueARN string) map[string]queueRule {
 	for _, rule := range queue.Rules {
 		rn := rule.RuleName(base)
 		out[rule.Key] = queueRule{
-			Name: rn, ARN: ruleARN(queueARN, rn), EventPattern: rule.Pattern(), State: "ENABLED", Targets: []string{queueARN},
+			Name: rn, ARN: rule.RuleARN(base, queueARN), EventPattern: rule.Pattern(), State: "ENABLED", Targets: []string{queueARN},
 		}
 	}
 	return out
-}
-
-// ruleARN derives a default-bus rule's ARN from the queue's (same
-// partition, region and account).
-func ruleARN(queueARN, rule string) string {
-	parts := strings.SplitN(queueARN, ":", 6)
-	if len(parts) != 6 {
-		return ""
-	}
-	return fmt.Sprintf("arn:%s:events:%s:%s:rule/%s", parts[1], parts[3], parts[4], rule)
 }
 
 func rulesValues(rules map[string]queueRule) (types.Map, types.Map) {

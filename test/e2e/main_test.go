@@ -224,7 +224,7 @@ func createInterruptionQueue(ctx context.Context, sim *awssim.Server) error {
 	cfg := sim.AWSConfig()
 	arn := fmt.Sprintf("arn:aws:sqs:%s:%s:%s", sim.Options().Region, sim.Options().AccountID, interruptionQueue)
 	if _, err := sqs.NewFromConfig(cfg).CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(interruptionQueue), Attributes: map[string]string{
-		"MessageRetentionPeriod": fmt.Sprint(queue.MessageRetentionSeconds), "SqsManagedSseEnabled": "true", "Policy": queue.QueuePolicy(arn),
+		"MessageRetentionPeriod": fmt.Sprint(queue.MessageRetentionSeconds), "SqsManagedSseEnabled": "true", "Policy": queue.QueuePolicy(arn, interruptionQueue),
 	}}); err != nil {
 		return fmt.Errorf("creating the interruption queue: %w", err)
 	}

@@ -318,7 +318,7 @@ func createInterruptionQueue(ctx context.Context, sb *sandbox.Sandbox, joist boo
 	type rule struct{ name, pattern string }
 	var rules []rule
 	if joist {
-		policy = queue.QueuePolicy(queueARN)
+		policy = queue.QueuePolicy(queueARN, clusterName)
 		for _, r := range queue.Rules {
 			rules = append(rules, rule{r.RuleName(clusterName), r.Pattern()})
 		}

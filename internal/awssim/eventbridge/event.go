@@ -36,6 +36,7 @@ type envelope struct {
 // delivery is one event payload bound for one target.
 type delivery struct {
 	arn     string
+	rule    string // the rule's ARN, the delivery's aws:SourceArn
 	payload string
 }
 
@@ -98,7 +99,7 @@ func (s *Service) route(body []byte) []delivery {
 			continue
 		}
 		for _, t := range r.targets {
-			out = append(out, delivery{arn: t.arn, payload: t.payload(body, doc)})
+			out = append(out, delivery{arn: t.arn, rule: r.arn, payload: t.payload(body, doc)})
 		}
 	}
 	return out
@@ -135,7 +136,7 @@ func (s *Service) deliver(ds []delivery) {
 			s.failed.Add(1)
 			continue
 		}
-		if _, err := s.queues.Deliver(servicePrincipal, d.arn, d.payload); err != nil {
+		if _, err := s.queues.Deliver(servicePrincipal, d.rule, d.arn, d.payload); err != nil {
 			s.failed.Add(1)
 		}
 	}

@@ -9,10 +9,11 @@ import (
 func (s *Service) QueueARN(name string) string { return s.queueARN(name) }
 
 // Deliver enqueues body on the queue with the ARN on behalf of an AWS
-// service principal (e.g. "events.amazonaws.com" for EventBridge targets),
-// as SQS accepts such deliveries only when the queue policy allows the
-// service to sqs:SendMessage. It returns the message ID.
-func (s *Service) Deliver(service, arn, body string) (string, error) {
+// service principal (e.g. "events.amazonaws.com" for EventBridge targets)
+// acting for sourceARN (the EventBridge rule), as SQS accepts such
+// deliveries only when the queue policy allows the service to
+// sqs:SendMessage with that aws:SourceArn. It returns the message ID.
+func (s *Service) Deliver(service, sourceARN, arn, body string) (string, error) {
 	prefix := "arn:aws:sqs:" + s.region + ":" + s.account + ":"
 	name, ok := strings.CutPrefix(arn, prefix)
 	if !ok {
@@ -24,8 +25,8 @@ func (s *Service) Deliver(service, arn, body string) (string, error) {
 	if q == nil {
 		return "", fmt.Errorf("queue %q does not exist", arn)
 	}
-	if !allowsService(q.attributes["Policy"], service) {
-		return "", fmt.Errorf("the Policy of queue %q does not allow %s to sqs:SendMessage", arn, service)
+	if !allowsService(q.attributes["Policy"], service, sourceARN) {
+		return "", fmt.Errorf("the Policy of queue %q does not allow %s to sqs:SendMessage for %s", arn, service, sourceARN)
 	}
 	m, err := s.enqueue(q, outgoing{body: body, senderID: s.account})
 	if err != nil {

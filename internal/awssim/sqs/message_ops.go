@@ -36,6 +36,9 @@ func (s *Service) sendMessage(c *awsjson.Call) (any, *awsjson.Error) {
 
 // sendOne enqueues one entry on q. The caller holds s.mu.
 func (s *Service) sendOne(c *awsjson.Call, q *queue, e sendEntry) (sendMessageOutput, *awsjson.Error) {
+	if err := s.checkKMS(c, q, "kms:GenerateDataKey"); err != nil {
+		return sendMessageOutput{}, err
+	}
 	m, err := s.enqueue(q, outgoing{
 		body:          e.MessageBody,
 		attributes:    e.MessageAttributes,

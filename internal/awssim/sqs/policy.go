@@ -2,18 +2,20 @@ package sqs
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 )
 
 // allowsService reports whether a queue policy lets an AWS service principal
-// (e.g. "events.amazonaws.com") call sqs:SendMessage, the check SQS makes
-// before accepting a delivery from EventBridge. Statements are evaluated
-// simply: an unconditional Deny that matches wins; otherwise an Allow must
-// match. Conditions on Allow statements (aws:SourceArn and the like) are
-// taken as satisfied; Deny statements with conditions (such as Karpenter's
-// deny of non-TLS access) do not apply to deliveries, which are made over TLS
-// from inside AWS.
-func allowsService(policy, service string) bool {
+// (e.g. "events.amazonaws.com") call sqs:SendMessage on behalf of sourceARN
+// (the EventBridge rule), the check SQS makes before accepting a delivery
+// from EventBridge. Statements are evaluated simply: an unconditional Deny
+// that matches wins; otherwise an Allow must match. An Allow's conditions
+// on aws:SourceArn and aws:SourceAccount are evaluated (the confused-deputy
+// guard AWS recommends); its other conditions are taken as satisfied. Deny
+// statements with conditions (such as the deny of non-TLS access) do not
+// apply to deliveries, which are made over TLS from inside AWS.
+func allowsService(policy, service, sourceARN string) bool {
 	var doc struct {
 		Statement json.RawMessage
 	}
@@ -36,7 +38,7 @@ func allowsService(policy, service string) bool {
 		switch {
 		case st.Effect == "Deny" && len(st.Condition) == 0:
 			return false
-		case st.Effect == "Allow":
+		case st.Effect == "Allow" && st.sourceMatches(sourceARN):
 			allowed = true
 		}
 	}
@@ -48,6 +50,77 @@ type policyStatement struct {
 	Principal json.RawMessage
 	Action    json.RawMessage
 	Condition map[string]json.RawMessage
+}
+
+// sourceMatches evaluates the statement's conditions on the delivery's
+// source: aws:SourceArn (the rule's ARN) and aws:SourceAccount (its
+// account), under the ARN and string operators, "IfExists" included (the
+// source always exists for a delivery). Keys IAM would find missing on a
+// delivery, and other operators, are left as satisfied.
+func (st policyStatement) sourceMatches(sourceARN string) bool {
+	account := ""
+	if parts := strings.SplitN(sourceARN, ":", 6); len(parts) == 6 {
+		account = parts[4]
+	}
+	for op, raw := range st.Condition {
+		var keys map[string]json.RawMessage
+		if json.Unmarshal(raw, &keys) != nil {
+			return false
+		}
+		base := strings.TrimSuffix(op, "IfExists")
+		for key, values := range keys {
+			var got string
+			switch strings.ToLower(key) {
+			case "aws:sourcearn":
+				got = sourceARN
+			case "aws:sourceaccount":
+				got = account
+			default:
+				continue
+			}
+			if !conditionHolds(base, stringOrList(values), got) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// conditionHolds applies one condition operator (without IfExists) to a
+// value: true when any of the condition's values matches. Operators other
+// than the ARN and string equality and wildcard ones are not evaluated.
+func conditionHolds(op string, want []string, got string) bool {
+	switch op {
+	case "ArnEquals", "StringEquals":
+		return slices.Contains(want, got)
+	case "ArnLike", "StringLike":
+		return slices.ContainsFunc(want, func(w string) bool { return wildcardMatch(w, got) })
+	case "ArnNotEquals", "StringNotEquals":
+		return !slices.Contains(want, got)
+	case "ArnNotLike", "StringNotLike":
+		return !slices.ContainsFunc(want, func(w string) bool { return wildcardMatch(w, got) })
+	}
+	return true
+}
+
+// wildcardMatch matches s against an IAM pattern: "*" any run of
+// characters, "?" any one.
+func wildcardMatch(pattern, s string) bool {
+	if pattern == "" {
+		return s == ""
+	}
+	switch pattern[0] {
+	case '*':
+		for i := 0; i <= len(s); i++ {
+			if wildcardMatch(pattern[1:], s[i:]) {
+				return true
+			}
+		}
+		return false
+	case '?':
+		return s != "" && wildcardMatch(pattern[1:], s[1:])
+	}
+	return s != "" && s[0] == pattern[0] && wildcardMatch(pattern[1:], s[1:])
 }
 
 // matchesPrincipal reports whether the statement's Principal covers the

@@ -20,7 +20,7 @@ func TestAllowsService(t *testing.T) {
 		{"unconditional deny wins", `{"Statement":[{"Effect":"Allow","Principal":"*","Action":"*"},{"Effect":"Deny","Principal":"*","Action":"sqs:SendMessage"}]}`, false},
 	}
 	for _, tc := range cases {
-		if got := allowsService(tc.policy, events); got != tc.want {
+		if got := allowsService(tc.policy, events, "arn:aws:events:us-west-2:111122223333:rule/demo-spot"); got != tc.want {
 			t.Errorf("%s: allowsService = %v, want %v", tc.name, got, tc.want)
 		}
 	}

@@ -92,6 +92,14 @@ func (s *Service) receiveMessage(c *awsjson.Call) (any, *awsjson.Error) {
 		if deadline.IsZero() {
 			deadline = now.Add(p.wait)
 		}
+		// Messages are decrypted for the caller: with none to return SQS
+		// needs no key, so an empty poll succeeds whatever the grant.
+		if visible, _, _ := q.counts(now); visible > 0 {
+			if err := s.checkKMS(c, q, "kms:Decrypt"); err != nil {
+				s.mu.Unlock()
+				return nil, err
+			}
+		}
 		if got := q.receive(now, p.max, p.visibility); len(got) > 0 || !now.Before(deadline) {
 			out := receiveMessageOutput{Messages: render(got, in)}
 			s.mu.Unlock()

@@ -24,8 +24,9 @@ type Service struct {
 	messageIDs *seqid.Sequence
 	dispatcher awsjson.Dispatcher
 
-	mu     sync.Mutex
-	queues map[string]*queue // by name
+	mu        sync.Mutex
+	queues    map[string]*queue // by name
+	authorize Authorizer        // nil: every caller may use every key
 
 	closed    chan struct{} // closed by Close to end long polls
 	closeOnce sync.Once

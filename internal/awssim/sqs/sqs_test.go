@@ -314,14 +314,15 @@ func TestDeliverChecksQueuePolicy(t *testing.T) {
 	c, svc := newClient(t)
 	url := aws.String(createQueue(t, c, "target", nil))
 	arn := svc.QueueARN("target")
-	if _, err := svc.Deliver("events.amazonaws.com", arn, "x"); err == nil {
+	const rule = "arn:aws:events:us-west-2:111122223333:rule/target-spot"
+	if _, err := svc.Deliver("events.amazonaws.com", rule, arn, "x"); err == nil {
 		t.Fatal("delivery to a queue without a policy succeeded")
 	}
 	policy := `{"Statement":[{"Effect":"Allow","Principal":{"Service":"events.amazonaws.com"},"Action":"sqs:SendMessage","Resource":"` + arn + `"}]}`
 	if _, err := c.SetQueueAttributes(context.Background(), &awssqs.SetQueueAttributesInput{QueueUrl: url, Attributes: map[string]string{"Policy": policy}}); err != nil {
 		t.Fatal(err)
 	}
-	id, err := svc.Deliver("events.amazonaws.com", arn, "from another service")
+	id, err := svc.Deliver("events.amazonaws.com", rule, arn, "from another service")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,8 +330,36 @@ func TestDeliverChecksQueuePolicy(t *testing.T) {
 	if err != nil || len(got.Messages) != 1 || aws.ToString(got.Messages[0].MessageId) != id {
 		t.Fatalf("ReceiveMessage = %v, %v; want message %s", got, err, id)
 	}
-	if _, err := svc.Deliver("events.amazonaws.com", svc.QueueARN("absent"), "x"); err == nil {
+	if _, err := svc.Deliver("events.amazonaws.com", rule, svc.QueueARN("absent"), "x"); err == nil {
 		t.Fatal("delivery to a missing queue succeeded")
+	}
+}
+
+// A queue policy naming its rules in aws:SourceArn takes deliveries from
+// those rules only, as SQS does for EventBridge.
+func TestDeliverChecksSourceArn(t *testing.T) {
+	c, svc := newClient(t)
+	url := aws.String(createQueue(t, c, "guarded", nil))
+	arn := svc.QueueARN("guarded")
+	ours, other := "arn:aws:events:us-west-2:111122223333:rule/guarded-spot", "arn:aws:events:us-west-2:444455556666:rule/guarded-spot"
+	for _, tc := range []struct {
+		condition string
+		allowed   map[string]bool
+	}{
+		{`{"ArnEquals":{"aws:SourceArn":["` + ours + `"]}}`, map[string]bool{ours: true, other: false}},
+		{`{"ArnLike":{"aws:SourceArn":"arn:aws:events:*:111122223333:rule/guarded-*"}}`, map[string]bool{ours: true, other: false}},
+		{`{"StringEquals":{"aws:SourceAccount":"444455556666"}}`, map[string]bool{ours: false, other: true}},
+	} {
+		policy := `{"Statement":[{"Effect":"Allow","Principal":{"Service":"events.amazonaws.com"},"Action":"sqs:SendMessage","Resource":"` + arn +
+			`","Condition":` + tc.condition + `}]}`
+		if _, err := c.SetQueueAttributes(context.Background(), &awssqs.SetQueueAttributesInput{QueueUrl: url, Attributes: map[string]string{"Policy": policy}}); err != nil {
+			t.Fatal(err)
+		}
+		for source, want := range tc.allowed {
+			if _, err := svc.Deliver("events.amazonaws.com", source, arn, "x"); (err == nil) != want {
+				t.Errorf("condition %s, delivery for %s: err = %v, want allowed %v", tc.condition, source, err, want)
+			}
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -26,6 +27,10 @@ type Params struct {
 	NodeRoleARN string
 	// QueueName is the interruption queue; empty leaves the SQS statement out.
 	QueueName string
+	// QueueKMSKeyARN is the KMS key the queue is encrypted with (SSE-KMS),
+	// as a key ARN; empty for SQS-managed encryption. SQS decrypts each
+	// message for its reader with the reader's own permission on the key.
+	QueueKMSKeyARN string
 	// SSMParameterARNs are parameters the controller may read besides
 	// /aws/service/* (AMI aliases), for ssmParameter AMI selector terms.
 	SSMParameterARNs []string
@@ -48,7 +53,34 @@ func (p Params) Validate() error {
 			errs = append(errs, fmt.Errorf("policy: %s is required", f.name))
 		}
 	}
+	if p.QueueKMSKeyARN != "" {
+		if p.QueueName == "" {
+			errs = append(errs, fmt.Errorf("policy: interruption_queue_kms_key_arn is set without interruption_queue_name: the key is the queue's"))
+		}
+		if err := CheckKeyARN(p.QueueKMSKeyARN); err != nil {
+			errs = append(errs, fmt.Errorf("policy: interruption_queue_kms_key_arn: %w", err))
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// keyARN is a KMS key's ARN, single- or multi-Region (mrk-).
+var keyARN = regexp.MustCompile(`^arn:aws[a-z-]*:kms:[a-z0-9-]+:[0-9]{12}:key/(mrk-)?[0-9a-fA-F-]+$`)
+
+// CheckKeyARN accepts a KMS key ARN only. IAM authorizes kms:Decrypt on
+// the key's ARN, so a grant on a key ID or an alias would never match and
+// the controller could not read the queue.
+func CheckKeyARN(s string) error {
+	switch {
+	case keyARN.MatchString(s):
+		return nil
+	case strings.HasPrefix(s, "alias/") || strings.Contains(s, ":alias/"):
+		return fmt.Errorf("%q is an alias: give the key's ARN (arn:aws:kms:<region>:<account>:key/<id>), "+
+			"e.g. aws_kms_key.<name>.arn or data.aws_kms_alias.<name>.target_key_arn", s)
+	default:
+		return fmt.Errorf("%q is not a KMS key ARN: give arn:aws:kms:<region>:<account>:key/<id> "+
+			"(a key ID alone does not name the region and account), e.g. aws_kms_key.<name>.arn", s)
+	}
 }
 
 func (p Params) clusterTag() string { return "kubernetes.io/cluster/" + p.ClusterName }

@@ -13,6 +13,7 @@ import (
 var testParams = Params{
 	Region: "us-west-2", AccountID: "123456789012", ClusterName: "demo",
 	NodeRoleARN: "arn:aws:iam::123456789012:role/demo-node", QueueName: "demo",
+	QueueKMSKeyARN: "arn:aws:kms:us-west-2:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab",
 }
 
 // sdkCall matches an SDK operation's input type (ec2.CreateFleetInput) or
@@ -105,7 +106,7 @@ func TestRenderedPolicyIsScopedAndValidJSON(t *testing.T) {
 		}
 	}
 	noQueue := testParams
-	noQueue.QueueName = ""
+	noQueue.QueueName, noQueue.QueueKMSKeyARN = "", ""
 	d2, _ := Render(noQueue)
 	for _, a := range d2.Actions() {
 		if strings.HasPrefix(a, "sqs:") {
@@ -292,5 +293,50 @@ func TestEvaluatorDenyWinsAndRejectsUnknownOperators(t *testing.T) {
 	bad := Document{Statement: []Statement{{Sid: "x", Effect: "Allow", Action: []string{"*"}, Resource: []string{"*"}, Condition: Condition{"DateGreaterThan": {"aws:CurrentTime": {"2020"}}}}}}
 	if _, err := bad.Allows(Request{Action: "a:b", Resource: "r"}); err == nil {
 		t.Error("unsupported operator evaluated without error")
+	}
+}
+
+// With the queue's KMS key the controller may decrypt the queue's messages
+// through SQS, and nothing else: no other key, not outside SQS, no data
+// keys of its own. Without a key no KMS action is granted; a key named by
+// alias or ID is refused, naming the field.
+func TestQueueKeyGrantIsScopedToTheKey(t *testing.T) {
+	key := testParams.QueueKMSKeyARN
+	viaSQS := map[string][]string{"kms:ViaService": {"sqs.us-west-2.amazonaws.com"}}
+	doc, err := Render(testParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		req  Request
+		want bool
+	}{
+		{Request{Action: "kms:Decrypt", Resource: key, Context: viaSQS}, true},
+		{Request{Action: "kms:Decrypt", Resource: key}, false},
+		{Request{Action: "kms:Decrypt", Resource: key, Context: map[string][]string{"kms:ViaService": {"ec2.us-west-2.amazonaws.com"}}}, false},
+		{Request{Action: "kms:Decrypt", Resource: "arn:aws:kms:us-west-2:123456789012:key/other", Context: viaSQS}, false},
+		{Request{Action: "kms:GenerateDataKey", Resource: key, Context: viaSQS}, false},
+	} {
+		if got, err := doc.Allows(tc.req); err != nil || got != tc.want {
+			t.Errorf("%s on %s (%v): allowed %v (err %v), want %v", tc.req.Action, tc.req.Resource, tc.req.Context, got, err, tc.want)
+		}
+	}
+	plain := testParams
+	plain.QueueKMSKeyARN = ""
+	d, err := Render(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range d.Actions() {
+		if strings.HasPrefix(a, "kms:") {
+			t.Errorf("without a queue key the policy grants %s", a)
+		}
+	}
+	for _, bad := range []string{"alias/joist", "arn:aws:kms:us-west-2:123456789012:alias/joist", "1234abcd-12ab-34cd-56ef-1234567890ab"} {
+		p := testParams
+		p.QueueKMSKeyARN = bad
+		if _, err := Render(p); err == nil || !strings.Contains(err.Error(), "interruption_queue_kms_key_arn") {
+			t.Errorf("key %q: err = %v, want a refusal naming interruption_queue_kms_key_arn", bad, err)
+		}
 	}
 }

@@ -167,6 +167,19 @@ var Rules = []Rule{
 		Optional:  func(p Params) bool { return p.QueueName != "" },
 	},
 	{
+		// An SSE-KMS queue: SQS decrypts each message for its reader with
+		// the reader's permission on the key, only through SQS. Reading is
+		// all the controller does, so kms:GenerateDataKey (a sender's) is
+		// not granted.
+		Sid: "AllowInterruptionQueueDecryption", Group: Interruption,
+		Actions:   []Action{{Name: "kms:Decrypt", NeededBy: []string{"sqs:ReceiveMessage"}}},
+		Resources: func(p Params) []string { return []string{p.QueueKMSKeyARN} },
+		Condition: func(p Params) Condition {
+			return Condition{"StringEquals": {"kms:ViaService": {"sqs." + p.Region + ".amazonaws.com"}}}
+		},
+		Optional: func(p Params) bool { return p.QueueName != "" && p.QueueKMSKeyARN != "" },
+	},
+	{
 		Sid: "AllowPassingInstanceRole", Group: IAMIntegration,
 		Actions:   []Action{{Name: "iam:PassRole", NeededBy: []string{"iam:AddRoleToInstanceProfile", "ec2:CreateFleet"}}},
 		Resources: func(p Params) []string { return []string{p.NodeRoleARN} },

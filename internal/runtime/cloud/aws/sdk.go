@@ -7,7 +7,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
-	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/smithy-go/middleware"
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,13 +16,25 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/sdkhttp"
 )
 
-// Retry tuning: throttled describe storms back off up to 20s over 8
-// attempts; no client-side retry quota, so a burst of throttling during a
-// scale-up cannot starve later calls of retries.
+// Retry tuning: a throttled call is tried up to 8 times, backing off up to
+// 20s, so a describe storm during a scale-up rides out AWS's throttling.
+// Retries draw on the SDK's standard quota (each client's token bucket of
+// 500: a retry costs 5, one after a timeout 10, a success puts 1 back):
+// while a service keeps failing, the bucket empties and calls fail after
+// their first attempt instead of multiplying the load eightfold.
 const (
 	retryMaxAttempts = 8
 	retryMaxBackoff  = 20 * time.Second
 )
+
+// newRetryer is the retryer every client of the provider uses: the SDK's
+// standard retryer, its retry quota included.
+func newRetryer() aws.Retryer {
+	return retry.NewStandard(func(o *retry.StandardOptions) {
+		o.MaxAttempts = retryMaxAttempts
+		o.MaxBackoff = retryMaxBackoff
+	})
+}
 
 var (
 	apiCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -57,13 +68,7 @@ func init() {
 func tune(cfg aws.Config) aws.Config {
 	cfg = cfg.Copy()
 	cfg.HTTPClient = sdkhttp.Client()
-	cfg.Retryer = func() aws.Retryer {
-		return retry.NewStandard(func(o *retry.StandardOptions) {
-			o.MaxAttempts = retryMaxAttempts
-			o.MaxBackoff = retryMaxBackoff
-			o.RateLimiter = ratelimit.None
-		})
-	}
+	cfg.Retryer = newRetryer
 	cfg.APIOptions = append(cfg.APIOptions, func(stack *middleware.Stack) error {
 		return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("JoistMetrics", measure), middleware.Before)
 	})

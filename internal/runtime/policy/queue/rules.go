@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Detail types of the events the rules route.
@@ -80,9 +81,33 @@ func (r Rule) RuleName(queue string) string {
 	return queue[:room-len(hash)-1] + "-" + hash + "-" + r.Key
 }
 
-// QueuePolicy lets EventBridge (and SQS itself) send to the queue and
-// refuses every request not made over TLS.
-func QueuePolicy(queueARN string) string {
+// RuleARN is the ARN of the rule's default-bus rule for a queue: its name
+// from base (the queue's name or the rules' name prefix) in the queue's
+// partition, region and account. Empty when queueARN is not an ARN.
+func (r Rule) RuleARN(base, queueARN string) string {
+	parts := strings.SplitN(queueARN, ":", 6)
+	if len(parts) != 6 {
+		return ""
+	}
+	return fmt.Sprintf("arn:%s:events:%s:%s:rule/%s", parts[1], parts[3], parts[4], r.RuleName(base))
+}
+
+// RuleARNs are the ARNs of every rule of a queue, in Rules' order.
+func RuleARNs(base, queueARN string) []string {
+	out := make([]string, len(Rules))
+	for i, r := range Rules {
+		out[i] = r.RuleARN(base, queueARN)
+	}
+	return out
+}
+
+// QueuePolicy lets the queue's own EventBridge rules (named from base, the
+// queue's name or the rules' name prefix) send to it and refuses every
+// request not made over TLS. The aws:SourceArn condition is AWS's guard
+// against the confused deputy: without it any rule in any account could
+// have EventBridge send to the queue, and a forged spot interruption
+// drains a node.
+func QueuePolicy(queueARN, base string) string {
 	doc := map[string]any{
 		"Version": "2012-10-17",
 		"Id":      "EC2InterruptionPolicy",
@@ -91,6 +116,7 @@ func QueuePolicy(queueARN string) string {
 				"Sid": "AllowEventDelivery", "Effect": "Allow",
 				"Principal": map[string]any{"Service": []string{"events.amazonaws.com", "sqs.amazonaws.com"}},
 				"Action":    "sqs:SendMessage", "Resource": queueARN,
+				"Condition": map[string]any{"ArnEquals": map[string]any{"aws:SourceArn": RuleARNs(base, queueARN)}},
 			},
 			{
 				"Sid": "DenyHTTP", "Effect": "Deny", "Principal": "*",

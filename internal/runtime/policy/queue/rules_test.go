@@ -1,6 +1,10 @@
 package queue
 
-import "testing"
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+)
 
 func TestRuleNamesFitEventBridge(t *testing.T) {
 	long := "a-very-long-queue-name-that-goes-on-and-on-and-on-for-a-while-longer"
@@ -34,4 +38,36 @@ func TestRuleNamesOfQueuesSharingAPrefixDiffer(t *testing.T) {
 	if got := Rules[0].RuleName("demo"); got != "demo-scheduled-change" {
 		t.Errorf("short queue name: rule %q, want demo-scheduled-change", got)
 	}
+}
+
+// Only the queue's own rules may have EventBridge send to it: the delivery
+// statement names their ARNs in aws:SourceArn, in the queue's partition,
+// region and account, and with the names the rules get from base.
+func TestQueuePolicyNamesItsRules(t *testing.T) {
+	const queueARN = "arn:aws-cn:sqs:cn-north-1:111122223333:demo"
+	var doc struct {
+		Statement []struct {
+			Sid       string
+			Condition struct {
+				ArnEquals map[string][]string
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(QueuePolicy(queueARN, "prefix")), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, r := range Rules {
+		want = append(want, "arn:aws-cn:events:cn-north-1:111122223333:rule/"+r.RuleName("prefix"))
+	}
+	for _, st := range doc.Statement {
+		if st.Sid != "AllowEventDelivery" {
+			continue
+		}
+		if got := st.Condition.ArnEquals["aws:SourceArn"]; !slices.Equal(got, want) {
+			t.Fatalf("AllowEventDelivery's aws:SourceArn = %v, want the queue's rules %v (condition %v)", got, want, st.Condition)
+		}
+		return
+	}
+	t.Fatal("no AllowEventDelivery statement")
 }

@@ -66,6 +66,8 @@ type Controller struct {
 	// retry holds handled messages whose deletion failed; the next poll
 	// deletes them with its own. Only Poll touches it (one poller).
 	retry []handled
+	// health is whether receiving fails, for the warnings (one poller).
+	health receiveHealth
 }
 
 // handled is a message to delete from the queue.
@@ -130,16 +132,10 @@ func (c *Controller) Poll(ctx context.Context) error {
 
 // poll is Poll that also says how many messages it received.
 func (c *Controller) poll(ctx context.Context) (int, error) {
-	url, err := c.url(ctx)
+	url, out, err := c.receive(ctx)
+	c.observeReceive(ctx, err)
 	if err != nil {
 		return 0, err
-	}
-	out, err := c.opts.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
-		QueueUrl: aws.String(url), MaxNumberOfMessages: maxMessages,
-		WaitTimeSeconds: waitSeconds, VisibilityTimeout: visibilitySeconds,
-	})
-	if err != nil {
-		return 0, fmt.Errorf("receiving from queue %s: %w", c.opts.QueueName, err)
 	}
 	if len(out.Messages) == 0 {
 		return 0, c.delete(ctx, url, nil)
@@ -173,6 +169,22 @@ func (c *Controller) poll(ctx context.Context) (int, error) {
 	}
 	wg.Wait()
 	return len(out.Messages), errors.Join(append(errs, c.delete(ctx, url, done))...)
+}
+
+// receive finds the queue and receives one batch.
+func (c *Controller) receive(ctx context.Context) (string, *sqs.ReceiveMessageOutput, error) {
+	url, err := c.url(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	out, err := c.opts.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+		QueueUrl: aws.String(url), MaxNumberOfMessages: maxMessages,
+		WaitTimeSeconds: waitSeconds, VisibilityTimeout: visibilitySeconds,
+	})
+	if err != nil {
+		return "", nil, fmt.Errorf("receiving from queue %s: %w", c.opts.QueueName, err)
+	}
+	return url, out, nil
 }
 
 func (c *Controller) url(ctx context.Context) (string, error) {

@@ -51,7 +51,7 @@ func makeQueue(t *testing.T, ctx context.Context, name string) string {
 	out, err := q.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: map[string]string{
 		"MessageRetentionPeriod": strconv.Itoa(queue.MessageRetentionSeconds),
 		"SqsManagedSseEnabled":   "true",
-		"Policy":                 queue.QueuePolicy(arn),
+		"Policy":                 queue.QueuePolicy(arn, name),
 	}})
 	if err != nil {
 		t.Fatal(err)

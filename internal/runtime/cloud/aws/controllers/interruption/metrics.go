@@ -25,10 +25,18 @@ var (
 		Help:    "Time from an event's emission to its deletion from the queue.",
 		Buckets: metrics.DurationBuckets(),
 	})
+	receiveErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: metrics.JoistNamespace, Subsystem: "interruption", Name: "receive_errors_total",
+		Help: "Failed receives from the interruption queue (finding the queue included), by AWS error code (client: no code).",
+	}, []string{"code"})
+	receiveFailing = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: metrics.JoistNamespace, Subsystem: "interruption", Name: "receive_failing",
+		Help: "1 while the last receive from the interruption queue failed, 0 once one succeeds.",
+	})
 )
 
 func init() {
-	crmetrics.Registry.MustRegister(receivedMessages, deletedMessages, messageQueueDuration, instanceStatusUnhealthy)
+	crmetrics.Registry.MustRegister(receivedMessages, deletedMessages, messageQueueDuration, instanceStatusUnhealthy, receiveErrors, receiveFailing)
 	// Every message type's series exists from the start, at zero.
 	for _, k := range []Kind{SpotInterrupted, ScheduledChange, InstanceStopped, InstanceTerminated, CapacityReservationInterrupted, RebalanceRecommendation} {
 		receivedMessages.WithLabelValues(string(k))
