@@ -40,9 +40,21 @@ import (
 // and the controllers' first disruption passes.
 const migrationHold = 3 * time.Minute
 
-// migrationPods are the workload's replicas under Karpenter, after the move
-// to Joist, and after the move back.
-var migrationPods = [3]int32{12, 18, 24}
+// migrationWorkloads run under Karpenter, then scale up after the move to
+// Joist and again after the move back (replicas per phase). One CPU a pod;
+// the spread ones keep one pod a node, so the fleet has several nodes of
+// both pools, none of which consolidation could empty.
+var migrationWorkloads = []migrationWorkload{
+	{name: "inflate", pool: "default", replicas: [3]int32{12, 18, 24}},
+	{name: "spread", pool: "default", spread: true, replicas: [3]int32{4, 6, 8}},
+	{name: "batch", pool: "batch", spread: true, replicas: [3]int32{2, 3, 4}},
+}
+
+type migrationWorkload struct {
+	name, pool string
+	spread     bool
+	replicas   [3]int32
+}
 
 // churn is what a watch saw happen to the NodeClaims and instances that
 // existed when it started.
@@ -125,13 +137,13 @@ func TestMigration(t *testing.T) {
 	if _, err := w.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.cs.AppsV1().Deployments(ns).Create(ctx, migrationWorkload(ns, migrationPods[0]), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	for _, wl := range migrationWorkloads {
+		if _, err := w.cs.AppsV1().Deployments(ns).Create(ctx, wl.deployment(ns), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := w.waitWorkload(ctx, ns, migrationPods[0], 10*time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	step("Karpenter runs %d pods on %d NodeClaims", migrationPods[0], len(w.claimNames(ctx, t)))
+	w.waitWorkloads(ctx, t, ns, 0)
+	step("Karpenter runs %d pods on %d NodeClaims", podsIn(0), len(w.claimNames(ctx, t)))
 
 	// helm uninstall: the controller's pod gets SIGTERM; CRDs and objects stay.
 	stopProcess(karpenter)
@@ -149,11 +161,9 @@ func TestMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	step("applied; plan after apply exits %d; scaling to %d pods", planExit, migrationPods[1])
-	w.scaleWorkload(ctx, t, ns, migrationPods[1])
-	if err := w.waitWorkload(ctx, ns, migrationPods[1], 10*time.Minute); err != nil {
-		t.Fatal(err)
-	}
+	step("applied; plan after apply exits %d; scaling to %d pods", planExit, podsIn(1))
+	w.scaleWorkloads(ctx, t, ns, 1)
+	w.waitWorkloads(ctx, t, ns, 1)
 	time.Sleep(migrationHold)
 	there := toJoist.stop()
 	there.PlanExit = planExit
@@ -181,17 +191,15 @@ func TestMigration(t *testing.T) {
 	if err := waitFor(ctx, 2*time.Minute, func() bool { return len(sb.Controllers()) == 0 }); err != nil {
 		t.Fatal("the Joist controller still runs after its Deployment was destroyed")
 	}
-	step("Joist removed; Karpenter's CRDs applied again and Karpenter started; scaling to %d pods", migrationPods[2])
+	step("Joist removed; Karpenter's CRDs applied again and Karpenter started; scaling to %d pods", podsIn(2))
 	if err := installCRDs(ctx, sb, crdDir); err != nil {
 		t.Fatal(err)
 	}
 	if karpenter, err = startKarpenter(ctx, sb, bin, filepath.Join(sb.Dir, "logs", "karpenter-back.log"), karpenterLeaderElection...); err != nil {
 		t.Fatal(err)
 	}
-	w.scaleWorkload(ctx, t, ns, migrationPods[2])
-	if err := w.waitWorkload(ctx, ns, migrationPods[2], 10*time.Minute); err != nil {
-		t.Fatal(err)
-	}
+	w.scaleWorkloads(ctx, t, ns, 2)
+	w.waitWorkloads(ctx, t, ns, 2)
 	time.Sleep(migrationHold)
 	back := toKarpenter.stop()
 	back.PlanExit = -1
@@ -288,58 +296,83 @@ func migrationObjects() []client.Object {
 // it: a Lease in its namespace, released when the pod stops.
 var karpenterLeaderElection = []string{"DISABLE_LEADER_ELECTION=false", "LEADER_ELECTION_NAMESPACE=kube-system"}
 
-// migrationWorkload is one CPU per pod on the default pool.
-func migrationWorkload(ns string, replicas int32) *appsv1.Deployment {
-	labels := map[string]string{"app": "inflate"}
+func podsIn(phase int) int32 {
+	var n int32
+	for _, wl := range migrationWorkloads {
+		n += wl.replicas[phase]
+	}
+	return n
+}
+
+func (wl migrationWorkload) deployment(ns string) *appsv1.Deployment {
+	labels := map[string]string{"app": wl.name}
+	replicas := wl.replicas[0]
+	spec := corev1.PodSpec{
+		NodeSelector: map[string]string{v1.NodePoolLabelKey: wl.pool},
+		Containers: []corev1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.9",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}},
+	}
+	if wl.pool == "batch" {
+		spec.Tolerations = []corev1.Toleration{{Key: "workload", Operator: corev1.TolerationOpEqual, Value: "batch", Effect: corev1.TaintEffectNoSchedule}}
+	}
+	if wl.spread {
+		spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+				LabelSelector: &metav1.LabelSelector{MatchLabels: labels}, TopologyKey: corev1.LabelHostname,
+			}},
+		}}
+	}
 	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "inflate"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: wl.name},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: &replicas,
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					NodeSelector: map[string]string{v1.NodePoolLabelKey: "default"},
-					Containers: []corev1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.9",
-						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}},
-				},
-			},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec},
 		},
 	}
 }
 
-func (w *world) scaleWorkload(ctx context.Context, t *testing.T, ns string, replicas int32) {
+func (w *world) scaleWorkloads(ctx context.Context, t *testing.T, ns string, phase int) {
 	t.Helper()
-	s, err := w.cs.AppsV1().Deployments(ns).GetScale(ctx, "inflate", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Spec.Replicas = replicas
-	if _, err := w.cs.AppsV1().Deployments(ns).UpdateScale(ctx, "inflate", s, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
+	for _, wl := range migrationWorkloads {
+		s, err := w.cs.AppsV1().Deployments(ns).GetScale(ctx, wl.name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Spec.Replicas = wl.replicas[phase]
+		if _, err := w.cs.AppsV1().Deployments(ns).UpdateScale(ctx, wl.name, s, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
-// waitWorkload waits until n of the workload's pods are Running.
-func (w *world) waitWorkload(ctx context.Context, ns string, n int32, timeout time.Duration) error {
-	var running int32
+// waitWorkloads waits until every workload has its phase's replicas Running.
+func (w *world) waitWorkloads(ctx context.Context, t *testing.T, ns string, phase int) {
+	t.Helper()
+	const timeout = 10 * time.Minute
+	var short string
 	err := waitFor(ctx, timeout, func() bool {
-		pods, err := w.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=inflate"})
-		if err != nil {
-			return false
-		}
-		running = 0
-		for _, p := range pods.Items {
-			if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
-				running++
+		short = ""
+		for _, wl := range migrationWorkloads {
+			pods, err := w.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + wl.name})
+			if err != nil {
+				return false
+			}
+			var running int32
+			for _, p := range pods.Items {
+				if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+					running++
+				}
+			}
+			if running < wl.replicas[phase] {
+				short += fmt.Sprintf(" %s %d of %d;", wl.name, running, wl.replicas[phase])
 			}
 		}
-		return running >= n
+		return short == ""
 	})
 	if err != nil {
-		return fmt.Errorf("%d of %d pods Running after %s", running, n, timeout)
+		t.Fatalf("pods Running after %s:%s", timeout, short)
 	}
-	return nil
 }
 
 func waitFor(ctx context.Context, timeout time.Duration, done func() bool) error {
