@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"math/big"
@@ -34,13 +35,24 @@ const controllerConfigAnnotation = "joist.dev/terraform-config"
 // controllerComputed are the attributes that are not configuration.
 var controllerComputed = map[string]bool{"id": true, "crds_sha256": true, "in_sync": true, "drift": true}
 
+// controllerSecrets are the attributes that can carry credentials (proxy
+// URLs with a password, tokens): Sensitive in the schema, and recorded in
+// the configuration annotation only as a SHA-256 under secretHashesKey, so
+// the annotation (readable by whoever can read Deployments) holds no
+// secret. Import reads them back from the container's environment.
+var controllerSecrets = map[string]bool{"extra_env": true}
+
+// secretHashesKey holds, in the configuration annotation, the hashes of
+// the controllerSecrets attributes; it is no attribute, so import ignores it.
+const secretHashesKey = "sensitive_sha256"
+
 // controllerConfig is m's configuration as JSON.
 func controllerConfig(ctx context.Context, schemaType attr.Type, m *controllerModel) (string, error) {
 	obj, d := types.ObjectValueFrom(ctx, schemaType.(types.ObjectType).AttrTypes, m)
 	if d.HasError() {
 		return "", fmt.Errorf("%v", d)
 	}
-	out := map[string]any{}
+	out, hashes := map[string]any{}, map[string]string{}
 	for name, v := range obj.Attributes() {
 		if controllerComputed[name] {
 			continue
@@ -49,9 +61,21 @@ func controllerConfig(ctx context.Context, schemaType attr.Type, m *controllerMo
 		if err != nil {
 			return "", err
 		}
-		if out[name], err = tfJSON(raw); err != nil {
+		j, err := tfJSON(raw)
+		if err != nil {
 			return "", fmt.Errorf("%s: %w", name, err)
 		}
+		if controllerSecrets[name] {
+			if j != nil {
+				b, _ := json.Marshal(j)
+				hashes[name] = fmt.Sprintf("%x", sha256.Sum256(b))
+			}
+			continue
+		}
+		out[name] = j
+	}
+	if len(hashes) > 0 {
+		out[secretHashesKey] = hashes
 	}
 	b, err := json.Marshal(out)
 	return string(b), err
@@ -126,10 +150,12 @@ func (r *ControllerResource) importFrom(ctx context.Context, dyn dynamic.Interfa
 	config := d.GetAnnotations()[controllerConfigAnnotation]
 	if config == "" {
 		config, err = configFromFields(ctx, dyn, d)
-		if err != nil {
-			diags.AddError("Importing joist_controller", err.Error())
-			return nil, false
-		}
+	} else {
+		config, err = withExtraEnv(config, d)
+	}
+	if err != nil {
+		diags.AddError("Importing joist_controller", err.Error())
+		return nil, false
 	}
 	typ := sch.Type().TerraformType(ctx)
 	raw, err := (&tfprotov6.RawState{JSON: []byte(config)}).UnmarshalWithOpts(typ, tfprotov6.UnmarshalOpts{ValueFromJSONOpts: tftypes.ValueFromJSONOpts{IgnoreUndefinedAttributes: true}})
@@ -213,6 +239,45 @@ func applyDefaults(ctx context.Context, sch schema.Schema, state *tfsdk.State, d
 	}
 }
 
+// extraEnv are the variables of the controller's environment that no
+// attribute sets: extra_env's.
+func extraEnv(env map[string]string) map[string]string {
+	own := map[string]bool{}
+	for _, s := range controllerSettings {
+		own[s.env] = true
+	}
+	extra := map[string]string{}
+	for k, v := range env {
+		if derivedSettings[k] == "" && !own[k] {
+			extra[k] = v
+		}
+	}
+	return extra
+}
+
+// withExtraEnv completes a recorded configuration, which holds extra_env
+// only as a hash, with extra_env read from the Deployment's container.
+func withExtraEnv(config string, d *unstructured.Unstructured) (string, error) {
+	var m map[string]any
+	dec := json.NewDecoder(strings.NewReader(config))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		return "", fmt.Errorf("the configuration recorded on Deployment %s/%s does not read: %w", d.GetNamespace(), d.GetName(), err)
+	}
+	if _, recorded := m["extra_env"]; recorded {
+		return config, nil // recorded before secrets were hashed
+	}
+	env, err := controllerdeploy.Env(d)
+	if err != nil {
+		return "", err
+	}
+	if extra := extraEnv(env); len(extra) > 0 {
+		m["extra_env"] = extra
+	}
+	b, err := json.Marshal(m)
+	return string(b), err
+}
+
 // configFromFields reconstructs the configuration of a Deployment that
 // has no configuration annotation from its fields: the settings from the
 // environment, the image, resources, replicas and service account.
@@ -253,13 +318,7 @@ func configFromFields(ctx context.Context, dyn dynamic.Interface, d *unstructure
 		}
 		config["feature_gates"] = vals
 	}
-	extra := map[string]string{}
-	for k, v := range env {
-		if derivedSettings[k] == "" {
-			extra[k] = v
-		}
-	}
-	if len(extra) > 0 {
+	if extra := extraEnv(env); len(extra) > 0 {
 		config["extra_env"] = extra
 	}
 	containers, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")

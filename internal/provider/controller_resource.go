@@ -159,9 +159,10 @@ func (r *ControllerResource) Schema(_ context.Context, _ resource.SchemaRequest,
 		"aws_feature_gates": schema.MapAttribute{Optional: true, ElementType: types.BoolType,
 			MarkdownDescription: "`AWS_FEATURE_GATES`, by Karpenter's gate names (`" + strings.Join(settings.AWSGateNames(), "`, `") + "`), all off by default. " +
 				"Joist's controller implements none of them: `terraform plan` rejects turning one on." + chart("settings.awsFeatureGates")},
-		"extra_env": schema.MapAttribute{Optional: true, ElementType: types.StringType,
+		"extra_env": schema.MapAttribute{Optional: true, ElementType: types.StringType, Sensitive: controllerSecrets["extra_env"],
 			MarkdownDescription: "More environment variables of the controller container (proxies, `AWS_STS_REGIONAL_ENDPOINTS`, ...). A controller setting with its own " +
-				"attribute is refused here: set the attribute, which `terraform plan` checks." + chart("controller.env")},
+				"attribute is refused here: set the attribute, which `terraform plan` checks." + chart("controller.env") +
+				" Sensitive: a proxy URL or token here is hidden in plans, and the configuration Joist records on the Deployment keeps only its SHA-256."},
 		"wait_for_rollout": schema.BoolAttribute{
 			Optional: true, Computed: true, Default: booldefault.StaticBool(true),
 			MarkdownDescription: "Wait until the Deployment is Available after create and update. Defaults to true.",

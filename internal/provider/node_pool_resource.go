@@ -122,6 +122,9 @@ func (r *NodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		return
 	}
 	resp.Diagnostics.Append(r.validationDiagnostics(plan, state)...)
+	if !resp.Diagnostics.HasError() {
+		r.warnRename(ctx, plan, state, &resp.Diagnostics)
+	}
 	if resp.Diagnostics.HasError() || !r.specChanged(plan, state) {
 		return
 	}

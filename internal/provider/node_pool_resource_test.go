@@ -177,3 +177,29 @@ func patchLive(t *testing.T, gvr groupVersionResource, name, patch string) {
 		t.Fatalf("patching %s %s: %v", gvr.Resource, name, err)
 	}
 }
+
+// Renaming a node pool replaces it, and deleting the old pool deletes all
+// of its NodeClaims at once: the plan warns with their number.
+func TestAccNodePoolRenameWarnsOfItsNodeClaims(t *testing.T) {
+	t.Parallel()
+	const pool, renamed = "rename-from", "rename-to"
+	warnings := &planWarnings{}
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: warnings.factories(),
+		CheckDestroy:             checkGone(nodePoolGVKResource, pool),
+		Steps: []resource.TestStep{
+			{Config: previewPoolConfig(pool, `"amd64"`, "a")},
+			{
+				PreConfig:          func() { createClaims(t, pool, 3) },
+				Config:             previewPoolConfig(renamed, `"amd64"`, "a"),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+			},
+			{PreConfig: func() { releaseClaims(pool) }, Config: previewPoolConfig(pool, `"amd64"`, "a")},
+		},
+	})
+	want := "Renaming node pool " + pool + " to " + renamed + " replaces it: deleting " + pool + " deletes its 3 NodeClaims at once"
+	if !warnings.has(want) {
+		t.Errorf("the plan did not warn %q; warnings: %q", want, warnings.warnings)
+	}
+}

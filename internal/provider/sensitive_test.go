@@ -3,11 +3,14 @@ package provider
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // The exec plugin's env of the provider's kubernetes block is sensitive:
@@ -71,5 +74,43 @@ resource "joist_ec2_node_class" "test" {
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{expectSensitive{nodeClassAddr, "user_data"}}},
 			Check:            checkLive(ec2NodeClassGVR, name, "spec.userData", "export REGISTRY_TOKEN=s3cr3t"),
 		}},
+	})
+}
+
+// joist_controller's extra_env is sensitive (proxy URLs with a password,
+// tokens): hidden in the plan, and the configuration recorded on the
+// Deployment keeps only its hash, so no annotation holds the secret. Import
+// reads it back from the container's environment.
+func TestAccControllerExtraEnvIsSensitive(t *testing.T) {
+	awsSim(t)
+	controllerNodes(t)
+	const secret = "s3cr3t-proxy-password"
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config:           controllerTestConfig(`extra_env = { HTTPS_PROXY = "http://joist:` + secret + `@proxy.internal:3128" }`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{expectSensitive{controllerAddr, "extra_env"}}},
+				Check: resource.ComposeTestCheckFunc(
+					checkController(t, map[string]string{"HTTPS_PROXY": "http://joist:" + secret + "@proxy.internal:3128"}),
+					func(*terraform.State) error {
+						d := deploymentOf(t)
+						template, _, _ := unstructured.NestedStringMap(d.Object, "spec", "template", "metadata", "annotations")
+						for _, annotations := range []map[string]string{d.GetAnnotations(), template} {
+							for k, v := range annotations {
+								if strings.Contains(v, secret) {
+									return fmt.Errorf("Deployment annotation %s holds the secret: %s", k, v)
+								}
+							}
+						}
+						if !strings.Contains(d.GetAnnotations()[controllerConfigAnnotation], secretHashesKey) {
+							return fmt.Errorf("the recorded configuration has no hash of extra_env: %s", d.GetAnnotations()[controllerConfigAnnotation])
+						}
+						return nil
+					},
+				),
+			},
+			{ResourceName: controllerAddr, ImportState: true, ImportStateId: "kube-system", ImportStateVerify: true, ImportStateVerifyIgnore: []string{"wait_timeout"}},
+		},
 	})
 }

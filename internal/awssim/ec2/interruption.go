@@ -91,6 +91,31 @@ func (s *Service) ScheduleChange(ids []string, start time.Time) error {
 	return nil
 }
 
+// EndScheduledEvents marks the instance's scheduled events completed, or
+// canceled, as EC2 does: the event stays listed by DescribeInstanceStatus
+// for a while, its description starting with [Completed] or [Canceled].
+func (s *Service) EndScheduledEvents(id string, canceled bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in, ok := s.instances[id]
+	if !ok {
+		return fmt.Errorf("instance %s does not exist", id)
+	}
+	mark := "[Completed] "
+	if canceled {
+		mark = "[Canceled] "
+	}
+	for i := range in.status.events {
+		e := &in.status.events[i]
+		d := ""
+		if e.Description != nil {
+			d = *e.Description
+		}
+		e.Description = ptr(mark + d)
+	}
+	return nil
+}
+
 // SetImpaired sets the instance and system status checks DescribeInstanceStatus reports.
 func (s *Service) SetImpaired(id string, instanceCheck, systemCheck bool) error {
 	return s.SetImpairedSince(id, instanceCheck, systemCheck, time.Now())

@@ -20,6 +20,29 @@ type NodeClaimNotFoundError struct{ Err error }
 func (e *NodeClaimNotFoundError) Error() string { return fmt.Sprintf("nodeclaim not found: %v", e.Err) }
 func (e *NodeClaimNotFoundError) Unwrap() error { return e.Err }
 
+// UnmanagedInstanceError means the claim's instance carries the cluster's
+// marks (a NodePool tag and a cluster tag) yet fails the ownership check,
+// so it is not touched: for the cluster it does not exist, but it still
+// runs and is billed. It comes wrapped in a NodeClaimNotFoundError, so the
+// claim is released as for any instance that is not the cluster's; callers
+// report it.
+type UnmanagedInstanceError struct {
+	InstanceID string
+	Err        error
+}
+
+func (e *UnmanagedInstanceError) Error() string {
+	return fmt.Sprintf("instance %s is tagged for this cluster but fails its ownership check: %v", e.InstanceID, e.Err)
+}
+func (e *UnmanagedInstanceError) Unwrap() error { return e.Err }
+
+// AsUnmanagedInstance returns the UnmanagedInstanceError err is or wraps.
+func AsUnmanagedInstance(err error) (*UnmanagedInstanceError, bool) {
+	var e *UnmanagedInstanceError
+	ok := errors.As(err, &e)
+	return e, ok
+}
+
 // NodeClassNotReadyError means the claim's node class has not resolved its
 // subnets, security groups, AMIs or instance profile yet.
 type NodeClassNotReadyError struct{ Err error }

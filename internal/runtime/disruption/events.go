@@ -2,6 +2,7 @@ package disruption
 
 import (
 	"fmt"
+	"strings"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
@@ -89,6 +90,28 @@ func (c *Controller) reportBudgetBlocked(env *Env, candidates []*Candidate, budg
 			c.emitOnce(pool+"/budget/"+string(m.reason), msg, func() {
 				c.recorder.Normal(cand.Pool, reasonDisruptionBlocked, actionDisrupt, "%s", msg)
 			})
+		}
+	}
+}
+
+// forgetEvents drops the memos that can no longer hold an event back:
+// those whose node or pool (the key's first part) is not in the snapshot,
+// and those older than eventRepeat. Without it every node that ever had an
+// event would stay in the map for the life of the process.
+func (c *Controller) forgetEvents(env *Env) {
+	live := map[string]bool{}
+	for _, n := range env.Snapshot.Nodes {
+		live[n.Name()] = true
+	}
+	for _, p := range env.Snapshot.NodePools {
+		live[p.Name] = true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for key, memo := range c.lastEvents {
+		subject, _, _ := strings.Cut(key, "/")
+		if !live[subject] || env.Now.Sub(memo.at) >= eventRepeat {
+			delete(c.lastEvents, key)
 		}
 	}
 }

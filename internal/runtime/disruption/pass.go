@@ -48,6 +48,7 @@ func (c *Controller) Pass(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	tEnv := c.clock.Since(start)
+	c.forgetEvents(env)
 	c.removeStaleTaints(ctx, env)
 	batch, now, took := c.decide(ctx, env)
 	logPass(ctx, env, tEnv, c.clock.Since(start), took, batch, now)

@@ -9,6 +9,8 @@ const (
 	reasonAwaitingVolumeDetachment       = "AwaitingVolumeDetachment"
 	reasonInstanceTerminating            = "InstanceTerminating"
 	reasonFailedTermination              = "FailedTermination"
-	actionDrain                          = "Draining"
-	actionTerminate                      = "Terminating"
+	// reasonUnmanagedInstance is Joist's: the instance was left running.
+	reasonUnmanagedInstance = "UnmanagedInstance"
+	actionDrain             = "Draining"
+	actionTerminate         = "Terminating"
 )

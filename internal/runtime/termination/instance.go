@@ -6,6 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
@@ -32,6 +33,9 @@ func terminateInstance(ctx context.Context, kube client.Client, provider cloud.P
 	}
 	err := provider.Delete(metrics.WithController(ctx, "nodeclaim.termination"), target)
 	if cloud.IsNodeClaimNotFound(err) {
+		if u, ok := cloud.AsUnmanagedInstance(err); ok {
+			reportUnmanaged(ctx, rec, claim, target, u)
+		}
 		if claim != nil {
 			if c := nodeclaim.Get(claim, v1.ConditionTypeInstanceTerminating); c != nil && c.Status == metav1.ConditionTrue {
 				instanceTerminationDuration.WithLabelValues(claim.Labels[v1.NodePoolLabelKey]).Observe(
@@ -67,4 +71,19 @@ func setCondition(ctx context.Context, kube client.Client, claim *v1.NodeClaim, 
 		return client.IgnoreNotFound(err)
 	}
 	return nil
+}
+
+// reportUnmanaged tells the user about an instance left running: tagged
+// for this cluster and a NodePool but failing the ownership check, so it is
+// never terminated, and once the claim is released nothing manages it
+// while it is billed.
+func reportUnmanaged(ctx context.Context, rec *events.Recorder, claim, target *v1.NodeClaim, u *cloud.UnmanagedInstanceError) {
+	pool := target.Labels[v1.NodePoolLabelKey]
+	unmanagedInstances.WithLabelValues(pool).Inc()
+	log.FromContext(ctx).Error(u, "leaving a running instance that no NodeClaim manages; terminate it or restore its tags",
+		"instanceID", u.InstanceID, "provider-id", target.Status.ProviderID, "NodeClaim", target.Name, "nodepool", pool)
+	if claim != nil {
+		rec.Warning(claim, reasonUnmanagedInstance, actionTerminate,
+			"Instance %s is left running and billed, managed by no NodeClaim: %s. Terminate it or restore its tags", u.InstanceID, u.Err)
+	}
 }

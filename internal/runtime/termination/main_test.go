@@ -84,6 +84,16 @@ const slowKubelet = "test.joist.dev/slow-kubelet"
 
 func launch(t *testing.T) (providerID, instanceID string) {
 	t.Helper()
+	// Tagged as the runtime tags its launches: it terminates nothing else.
+	return launchTagged(t, map[string]string{
+		"kubernetes.io/cluster/" + cluster: "owned", "eks:eks-cluster-name": cluster,
+		"karpenter.sh/nodepool": "default", "karpenter.k8s.aws/ec2nodeclass": "default",
+	})
+}
+
+// launchTagged runs one instance with tags.
+func launchTagged(t *testing.T, with map[string]string) (providerID, instanceID string) {
+	t.Helper()
 	ctx := testContext(t)
 	images, err := ec2c.DescribeImages(ctx, &ec2.DescribeImagesInput{})
 	if err != nil || len(images.Images) == 0 {
@@ -93,12 +103,8 @@ func launch(t *testing.T) (providerID, instanceID string) {
 	if err != nil || len(subnets.Subnets) == 0 {
 		t.Fatalf("no subnet to launch into: %v", err)
 	}
-	// Tagged as the runtime tags its launches: it terminates nothing else.
 	var tags []ec2types.Tag
-	for k, v := range map[string]string{
-		"kubernetes.io/cluster/" + cluster: "owned", "eks:eks-cluster-name": cluster,
-		"karpenter.sh/nodepool": "default", "karpenter.k8s.aws/ec2nodeclass": "default",
-	} {
+	for k, v := range with {
 		tags = append(tags, ec2types.Tag{Key: sdkaws.String(k), Value: sdkaws.String(v)})
 	}
 	out, err := ec2c.RunInstances(ctx, &ec2.RunInstancesInput{

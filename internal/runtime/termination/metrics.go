@@ -57,11 +57,15 @@ var (
 		Help:    "Time from a NodeClaim's deletion to the release of its finalizer, by NodePool.",
 		Buckets: prometheus.ExponentialBuckets(1, 2, 12),
 	}, []string{metrics.LabelNodePool})
+	unmanagedInstances = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: metrics.JoistNamespace, Subsystem: "cloudprovider", Name: "unmanaged_instances_total",
+		Help: "Releases of a NodeClaim or Node whose instance, tagged for the cluster and a NodePool but failing the ownership check, was left running, by NodePool.",
+	}, []string{metrics.LabelNodePool})
 )
 
 func init() {
 	crmetrics.Registry.MustRegister(nodesTerminationDuration, nodesLifetime, nodesDrained,
-		podsDrained, evictionRequests, instanceTerminationDuration, nodeClaimsTerminationDuration)
+		podsDrained, evictionRequests, instanceTerminationDuration, nodeClaimsTerminationDuration, unmanagedInstances)
 }
 
 // DrainReason is the reason label of pods drained from the claim's node:

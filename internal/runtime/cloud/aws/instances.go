@@ -48,6 +48,9 @@ func (p *Provider) terminate(ctx context.Context, claim *v1.NodeClaim, id string
 	if err := p.instances.Owned(inst); err != nil {
 		// Not this cluster's: for this cluster it does not exist.
 		log.FromContext(ctx).Info("not terminating an instance this cluster does not own", "provider-id", claim.Status.ProviderID, "reason", err.Error())
+		if ownership.Marked(inst.Tags, p.settings.ClusterName, v1.NodePoolLabelKey) {
+			err = &cloud.UnmanagedInstanceError{InstanceID: id, Err: err}
+		}
 		return &cloud.NodeClaimNotFoundError{Err: err}
 	}
 	if inst.State == ec2types.InstanceStateNameShuttingDown {

@@ -117,8 +117,12 @@ func TestDeleteLeavesInstancesThisClusterDoesNotOwn(t *testing.T) {
 		claim := &v1.NodeClaim{}
 		claim.Name = "not-ours"
 		claim.Status.ProviderID = pid
-		if err := prov.Delete(ctx, claim); !cloud.IsNodeClaimNotFound(err) {
+		err := prov.Delete(ctx, claim)
+		if !cloud.IsNodeClaimNotFound(err) {
 			t.Errorf("deleting %s: %v, want NodeClaimNotFound", id, err)
+		}
+		if _, ok := cloud.AsUnmanagedInstance(err); ok {
+			t.Errorf("deleting %s: %v; an instance without this cluster's NodePool marks is not reported as unmanaged", id, err)
 		}
 	}
 	for _, r := range sim.Requests().Requests("ec2", "TerminateInstances") {

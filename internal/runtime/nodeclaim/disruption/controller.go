@@ -40,22 +40,33 @@ type Controller struct {
 	clock clock.Clock
 
 	mu sync.Mutex
-	// typeChecked is when each claim last passed the instance type check.
-	typeChecked map[types.UID]time.Time
+	// typeChecked is when each claim, by name, last passed the instance
+	// type check; the UID tells a claim recreated under the name apart.
+	// Reconcile drops a claim's entry once the claim is gone or deleting.
+	typeChecked map[string]typeCheck
+}
+
+type typeCheck struct {
+	uid types.UID
+	at  time.Time
 }
 
 // NewController wires the controller.
 func NewController(kube client.Client, provider cloud.Provider, clk clock.Clock) *Controller {
-	return &Controller{kube: kube, cloud: provider, clock: clk, typeChecked: map[types.UID]time.Time{}}
+	return &Controller{kube: kube, cloud: provider, clock: clk, typeChecked: map[string]typeCheck{}}
 }
 
 // Reconcile updates one claim's disruption conditions.
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	claim := &v1.NodeClaim{}
 	if err := c.kube.Get(ctx, req.NamespacedName, claim); err != nil {
+		if apierrors.IsNotFound(err) {
+			c.forget(req.Name)
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if claim.DeletionTimestamp != nil {
+		c.forget(claim.Name)
 		return reconcile.Result{}, nil
 	}
 	pool := &v1.NodePool{}
@@ -122,7 +133,10 @@ func (c *Controller) drifted(ctx context.Context, claim *v1.NodeClaim, pool *v1.
 func (c *Controller) instanceTypeDrift(ctx context.Context, claim *v1.NodeClaim, pool *v1.NodePool) (string, error) {
 	now := c.clock.Now()
 	c.mu.Lock()
-	last := c.typeChecked[claim.UID]
+	var last time.Time
+	if tc, ok := c.typeChecked[claim.Name]; ok && tc.uid == claim.UID {
+		last = tc.at
+	}
 	c.mu.Unlock()
 	if !drift.InstanceTypeCheckDue(claim.CreationTimestamp.Time, last, now) {
 		return "", nil
@@ -141,14 +155,15 @@ func (c *Controller) instanceTypeDrift(ctx context.Context, claim *v1.NodeClaim,
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	// Forget passes too old to matter, so deleted claims do not pile up.
-	for uid, at := range c.typeChecked {
-		if now.Sub(at) >= drift.InstanceTypeCheckInterval {
-			delete(c.typeChecked, uid)
-		}
-	}
-	c.typeChecked[claim.UID] = now
+	c.typeChecked[claim.Name] = typeCheck{uid: claim.UID, at: now}
 	return "", nil
+}
+
+// forget drops what the controller remembers of a claim.
+func (c *Controller) forget(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.typeChecked, name)
 }
 
 // Register adds the controller: changes of a NodePool or a node class

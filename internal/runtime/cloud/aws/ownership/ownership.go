@@ -45,3 +45,20 @@ func Check(tags map[string]string, cluster string, want map[string]string) error
 	}
 	return nil
 }
+
+// Marked reports whether tags name the cluster (either cluster tag with
+// its value) and carry key: a resource that says it is the cluster's,
+// which Check may still refuse (a tag removed or changed by hand). Such a
+// resource is left alone like any other that fails Check, but it is worth
+// telling the user about: it runs, and is billed, with nobody managing it.
+func Marked(tags map[string]string, cluster, key string) bool {
+	if _, ok := tags[key]; !ok {
+		return false
+	}
+	for k, v := range ClusterTags(cluster) {
+		if tags[k] == v {
+			return true
+		}
+	}
+	return false
+}

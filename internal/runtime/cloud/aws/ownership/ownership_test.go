@@ -34,3 +34,21 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+func TestMarked(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		tags map[string]string
+		want bool
+	}{
+		{"cluster tag and pool", map[string]string{"kubernetes.io/cluster/blue": "owned", "karpenter.sh/nodepool": "web"}, true},
+		{"name tag and pool", map[string]string{"eks:eks-cluster-name": "blue", "karpenter.sh/nodepool": "web"}, true},
+		{"no pool", map[string]string{"kubernetes.io/cluster/blue": "owned", "eks:eks-cluster-name": "blue"}, false},
+		{"another cluster", map[string]string{"kubernetes.io/cluster/green": "owned", "eks:eks-cluster-name": "green", "karpenter.sh/nodepool": "web"}, false},
+		{"shared cluster tag", map[string]string{"kubernetes.io/cluster/blue": "shared", "karpenter.sh/nodepool": "web"}, false},
+	} {
+		if got := Marked(c.tags, "blue", "karpenter.sh/nodepool"); got != c.want {
+			t.Errorf("%s: Marked = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

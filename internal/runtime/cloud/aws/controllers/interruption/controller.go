@@ -201,18 +201,35 @@ func (c *Controller) url(ctx context.Context) (string, error) {
 
 // claimsByInstance indexes the NodeClaims by their instance ID.
 func (c *Controller) claimsByInstance(ctx context.Context) (map[string]*v1.NodeClaim, error) {
+	list, err := c.listClaims(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return byInstance(list), nil
+}
+
+// listClaims lists the NodeClaims.
+func (c *Controller) listClaims(ctx context.Context) ([]*v1.NodeClaim, error) {
 	var list v1.NodeClaimList
 	if err := c.opts.Kube.List(ctx, &list); err != nil {
 		return nil, fmt.Errorf("listing NodeClaims: %w", err)
 	}
-	out := make(map[string]*v1.NodeClaim, len(list.Items))
+	out := make([]*v1.NodeClaim, len(list.Items))
 	for i := range list.Items {
-		nc := &list.Items[i]
+		out[i] = &list.Items[i]
+	}
+	return out, nil
+}
+
+// byInstance indexes claims by their instance ID.
+func byInstance(claims []*v1.NodeClaim) map[string]*v1.NodeClaim {
+	out := make(map[string]*v1.NodeClaim, len(claims))
+	for _, nc := range claims {
 		if id, err := instance.ParseProviderID(nc.Status.ProviderID); err == nil {
 			out[id] = nc
 		}
 	}
-	return out, nil
+	return out
 }
 
 // handle acts on one message and returns when its event happened (zero for

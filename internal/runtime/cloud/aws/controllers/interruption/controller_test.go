@@ -109,12 +109,19 @@ func purge(t *testing.T, ctx context.Context, url string) {
 // claimFor records a NodeClaim for an instance, as the launch would.
 func claimFor(t *testing.T, ctx context.Context, in ec2types.Instance) *v1.NodeClaim {
 	t.Helper()
+	return claimIn(t, ctx, in, "default")
+}
+
+// claimIn is claimFor with the claim in pool; conditions, when given, are
+// set True in its status.
+func claimIn(t *testing.T, ctx context.Context, in ec2types.Instance, pool string, conditions ...string) *v1.NodeClaim {
+	t.Helper()
 	zone := aws.ToString(in.Placement.AvailabilityZone)
 	nc := &v1.NodeClaim{
 		ObjectMeta: metav1.ObjectMeta{
-			GenerateName: "default-",
+			GenerateName: pool + "-",
 			Labels: map[string]string{
-				v1.NodePoolLabelKey: "default", corev1.LabelInstanceTypeStable: string(in.InstanceType),
+				v1.NodePoolLabelKey: pool, corev1.LabelInstanceTypeStable: string(in.InstanceType),
 				corev1.LabelTopologyZone: zone, v1.CapacityTypeLabelKey: v1.CapacityTypeSpot,
 			},
 		},
@@ -127,6 +134,9 @@ func claimFor(t *testing.T, ctx context.Context, in ec2types.Instance) *v1.NodeC
 		t.Fatal(err)
 	}
 	nc.Status.ProviderID = "aws:///" + zone + "/" + aws.ToString(in.InstanceId)
+	for _, c := range conditions {
+		nc.Status.Conditions = append(nc.Status.Conditions, metav1.Condition{Type: c, Status: metav1.ConditionTrue, Reason: c, LastTransitionTime: metav1.Now()})
+	}
 	if err := kube.Status().Update(ctx, nc); err != nil {
 		t.Fatal(err)
 	}

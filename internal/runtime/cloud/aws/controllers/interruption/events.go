@@ -15,6 +15,7 @@ const (
 	reasonInstanceUnhealthy              = "InstanceUnhealthy"
 	reasonCapacityReservationInterrupted = "CapacityReservationInstanceInterrupted"
 	reasonTerminatingOnInterruption      = "TerminatingOnInterruption"
+	reasonDisruptionBlocked              = "DisruptionBlocked"
 	actionInterruption                   = "Interrupting"
 )
 

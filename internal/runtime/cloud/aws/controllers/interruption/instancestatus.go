@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,13 +16,16 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/periodic"
 )
 
 // Instance status polling, as Karpenter AWS v1.12+: every minute, the
 // instances EC2 reports impaired or with a scheduled event. A status check
 // must have failed for two minutes before the instance is replaced (one
-// failed reading is often a blip); a scheduled event acts at once.
+// failed reading is often a blip); a scheduled event counts at once, and
+// one that has completed or was canceled not at all. Unlike Karpenter's,
+// each pass deletes only what pace admits (see pace.go).
 const (
 	StatusInterval     = time.Minute
 	UnhealthyThreshold = 2 * time.Minute
@@ -69,7 +74,7 @@ func UnhealthyInstances(statuses []ec2types.InstanceStatus, now time.Time) []Unh
 		if failedLongEnough(s.SystemStatus) {
 			u.Kinds = append(u.Kinds, SystemStatus)
 		}
-		if len(s.Events) > 0 {
+		if slices.ContainsFunc(s.Events, pending) {
 			u.Kinds = append(u.Kinds, EventStatus)
 		}
 		if len(u.Kinds) > 0 {
@@ -79,10 +84,19 @@ func UnhealthyInstances(statuses []ec2types.InstanceStatus, now time.Time) []Unh
 	return out
 }
 
+// pending says whether a scheduled event is still to come: EC2 lists an
+// event for a while after it completed or was canceled, its description
+// then starting with [Completed] or [Canceled].
+func pending(e ec2types.InstanceStatusEvent) bool {
+	d := aws.ToString(e.Description)
+	return !strings.HasPrefix(d, "[Completed]") && !strings.HasPrefix(d, "[Canceled]")
+}
+
 // StatusController polls EC2 instance status and acts on what it finds as
-// on the matching interruption message: the NodeClaim is deleted, at once
-// (no graceful drain) for failed status checks. It runs with or without an
-// interruption queue.
+// on the matching interruption message: the NodeClaim is deleted, with no
+// graceful drain (PodDisruptionBudgets are not waited for) for failed
+// status checks, as Karpenter does: the instance is already broken. It runs
+// with or without an interruption queue.
 type StatusController struct {
 	handler *Controller
 	ec2     *ec2.Client
@@ -115,7 +129,8 @@ func (c *StatusController) Start(ctx context.Context) error {
 }
 
 // Check reads the instances' status once and acts on the unhealthy ones
-// that are this cluster's NodeClaims.
+// that are this cluster's NodeClaims, as far as pace admits them; the
+// others wait for a later pass, with a DisruptionBlocked event.
 func (c *StatusController) Check(ctx context.Context) error {
 	statuses, err := c.describe(ctx)
 	if err != nil {
@@ -131,10 +146,27 @@ func (c *StatusController) Check(ctx context.Context) error {
 		c.forgetExcept(nil)
 		return nil
 	}
-	claims, err := c.handler.claimsByInstance(ctx)
+	list, err := c.handler.listClaims(ctx)
 	if err != nil {
 		return err
 	}
+	pools := &v1.NodePoolList{}
+	if err := c.handler.opts.Kube.List(ctx, pools); err != nil {
+		return fmt.Errorf("listing NodePools: %w", err)
+	}
+	claims := byInstance(list)
+	failing := map[string]bool{}
+	for _, u := range unhealthy {
+		if nc, ok := claims[u.InstanceID]; ok && forceful(u.Kinds) {
+			failing[nc.Name] = true
+		}
+	}
+	var poolList []*v1.NodePool
+	for i := range pools.Items {
+		poolList = append(poolList, &pools.Items[i])
+	}
+	pace := newPace(list, poolList, failing, time.Now())
+	slices.SortFunc(unhealthy, func(a, b Unhealthy) int { return strings.Compare(a.InstanceID, b.InstanceID) })
 	current := map[string]bool{}
 	var errs []error
 	for _, u := range unhealthy {
@@ -149,13 +181,34 @@ func (c *StatusController) Check(ctx context.Context) error {
 				c.handler.opts.Logger.Info("EC2 reports an instance of the cluster unhealthy", "instanceID", u.InstanceID, "kind", kind, "NodeClaim", nc.Name)
 				instanceStatusUnhealthy.WithLabelValues(category(kind)).Inc()
 			}
-			if err := c.handler.act(ctx, Message{ID: "instance-status/" + key, Kind: kind, InstanceIDs: []string{u.InstanceID}}, nc); err != nil {
+		}
+		if admitted, why := pace.admit(nc, forceful(u.Kinds)); !admitted {
+			c.hold(u, nc, why)
+			continue
+		}
+		for _, kind := range u.Kinds {
+			m := Message{ID: "instance-status/" + u.InstanceID + "/" + string(kind), Kind: kind, InstanceIDs: []string{u.InstanceID}}
+			if err := c.handler.act(ctx, m, nc); err != nil {
 				errs = append(errs, err)
 			}
 		}
 	}
 	c.forgetExcept(current)
 	return errors.Join(errs...)
+}
+
+// forceful says whether kinds hold a failed status check.
+func forceful(kinds []Kind) bool {
+	return slices.ContainsFunc(kinds, func(k Kind) bool { return Message{Kind: k}.Forceful() })
+}
+
+// hold tells users why an unhealthy instance's NodeClaim waits.
+func (c *StatusController) hold(u Unhealthy, nc *v1.NodeClaim, why string) {
+	for _, kind := range u.Kinds {
+		c.handler.emit(Message{Kind: kind}, nc)
+	}
+	c.handler.opts.Recorder.Warning(nc, reasonDisruptionBlocked, actionInterruption, "Replacing the unhealthy instance waits: %s", why)
+	c.handler.opts.Logger.Info("unhealthy instance's NodeClaim waits", "instanceID", u.InstanceID, "NodeClaim", nc.Name, "reason", why)
 }
 
 func (c *StatusController) describe(ctx context.Context) ([]ec2types.InstanceStatus, error) {
