@@ -34,17 +34,21 @@ func (s *solver) chooseTarget(c *class, ps *poolState, types bitset, slots uint6
 	value := func(q []int64) float64 {
 		return pm*float64(q[resCPU]) + pb*float64(q[resMemory])
 	}
+	pending := s.pending(c)
+	// Pods with topology are sized by price alone, as they are kept out of
+	// the pattern LP: the claim's type decides where they may launch.
+	perNode := 0.0
+	if s.plainClass(c) {
+		perNode = s.nodeCost(ps, pending)
+	}
 	// Keep the sizingCandidates types with the most demand share per
 	// dollar; types far from that cannot be efficient however well filled.
 	cands := s.cands[:0]
 	types.each(func(t int) {
-		price := s.cat.cheapest(t, slots)
+		price := s.nodePrice(t, slots, perNode)
 		if math.IsInf(price, 1) {
 			return
 		}
-		// Free offerings (e.g. already-paid reservations) still need a
-		// finite score.
-		price = max(price, 1e-9)
 		cd := sizingCand{t, price, value(ps.allocD[t]) / price}
 		if len(cands) == sizingCandidates && !cd.better(cands[len(cands)-1]) {
 			return
@@ -77,13 +81,132 @@ func (s *solver) chooseTarget(c *class, ps *poolState, types bitset, slots uint6
 		bestScore = max(bestScore, cands[i].ratio)
 	}
 	// Ties go to the larger type: fewer nodes for the same efficiency.
-	best, bestPrice := cands[0].t, -1.0
-	for _, cd := range cands {
-		if cd.ratio >= bestScore*(1-1e-9) && cd.price > bestPrice {
-			best, bestPrice = cd.t, cd.price
+	best := -1
+	for i, cd := range cands {
+		if cd.ratio >= bestScore*(1-1e-9) && (best < 0 || cd.price > cands[best].price) {
+			best = i
 		}
 	}
-	return best
+	return s.finishInOne(c, ps, types, slots, perClaim, perNode, pending, cands[best])
+}
+
+// pending sums the requests of the pods still to place that no claim
+// expects (see promiseFill), c's own pods included.
+func (s *solver) pending(c *class) []int64 {
+	if s.pendBufV == nil {
+		s.pendBufV = make([]int64, len(s.res.names))
+		s.pendBufR = make([]int64, len(s.res.names))
+		s.pendBufU = make([]int64, len(s.res.names))
+	}
+	for r := range s.pendBufV {
+		s.pendBufV[r] = s.remaining[r] - s.promisedReq[r] + int64(c.promised)*c.req[r]
+	}
+	return s.pendBufV
+}
+
+// finishInOne sizes the batch's last claim: when one node can hold every
+// pending pod, the cheapest such type wins if it costs no more than the
+// most efficient candidate (best) together with the least the pods best
+// leaves could cost. Per-pod efficiency alone would split a small batch
+// over a node and a remainder node where one larger node costs the same.
+func (s *solver) finishInOne(c *class, ps *poolState, types bitset, slots uint64, perClaim int, perNode float64, pending []int64, best sizingCand) int {
+	// Pods with topology keep their per-node sizing (see chooseTarget).
+	if !s.plainClass(c) || !covers(ps.maxAlloc(), pending) {
+		return best.t
+	}
+	one, onePrice := s.cheapest(ps, types, slots, perNode, pending)
+	if one < 0 || one == best.t {
+		return best.t
+	}
+	free := s.scratch()
+	// Resources are not all: compatibility and per-node limits may keep
+	// pods off it.
+	s.simulateFill(c, ps, one, perClaim, free, func([]int64) float64 { return 0 })
+	if leftOn(pending, ps.allocD[one], free) > 0 {
+		return best.t
+	}
+	s.simulateFill(c, ps, best.t, perClaim, free, func([]int64) float64 { return 0 })
+	if leftOn(pending, ps.allocD[best.t], free) == 0 {
+		return one // holds the same pods for less
+	}
+	used, rest := s.pendBufR, s.pendBufU
+	for r := range rest {
+		used[r] = ps.allocD[best.t][r] - free[r]
+		rest[r] = pending[r] - used[r]
+	}
+	// The claim will list cheaper types that hold the same pods first.
+	if onePrice <= s.cheapestHolding(ps, types, slots, perNode, used)+s.leastCost(c, ps, types, slots, perNode, rest) {
+		return one
+	}
+	return best.t
+}
+
+// cheapest returns the type of types whose one node holds need at the
+// lowest nodePrice, and that price; -1 when none holds it.
+func (s *solver) cheapest(ps *poolState, types bitset, slots uint64, perNode float64, need []int64) (int, float64) {
+	one, price := -1, math.Inf(1)
+	types.each(func(t int) {
+		if p := s.nodePrice(t, slots, perNode); p < price && covers(ps.allocD[t], need) {
+			one, price = t, p
+		}
+	})
+	return one, price
+}
+
+// cheapestHolding is the lowest nodePrice of a type of types that holds
+// need in one node.
+func (s *solver) cheapestHolding(ps *poolState, types bitset, slots uint64, perNode float64, need []int64) float64 {
+	_, p := s.cheapest(ps, types, slots, perNode, need)
+	return p
+}
+
+// leftOn is how many pending pods a fill of alloc that left free does not
+// take.
+func leftOn(pending, alloc, free []int64) int64 {
+	return pending[resPods] - (alloc[resPods] - free[resPods])
+}
+
+// leastCost is a lower bound on what nodes for pods requesting need cost:
+// the cheapest, over types, of as many nodes of one type as need fills in
+// its most demanded resource, or, when need is only pods of c, as many as
+// those pods take whole.
+func (s *solver) leastCost(c *class, ps *poolState, types bitset, slots uint64, perNode float64, need []int64) float64 {
+	k := need[resPods]
+	onlyC := k > 0
+	for r, q := range c.req {
+		onlyC = onlyC && need[r] == k*q
+	}
+	least := math.Inf(1)
+	types.each(func(t int) {
+		nodes := 0.0
+		if onlyC {
+			per := fitCount(ps.allocD[t], c.req)
+			if per <= 0 {
+				return
+			}
+			nodes = math.Ceil(float64(k) / float64(per))
+		}
+		for r, q := range need {
+			if q <= 0 {
+				continue
+			}
+			a := ps.allocD[t][r]
+			if a <= 0 {
+				return
+			}
+			nodes = max(nodes, math.Ceil(float64(q)/float64(a)))
+		}
+		least = min(least, nodes*s.nodePrice(t, slots, perNode))
+	})
+	return least
+}
+
+// unpromise releases d of c's promised pods (placed or no longer expected).
+func (s *solver) unpromise(c *class, d int) {
+	c.promised -= d
+	for r, q := range c.req {
+		s.promisedReq[r] -= int64(d) * q
+	}
 }
 
 // hostCohort lists the classes whose pending pods must share the node c's
@@ -184,11 +307,20 @@ func (s *solver) holdsCohort(b *bin, need []int64) bool {
 	return fitsIn(b.used, need, b.pool.allocD[b.target])
 }
 
-// promiseFill records the simulated fill of a claim just opened with type
-// t, so later sizing does not count the same pods twice.
-func (s *solver) promiseFill(c *class, ps *poolState, t, perClaim int) {
+// promiseFill records the simulated fill of b, a claim just opened and
+// given pods of c, so later sizing does not count the same pods twice. For
+// plain classes the fill is of the room left on b; pods with topology are
+// promised a fresh node's fill, as their sizing has always assumed.
+func (s *solver) promiseFill(c *class, b *bin, perClaim int) {
+	free := s.scratch()
+	copy(free, b.pool.allocD[b.target])
+	if s.plainClass(c) {
+		for r := range free {
+			free[r] -= b.used[r]
+		}
+	}
 	s.promise = true
-	s.simulateFill(c, ps, t, perClaim, s.scratch(), func([]int64) float64 { return 0 })
+	s.fill(c, b.pool, b.target, perClaim, free, func([]int64) float64 { return 0 })
 	s.promise = false
 }
 
@@ -198,6 +330,11 @@ func (s *solver) promiseFill(c *class, ps *poolState, t, perClaim int) {
 // chosen claim's promise.
 func (s *solver) simulateFill(c *class, ps *poolState, t, perClaim int, free []int64, value func([]int64) float64) float64 {
 	copy(free, ps.allocD[t])
+	return s.fill(c, ps, t, perClaim, free, value)
+}
+
+// fill is simulateFill from the room free.
+func (s *solver) fill(c *class, ps *poolState, t, perClaim int, free []int64, value func([]int64) float64) float64 {
 	total := s.take(c, c, free, perClaim, value)
 	for ri := range s.runs {
 		// Once no class's smallest request fits, nothing more will.
@@ -246,6 +383,9 @@ func (s *solver) take(c, o *class, free []int64, limit int, value func([]int64) 
 	}
 	if s.promise && o != c {
 		o.promised += k
+		for r, q := range o.req {
+			s.promisedReq[r] += int64(k) * q
+		}
 	}
 	// A small per-pod credit breaks ties towards holding more pods.
 	return float64(k) * (value(o.req) + 1e-12)
