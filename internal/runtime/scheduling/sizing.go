@@ -95,8 +95,6 @@ func (s *solver) chooseTarget(c *class, ps *poolState, types bitset, slots uint6
 func (s *solver) pending(c *class) []int64 {
 	if s.pendBufV == nil {
 		s.pendBufV = make([]int64, len(s.res.names))
-		s.pendBufR = make([]int64, len(s.res.names))
-		s.pendBufU = make([]int64, len(s.res.names))
 	}
 	for r := range s.pendBufV {
 		s.pendBufV[r] = s.remaining[r] - s.promisedReq[r] + int64(c.promised)*c.req[r]
@@ -104,101 +102,49 @@ func (s *solver) pending(c *class) []int64 {
 	return s.pendBufV
 }
 
-// finishInOne sizes the batch's last claim: when one node can hold every
-// pending pod, the cheapest such type wins if it costs no more than the
-// most efficient candidate (best) together with the least the pods best
-// leaves could cost. Per-pod efficiency alone would split a small batch
-// over a node and a remainder node where one larger node costs the same.
+// finishInOne sizes the last claim of a batch whose pending pods are all
+// of c: the cheapest type holding them all wins when one node of it costs
+// no more than what per-pod efficiency would buy instead, the most
+// efficient candidate (best) and then, for the pods it leaves, more of it
+// or one node holding them. Efficiency alone would split five pods over a
+// node of three and a node of two where one node of five costs the same.
 func (s *solver) finishInOne(c *class, ps *poolState, types bitset, slots uint64, perClaim int, perNode float64, pending []int64, best sizingCand) int {
+	k := len(c.pods)
 	// Pods with topology keep their per-node sizing (see chooseTarget).
-	if !s.plainClass(c) || !covers(ps.maxAlloc(), pending) {
+	if !s.plainClass(c) || perClaim < k {
 		return best.t
 	}
-	one, onePrice := s.cheapest(ps, types, slots, perNode, pending)
-	if one < 0 || one == best.t {
+	for r, q := range c.req {
+		if pending[r] != int64(k)*q {
+			return best.t // other pods are pending too: the claim's fill is a guess
+		}
+	}
+	per := min(fitCount(ps.allocD[best.t], c.req), perClaim)
+	if per <= 0 || per >= k {
 		return best.t
 	}
-	free := s.scratch()
-	// Resources are not all: compatibility and per-node limits may keep
-	// pods off it.
-	s.simulateFill(c, ps, one, perClaim, free, func([]int64) float64 { return 0 })
-	if leftOn(pending, ps.allocD[one], free) > 0 {
-		return best.t
-	}
-	s.simulateFill(c, ps, best.t, perClaim, free, func([]int64) float64 { return 0 })
-	if leftOn(pending, ps.allocD[best.t], free) == 0 {
-		return one // holds the same pods for less
-	}
-	used, rest := s.pendBufR, s.pendBufU
-	for r := range rest {
-		used[r] = ps.allocD[best.t][r] - free[r]
-		rest[r] = pending[r] - used[r]
-	}
-	// The claim will list cheaper types that hold the same pods first.
-	if onePrice <= s.cheapestHolding(ps, types, slots, perNode, used)+s.leastCost(c, ps, types, slots, perNode, rest) {
+	one, onePrice := s.holding(ps, types, slots, perNode, c, k)
+	_, perPrice := s.holding(ps, types, slots, perNode, c, per)
+	_, restPrice := s.holding(ps, types, slots, perNode, c, k-per)
+	// The claim lists cheaper types holding the same pods first, so a node
+	// of per pods costs perPrice whichever type it was sized for.
+	more := float64((k-per+per-1)/per) * perPrice
+	if one >= 0 && onePrice <= perPrice+min(more, restPrice) {
 		return one
 	}
 	return best.t
 }
 
-// cheapest returns the type of types whose one node holds need at the
-// lowest nodePrice, and that price; -1 when none holds it.
-func (s *solver) cheapest(ps *poolState, types bitset, slots uint64, perNode float64, need []int64) (int, float64) {
+// holding returns the type of types with the lowest nodePrice whose one
+// node holds n pods of c, and that price; -1 and +Inf when none does.
+func (s *solver) holding(ps *poolState, types bitset, slots uint64, perNode float64, c *class, n int) (int, float64) {
 	one, price := -1, math.Inf(1)
 	types.each(func(t int) {
-		if p := s.nodePrice(t, slots, perNode); p < price && covers(ps.allocD[t], need) {
+		if p := s.nodePrice(t, slots, perNode); p < price && fitCount(ps.allocD[t], c.req) >= n {
 			one, price = t, p
 		}
 	})
 	return one, price
-}
-
-// cheapestHolding is the lowest nodePrice of a type of types that holds
-// need in one node.
-func (s *solver) cheapestHolding(ps *poolState, types bitset, slots uint64, perNode float64, need []int64) float64 {
-	_, p := s.cheapest(ps, types, slots, perNode, need)
-	return p
-}
-
-// leftOn is how many pending pods a fill of alloc that left free does not
-// take.
-func leftOn(pending, alloc, free []int64) int64 {
-	return pending[resPods] - (alloc[resPods] - free[resPods])
-}
-
-// leastCost is a lower bound on what nodes for pods requesting need cost:
-// the cheapest, over types, of as many nodes of one type as need fills in
-// its most demanded resource, or, when need is only pods of c, as many as
-// those pods take whole.
-func (s *solver) leastCost(c *class, ps *poolState, types bitset, slots uint64, perNode float64, need []int64) float64 {
-	k := need[resPods]
-	onlyC := k > 0
-	for r, q := range c.req {
-		onlyC = onlyC && need[r] == k*q
-	}
-	least := math.Inf(1)
-	types.each(func(t int) {
-		nodes := 0.0
-		if onlyC {
-			per := fitCount(ps.allocD[t], c.req)
-			if per <= 0 {
-				return
-			}
-			nodes = math.Ceil(float64(k) / float64(per))
-		}
-		for r, q := range need {
-			if q <= 0 {
-				continue
-			}
-			a := ps.allocD[t][r]
-			if a <= 0 {
-				return
-			}
-			nodes = max(nodes, math.Ceil(float64(q)/float64(a)))
-		}
-		least = min(least, nodes*s.nodePrice(t, slots, perNode))
-	})
-	return least
 }
 
 // unpromise releases d of c's promised pods (placed or no longer expected).

@@ -38,8 +38,6 @@ type solver struct {
 	pendBuf     []groupCount
 	cands       []sizingCand
 	pendBufV    []int64 // see pending
-	pendBufR    []int64 // see finishInOne
-	pendBufU    []int64 // see finishInOne
 	buf         []int64
 	promise     bool
 	carriers    map[*topoGroup][]*class // see hostCarriers
