@@ -174,6 +174,18 @@ func TestFewerNodesCases(t *testing.T) {
 			full := mkNode("full", 4, 16, map[string]string{labelZone: "z1", labelArch: "amd64", labelOS: "linux"}, pods(4, "running", "1", "1Gi")...)
 			return Input{NodePools: []*NodePool{mkPool("default", linearTypes())}, Nodes: []*Node{full}, Pods: pods(12, "moved", "1", "2Gi")}
 		}, func(t *testing.T, r *result) { expectPlan(t, r, "m.4xlarge", 1, 0.616) }},
+		{"a drifted node's mixed pods are replaced by one large node", func() Input {
+			// 13.2 CPU of pods of 19 sizes: one 4xlarge (0.616) rather
+			// than six nodes for the same price.
+			sizes := [][2]string{{"250m", "100Mi"}, {"1", "1Gi"}, {"500m", "512Mi"}, {"500m", "2Gi"}, {"500m", "100Mi"}, {"1", "256Mi"},
+				{"100m", "512Mi"}, {"250m", "512Mi"}, {"500m", "100Mi"}, {"1500m", "512Mi"}, {"1500m", "100Mi"}, {"1", "4Gi"}, {"100m", "1Gi"},
+				{"250m", "4Gi"}, {"1", "256Mi"}, {"1", "4Gi"}, {"1500m", "256Mi"}, {"250m", "4Gi"}, {"500m", "1Gi"}}
+			var moved []*corev1.Pod
+			for i, sz := range sizes {
+				moved = append(moved, mkPod(fmt.Sprintf("moved-%d", i), sz[0], sz[1]))
+			}
+			return Input{NodePools: []*NodePool{mkPool("default", linearTypes())}, Pods: moved}
+		}, func(t *testing.T, r *result) { expectPlan(t, r, "m.4xlarge", 1, 0.616) }},
 		{"no node cost: the small shape at 1% less per pod", func() Input {
 			types := []*InstanceType{mkType("small.a", "amd64", 2, 4, 0.09), mkType("large.a", "amd64", 8, 16, 0.364)}
 			zero := 0.0

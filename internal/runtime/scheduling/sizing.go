@@ -41,27 +41,7 @@ func (s *solver) chooseTarget(c *class, ps *poolState, types bitset, slots uint6
 	if s.plainClass(c) {
 		perNode = s.nodeCost(ps, pending)
 	}
-	// Keep the sizingCandidates types with the most demand share per
-	// dollar; types far from that cannot be efficient however well filled.
-	cands := s.cands[:0]
-	types.each(func(t int) {
-		price := s.nodePrice(t, slots, perNode)
-		if math.IsInf(price, 1) {
-			return
-		}
-		cd := sizingCand{t, price, value(ps.allocD[t]) / price}
-		if len(cands) == sizingCandidates && !cd.better(cands[len(cands)-1]) {
-			return
-		}
-		if len(cands) < sizingCandidates {
-			cands = append(cands, cd)
-		} else {
-			cands[len(cands)-1] = cd
-		}
-		for i := len(cands) - 1; i > 0 && cands[i].better(cands[i-1]); i-- {
-			cands[i], cands[i-1] = cands[i-1], cands[i]
-		}
-	})
+	cands := s.rank(s.cands[:0], ps, types, slots, perNode, value)
 	s.cands = cands
 	if len(cands) == 0 {
 		// canOpen only passes types with an offering in slots, so this is
@@ -87,7 +67,32 @@ func (s *solver) chooseTarget(c *class, ps *poolState, types bitset, slots uint6
 			best = i
 		}
 	}
-	return s.finishInOne(c, ps, types, slots, perClaim, perNode, pending, cands[best])
+	return s.finishInOne(c, ps, types, slots, perNode, pending, value, cands[best])
+}
+
+// rank keeps in cands the sizingCandidates types with the most demand
+// share per dollar; types far from that cannot be efficient however well
+// filled.
+func (s *solver) rank(cands []sizingCand, ps *poolState, types bitset, slots uint64, perNode float64, value func([]int64) float64) []sizingCand {
+	types.each(func(t int) {
+		price := s.nodePrice(t, slots, perNode)
+		if math.IsInf(price, 1) {
+			return
+		}
+		cd := sizingCand{t, price, value(ps.allocD[t]) / price}
+		if len(cands) == sizingCandidates && !cd.better(cands[len(cands)-1]) {
+			return
+		}
+		if len(cands) < sizingCandidates {
+			cands = append(cands, cd)
+		} else {
+			cands[len(cands)-1] = cd
+		}
+		for i := len(cands) - 1; i > 0 && cands[i].better(cands[i-1]); i-- {
+			cands[i], cands[i-1] = cands[i-1], cands[i]
+		}
+	})
+	return cands
 }
 
 // pending sums the requests of the pods still to place that no claim
@@ -95,6 +100,7 @@ func (s *solver) chooseTarget(c *class, ps *poolState, types bitset, slots uint6
 func (s *solver) pending(c *class) []int64 {
 	if s.pendBufV == nil {
 		s.pendBufV = make([]int64, len(s.res.names))
+		s.pendBufR = make([]int64, len(s.res.names))
 	}
 	for r := range s.pendBufV {
 		s.pendBufV[r] = s.remaining[r] - s.promisedReq[r] + int64(c.promised)*c.req[r]
@@ -102,45 +108,92 @@ func (s *solver) pending(c *class) []int64 {
 	return s.pendBufV
 }
 
-// finishInOne sizes the last claim of a batch whose pending pods are all
-// of c: the cheapest type holding them all wins when one node of it costs
-// no more than what per-pod efficiency would buy instead, the most
-// efficient candidate (best) and then, for the pods it leaves, more of it
-// or one node holding them. Efficiency alone would split five pods over a
-// node of three and a node of two where one node of five costs the same.
-func (s *solver) finishInOne(c *class, ps *poolState, types bitset, slots uint64, perClaim int, perNode float64, pending []int64, best sizingCand) int {
-	k := len(c.pods)
+// finishNodes bounds the nodes finishInOne plays the batch's end out on.
+const finishNodes = 8
+
+// finishInOne sizes the last claim of a batch: when one node can hold
+// every pending pod, the cheapest such type wins if it costs no more than
+// the nodes per-pod efficiency would buy instead, played out claim by
+// claim (each the most efficient candidate, priced as the cheapest type
+// holding its fill). Efficiency alone would split five pods over a node of
+// three and a node of two where one node of five costs the same.
+func (s *solver) finishInOne(c *class, ps *poolState, types bitset, slots uint64, perNode float64, pending []int64, value func([]int64) float64, best sizingCand) int {
 	// Pods with topology keep their per-node sizing (see chooseTarget).
-	if !s.plainClass(c) || perClaim < k {
+	if !s.plainClass(c) || !covers(ps.maxAlloc(), pending) {
 		return best.t
 	}
-	for r, q := range c.req {
-		if pending[r] != int64(k)*q {
-			return best.t // other pods are pending too: the claim's fill is a guess
+	one, onePrice := s.holding(ps, types, slots, perNode, pending)
+	if one < 0 || one == best.t {
+		return best.t
+	}
+	saved := s.holdPromises()
+	defer s.restorePromises(saved)
+	// Every pending pod counts as free to take, c's own included; the
+	// fills below record what they take as promised.
+	s.unpromise(c, c.promised)
+	none := &class{}
+	free := s.scratch()
+	copy(free, ps.allocD[one])
+	if s.fill(none, ps, one, 0, free, value); ps.allocD[one][resPods]-free[resPods] < pending[resPods] {
+		return best.t // compatibility or per-node limits keep pods off it
+	}
+	// The pods would go on claims of their own classes, which may fit
+	// types c's pods do not.
+	s.altCands = s.rank(s.altCands[:0], ps, ps.types, slots, perNode, value)
+	alt, left := 0.0, pending[resPods]
+	for n := 0; left > 0 && alt < onePrice; n++ {
+		pick, pickRatio := -1, 0.0
+		for _, cd := range s.altCands {
+			copy(free, ps.allocD[cd.t])
+			if r := s.fill(none, ps, cd.t, 0, free, value) / cd.price; r > pickRatio {
+				pick, pickRatio = cd.t, r
+			}
 		}
+		if pick < 0 || n == finishNodes {
+			return best.t
+		}
+		copy(free, ps.allocD[pick])
+		s.promise = true
+		s.fill(none, ps, pick, 0, free, value)
+		s.promise = false
+		used := s.pendBufR
+		for r := range used {
+			used[r] = ps.allocD[pick][r] - free[r]
+		}
+		// The claim lists cheaper types holding the same pods first.
+		_, p := s.holding(ps, ps.types, slots, perNode, used)
+		alt += p
+		left -= used[resPods]
 	}
-	per := min(fitCount(ps.allocD[best.t], c.req), perClaim)
-	if per <= 0 || per >= k {
-		return best.t
-	}
-	one, onePrice := s.holding(ps, types, slots, perNode, c, k)
-	_, perPrice := s.holding(ps, types, slots, perNode, c, per)
-	_, restPrice := s.holding(ps, types, slots, perNode, c, k-per)
-	// The claim lists cheaper types holding the same pods first, so a node
-	// of per pods costs perPrice whichever type it was sized for.
-	more := float64((k-per+per-1)/per) * perPrice
-	if one >= 0 && onePrice <= perPrice+min(more, restPrice) {
+	if onePrice <= alt {
 		return one
 	}
 	return best.t
 }
 
+// holdPromises saves every class's promised pods, for restorePromises.
+func (s *solver) holdPromises() []int {
+	out := make([]int, len(s.order))
+	for i, o := range s.order {
+		out[i] = o.promised
+	}
+	s.pendBufU = append(s.pendBufU[:0], s.promisedReq...)
+	return out
+}
+
+func (s *solver) restorePromises(saved []int) {
+	for i, o := range s.order {
+		o.promised = saved[i]
+	}
+	copy(s.promisedReq, s.pendBufU)
+}
+
 // holding returns the type of types with the lowest nodePrice whose one
-// node holds n pods of c, and that price; -1 and +Inf when none does.
-func (s *solver) holding(ps *poolState, types bitset, slots uint64, perNode float64, c *class, n int) (int, float64) {
+// node holds need, and that price; -1 and +Inf when none does.
+func (s *solver) holding(ps *poolState, types bitset, slots uint64, perNode float64, need []int64) (int, float64) {
 	one, price := -1, math.Inf(1)
 	types.each(func(t int) {
-		if p := s.nodePrice(t, slots, perNode); p < price && fitCount(ps.allocD[t], c.req) >= n {
+		if p := s.nodePrice(t, slots, perNode); p < price && covers(ps.allocD[t], need) {
 			one, price = t, p
 		}
 	})

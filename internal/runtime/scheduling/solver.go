@@ -38,6 +38,9 @@ type solver struct {
 	pendBuf     []groupCount
 	cands       []sizingCand
 	pendBufV    []int64 // see pending
+	altCands    []sizingCand
+	pendBufR    []int64 // see finishInOne
+	pendBufU    []int64 // see holdPromises
 	buf         []int64
 	promise     bool
 	carriers    map[*topoGroup][]*class // see hostCarriers
