@@ -64,6 +64,7 @@ func chartInputs(vary map[string]string) string {
 		"kube_client_qps":                  `100`,
 		"kube_client_burst":                `150`,
 		"log_level":                        `"debug"`,
+		"node_cost":                        `0.01`,
 	}
 	for k, v := range vary {
 		if v == "" {
@@ -188,7 +189,8 @@ func checkChartInputs(tier, cpuLimit, overhead string, tolerationSeconds int64, 
 			return err
 		}
 		for k, v := range map[string]string{"VM_MEMORY_OVERHEAD_PERCENT": overhead, "RESERVED_ENIS": "1", "PREFERENCE_POLICY": "Ignore", "MIN_VALUES_POLICY": "BestEffort",
-			"KUBE_CLIENT_QPS": "100", "KUBE_CLIENT_BURST": "150", "LOG_LEVEL": "debug", "CPU_REQUESTS": "500", "BATCH_IDLE_DURATION": "1s", "BATCH_MAX_DURATION": "10s"} {
+			"KUBE_CLIENT_QPS": "100", "KUBE_CLIENT_BURST": "150", "LOG_LEVEL": "debug", "CPU_REQUESTS": "500", "BATCH_IDLE_DURATION": "1s", "BATCH_MAX_DURATION": "10s",
+			"NODE_COST": "0.01"} {
 			expect(env[k] == v, "env %s = %q, want %q", k, env[k], v)
 		}
 		sa, err := liveObject(serviceAccountsGVR, "kube-system", "joist")
@@ -290,6 +292,7 @@ func TestAccControllerSettingsRejectedAtPlan(t *testing.T) {
 		{`batch_idle_duration = "30s"`, wrapped(`BATCH_MAX_DURATION (--batch-max-duration): (10s) must not be shorter than BATCH_IDLE_DURATION`, "refuse to start")},
 		{`vm_memory_overhead_percent = 7.5`, wrapped("VM_MEMORY_OVERHEAD_PERCENT", "0.075")},
 		{`kube_client_burst = 10`, wrapped("KUBE_CLIENT_BURST", "KUBE_CLIENT_QPS")},
+		{`node_cost = -0.01`, wrapped("node_cost", "at least 0")},
 		{`feature_gates = { Teleport = true }`, wrapped(`unknown gate "Teleport"; known gates are`)},
 		{`enable_zonal_shift = true`, wrapped(`ENABLE_ZONAL_SHIFT (--enable-zonal-shift) is "true": Joist does not act on this Karpenter setting`, `remove it or set it to "false"`)},
 		{`ami_refresh_interval = "30s"`, wrapped("AMI_REFRESH_INTERVAL (--ami-refresh-interval): is 30s; it must be at least 1m")},

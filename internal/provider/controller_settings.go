@@ -55,6 +55,9 @@ type controllerSetting struct {
 	def   string
 	doc   string
 	oneOf []string
+	// joist marks a setting of Joist's controller that Karpenter does not
+	// have; def is Joist's default.
+	joist bool
 }
 
 var controllerSettings = []controllerSetting{
@@ -112,6 +115,8 @@ var controllerSettings = []controllerSetting{
 		doc: "Do not start the controllers' caches before leader election is won."},
 	{attr: "disable_leader_election", env: "DISABLE_LEADER_ELECTION", kind: settingBool, def: "false",
 		doc: "Run without a leader-election Lease; only with `replicas = 1`."},
+	{attr: "node_cost", env: "NODE_COST", kind: settingFloat, def: "0.002", joist: true,
+		doc: "What a node costs beyond its price, in $/h (a launch and registration, per-node agents and licences, control-plane load), added to each new node's price when scheduling compares instance types: between shapes within about this much per node the larger wins, so fewer nodes run. `0` compares prices alone. Not applied where a NodePool's limits could run out."},
 	{attr: "scheduler_config", env: "SCHEDULER_CONFIG", kind: settingString,
 		doc: "YAML or JSON of the kube-scheduler settings scheduling simulations mirror (`podTopologySpread.defaultConstraints`)."},
 }
@@ -154,6 +159,7 @@ type controllerSettingsModel struct {
 	EnableProfiling                  types.Bool    `tfsdk:"enable_profiling"`
 	DisableControllerWarmup          types.Bool    `tfsdk:"disable_controller_warmup"`
 	DisableLeaderElection            types.Bool    `tfsdk:"disable_leader_election"`
+	NodeCost                         types.Float64 `tfsdk:"node_cost"`
 	SchedulerConfig                  types.String  `tfsdk:"scheduler_config"`
 }
 
@@ -191,12 +197,17 @@ func settingAttributes() map[string]schema.Attribute {
 func (s controllerSetting) description() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "`%s`: %s%s", s.env, strings.ToLower(s.doc[:1]), s.doc[1:])
-	if s.chart != "" {
+	switch {
+	case s.joist:
+		b.WriteString(" Joist's own setting; Karpenter has none.")
+	case s.chart != "":
 		fmt.Fprintf(&b, " `%s` in Karpenter's Helm chart.", s.chart)
-	} else {
+	default:
 		fmt.Fprintf(&b, " Karpenter's `--%s` (not in its Helm chart).", strings.ReplaceAll(strings.ToLower(s.env), "_", "-"))
 	}
-	if s.def != "" {
+	if s.def != "" && s.joist {
+		fmt.Fprintf(&b, " Defaults to `%s`.", s.def)
+	} else if s.def != "" {
 		def := s.def
 		if s.kind == settingList {
 			def = `["` + strings.ReplaceAll(def, ",", `", "`) + `"]`

@@ -14,6 +14,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/repair"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 )
 
@@ -36,9 +37,9 @@ type Options struct {
 	SpotToSpot bool
 	// NodeRepair is the NodeRepair feature gate: the Repair method runs,
 	// with the cloud provider's repair policies.
-	NodeRepair       bool
-	PreferencePolicy string
-	MinValuesPolicy  string
+	NodeRepair bool
+	// Solver are the settings every simulation runs with.
+	Solver scheduling.Options
 	// PollPeriod and ValidationDelay default to the constants above.
 	PollPeriod      time.Duration
 	ValidationDelay time.Duration

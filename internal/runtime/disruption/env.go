@@ -78,7 +78,7 @@ func (c *Controller) Env(ctx context.Context) (*Env, error) {
 	env := &Env{
 		Now: c.clock.Now(), Snapshot: snap, InstanceTypes: map[string][]*scheduling.InstanceType{},
 		Queued: c.queue.Held(), SpotToSpot: c.opts.SpotToSpot, Repair: c.repair,
-		Options: scheduling.Options{PreferencePolicy: c.opts.PreferencePolicy, MinValuesPolicy: c.opts.MinValuesPolicy},
+		Options: c.opts.Solver,
 	}
 	for _, pool := range snap.NodePools {
 		if pool.DeletionTimestamp != nil {

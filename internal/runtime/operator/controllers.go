@@ -45,6 +45,12 @@ type Controller struct {
 	add func(manager.Manager) error
 }
 
+// solverOptions are the settings every scheduling pass and simulation
+// (provisioning, disruption, static pools) runs with.
+func solverOptions(s *Settings) scheduling.Options {
+	return scheduling.Options{PreferencePolicy: s.PreferencePolicy, MinValuesPolicy: s.MinValuesPolicy, NodeCost: &s.NodeCost}
+}
+
 // Controllers is every controller and runnable the operator starts, the
 // one place that says what runs: the cloud provider's own, provisioning,
 // the NodeClaim and NodePool controllers, termination, disruption and
@@ -54,7 +60,7 @@ func (o *Operator) Controllers(p *awsprovider.Provider) []Controller {
 	kube := o.Manager.GetClient()
 	health := nodepoolhealth.New()
 	batcher := provisioning.NewBatcher(clk, s.BatchIdleDuration, s.BatchMaxDuration)
-	solver := scheduling.Options{PreferencePolicy: s.PreferencePolicy, MinValuesPolicy: s.MinValuesPolicy}
+	solver := solverOptions(s)
 	evictions := termination.NewEvictionQueue(kube, rec)
 	interruptions := interruption.Options{
 		Kube: kube, Unavailable: p.UnavailableOfferings(), Recorder: rec, Logger: o.Logger.WithName("interruption"),
@@ -88,7 +94,7 @@ func (o *Operator) Controllers(p *awsprovider.Provider) []Controller {
 		reconciler("provisioner.trigger.node", "", func() registrar { return provisioning.NewNodeTrigger(kube, batcher) }),
 		runnable("provisioner", "", func() manager.Runnable {
 			return provisioning.NewProvisioner(kube, cluster, o.Cloud, batcher, rec, clk, provisioning.Options{
-				NominationTTL: s.NominationTTL(), PreferencePolicy: s.PreferencePolicy, MinValuesPolicy: s.MinValuesPolicy,
+				NominationTTL: s.NominationTTL(), Solver: solver,
 			})
 		}),
 		// Registered with the gate off too, to tell static pools' owners
@@ -120,7 +126,7 @@ func (o *Operator) Controllers(p *awsprovider.Provider) []Controller {
 		{Name: "disruption", add: func(m manager.Manager) error {
 			return disruption.NewController(kube, cluster, o.Cloud, rec, clk, disruption.Options{
 				SpotToSpot: s.FeatureGates.Enabled("SpotToSpotConsolidation"), NodeRepair: s.FeatureGates.Enabled("NodeRepair"),
-				PreferencePolicy: s.PreferencePolicy, MinValuesPolicy: s.MinValuesPolicy,
+				Solver: solver,
 			}).Register(m)
 		}},
 

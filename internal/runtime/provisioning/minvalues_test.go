@@ -30,7 +30,7 @@ func threeTypes() v1.NodeSelectorRequirementWithMinValues {
 // the NodeClaim CRD accepts (In with minValues 3 over two values it would
 // reject), and is marked relaxed; the pod is nominated to it.
 func TestScheduleMinValuesBestEffortCreatesRelaxedClaim(t *testing.T) {
-	w := newWorldWith(t, provisioning.Options{NominationTTL: time.Hour, MinValuesPolicy: scheduling.MinValuesBestEffort}, threeTypes())
+	w := newWorldWith(t, provisioning.Options{NominationTTL: time.Hour, Solver: scheduling.Options{MinValuesPolicy: scheduling.MinValuesBestEffort}}, threeTypes())
 	web := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"}}
 	w.pendingPod(t, web)
 
@@ -59,7 +59,7 @@ func TestScheduleMinValuesBestEffortCreatesRelaxedClaim(t *testing.T) {
 // Under Strict no claim is made and the NodePool is told, with Karpenter's
 // reason and message.
 func TestScheduleMinValuesStrictTellsTheNodePool(t *testing.T) {
-	w := newWorldWith(t, provisioning.Options{NominationTTL: time.Hour, MinValuesPolicy: scheduling.MinValuesStrict}, threeTypes())
+	w := newWorldWith(t, provisioning.Options{NominationTTL: time.Hour, Solver: scheduling.Options{MinValuesPolicy: scheduling.MinValuesStrict}}, threeTypes())
 	w.pendingPod(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"}})
 
 	res := w.schedule(t)

@@ -31,9 +31,9 @@ import (
 // Options tune the provisioner.
 type Options struct {
 	// NominationTTL is how long a pod stays nominated to its target.
-	NominationTTL    time.Duration
-	PreferencePolicy string
-	MinValuesPolicy  string
+	NominationTTL time.Duration
+	// Solver are the settings every scheduling pass runs with.
+	Solver scheduling.Options
 }
 
 // Provisioner runs scheduling passes whenever the batcher closes a batch.
@@ -177,8 +177,7 @@ func (p *Provisioner) input(ctx context.Context, snap *state.Snapshot, pods []*c
 	for _, err := range errs {
 		log.FromContext(ctx).Error(err, "skipping nodepool")
 	}
-	opts := scheduling.Options{PreferencePolicy: p.opts.PreferencePolicy, MinValuesPolicy: p.opts.MinValuesPolicy}
-	return simulation.Build(snap, nil, pods, volumes, poolTypes, opts, nil), byName, nil
+	return simulation.Build(snap, nil, pods, volumes, poolTypes, p.opts.Solver, nil), byName, nil
 }
 
 // reportMinValuesUnmet tells each NodePool the solver found unusable

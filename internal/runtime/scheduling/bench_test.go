@@ -208,6 +208,22 @@ func BenchmarkGenericRootVolume(b *testing.B) {
 	}
 }
 
+// BenchmarkGenericBaselineCPU is Generic with burstable types counted at
+// their baseline CPU, as the AWS cloud provider describes them to a NodePool
+// that does not opt in to their full CPU: Generic's small burstable nodes
+// (a t3a.micro's 2 vCPU for $0.0094/h) are cheap only while their CPU is
+// counted in full.
+func BenchmarkGenericBaselineCPU(b *testing.B) {
+	its := withBaselineCPU(catalogFixture(b))
+	for _, n := range []int{1000, 5000} {
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+			runBench(b, func() Input {
+				return Input{NodePools: []*NodePool{benchPool(its)}, Pods: genericPods(n, rand.New(rand.NewSource(42)))}
+			}, false)
+		})
+	}
+}
+
 func BenchmarkDeployments(b *testing.B) {
 	its := catalogFixture(b)
 	for _, n := range []int{100, 1000, 5000, 20000} {

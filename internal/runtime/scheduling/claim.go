@@ -39,7 +39,7 @@ func (s *solver) openClaim(c *class, reqID, n, sizeFor int) (int, []string) {
 		s.addClaim(b)
 		s.commit(c, b, k, st)
 		s.reserve(b)
-		s.promiseFill(c, ps, b.target, perClaim)
+		s.promiseFill(c, b, perClaim)
 		return k, nil
 	}
 	return 0, reasons

@@ -33,16 +33,26 @@
 // constrain are packed together (patterns.go): after existing capacity, a
 // column-generation LP over node patterns (an instance type and how many
 // pods of each class it holds) decides which shapes to buy, so memory-heavy
-// and CPU-heavy pods share nodes that suit both. Each node costs the LP its
-// price plus a small fixed cost (nodeCost), so shapes within a few percent
-// per pod go to the larger one: fewer nodes to launch, register and
-// fragment. The LP's whole nodes become claims; its fractional rest goes
-// through the queue like every other class.
+// and CPU-heavy pods share nodes that suit both. The LP's whole nodes become
+// claims; its fractional rest goes through the queue like every other class.
+//
+// Every sizing decision, the LP's and chooseTarget's, charges a node the
+// same price (cost.go): its cheapest offering plus Options.NodeCost
+// (NODE_COST, DefaultNodeCost $0.002/h), what a node costs beyond its price;
+// daemonset requests are already out of its room. So between shapes within
+// a few percent per pod the larger wins: fewer nodes to launch, register and
+// fragment. Where a pool's limits could bind, a node pays only its price, as
+// a larger node's idle capacity would count against the limits. Pods with
+// topology are sized by price alone.
 //
 // A new claim is sized for one instance type (see chooseTarget): the type
 // whose simulated fill with the pending pods is worth the most per dollar.
 // The simulation walks the queue in runs of classes with equal requests and
-// skips a run that no longer fits with one check.
+// skips a run that no longer fits with one check. When one node could hold
+// every pending pod, the batch's end is played out claim by claim as
+// above, and the cheapest type holding them all wins if it costs no more
+// (finishInOne): five pods go on one node of five rather than a node of
+// three and one of two at the same price.
 // Pods are admitted while they fit that type; a claim outgrows it only when
 // its NodePool cannot open another node or pods must share the node
 // (hostname affinity). Pods that are the first to match their own hostname

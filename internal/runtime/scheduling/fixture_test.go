@@ -12,7 +12,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/capacity"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instancetype"
 	. "github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 )
 
@@ -76,6 +80,23 @@ func catalogFixture(tb testing.TB) []*InstanceType {
 		tb.Fatal(fixtureErr)
 	}
 	return fixtureTypes
+}
+
+// withBaselineCPU returns copies of its whose burstable types (category t)
+// carry the baseline CPU the AWS provider gives them, so the solver counts
+// only that share of their CPU, as it does for a NodePool that does not opt
+// in to burstable types' full CPU. The fixture itself leaves it out.
+func withBaselineCPU(its []*InstanceType) []*InstanceType {
+	out := make([]*InstanceType, 0, len(its))
+	for _, it := range its {
+		cp := *it
+		if it.Labels["karpenter.k8s.aws/instance-category"] == "t" {
+			cp.BaselineCPU = instancetype.BaselineCPU(ec2types.InstanceTypeInfo{
+				InstanceType: ec2types.InstanceType(it.Name), BurstablePerformanceSupported: aws.Bool(true)})
+		}
+		out = append(out, &cp)
+	}
+	return out
 }
 
 func loadFixture(path string) ([]*InstanceType, error) {

@@ -24,16 +24,6 @@ const (
 	patternMaxClasses = 64
 	patternRounds     = 40
 	patternPivots     = 2000
-
-	// nodeCost is what the LP adds to each node's price ($/h). Node count
-	// costs more than the price list shows: each node is a launch and a
-	// registration to wait for, AWS calls, a kubelet and CNI loading the
-	// control plane, and room kube-scheduler fragments when it binds pods
-	// in another order than planned. So between shapes within a few
-	// percent of each other per pod, the larger wins, and the LP never
-	// takes on more than nodeCost of price for each node it saves. Not
-	// where a pool's limits could bind (limitsBind).
-	nodeCost = 0.002
 )
 
 // plainClass reports whether only resources and node requirements decide
@@ -115,13 +105,14 @@ func (s *solver) packGroup(ps *poolState, reqID int, cls []*class) {
 	if len(cands) == 0 {
 		return
 	}
-	perNode := nodeCost
-	if ps.limitsBind(cls) {
-		// A node's idle capacity counts against the pool's limits: larger
-		// nodes would crowd pods out into a dearer pool.
-		perNode = 0
+	need := make([]int64, len(s.res.names))
+	for _, c := range cls {
+		for r, q := range c.req {
+			need[r] += q * int64(len(c.pods))
+		}
 	}
-	price := func(t int) float64 { return max(s.cat.cheapest(t, slots), 1e-9) + perNode }
+	perNode := s.nodeCost(ps, need)
+	price := func(t int) float64 { return s.nodePrice(t, slots, perNode) }
 
 	m := len(cls)
 	demand, diag, first := make([]float64, m), make([]float64, m), make([]float64, m)
@@ -206,22 +197,6 @@ func (s *solver) packGroup(ps *poolState, reqID int, cls []*class) {
 			}
 		}
 	}
-}
-
-// limitsBind reports whether the pool's remaining limits could run out
-// before cls's pods are placed. A node counts its whole capacity against
-// the limits, so allow for half of it idle.
-func (ps *poolState) limitsBind(cls []*class) bool {
-	for _, r := range ps.limited {
-		var demand int64
-		for _, c := range cls {
-			demand += c.req[r] * int64(len(c.pods))
-		}
-		if ps.remaining[r] < 2*demand {
-			return true
-		}
-	}
-	return false
 }
 
 // patternTypes are the candidate types for pattern columns: available, and

@@ -544,7 +544,7 @@ func (s *solver) hostnameCap(c *class, b *bin) int {
 func (s *solver) commit(c *class, b *bin, k int, st admitState) {
 	pods := c.pods[:k]
 	c.pods = c.pods[k:]
-	c.promised = max(0, c.promised-k)
+	s.unpromise(c, min(c.promised, k))
 	for i, q := range c.req {
 		s.remaining[i] -= int64(k) * q
 	}

@@ -19,6 +19,7 @@ type poolState struct {
 	reqErr      error
 	types       bitset
 	allocD      [][]int64 // allocatable minus daemonset overhead, by catalog index
+	maxAllocD   []int64   // see maxAlloc
 	daemon      [][]int64
 	daemonPorts []daemonPorts
 	limited     []int
@@ -179,4 +180,22 @@ func (s *solver) checkPoolMinValues(ps *poolState) {
 		}
 		s.plan.MinValuesUnmet[ps.pool.Name] = minValuesError(key, have, want)
 	}
+}
+
+// maxAlloc is, per resource, the most room any of the pool's types has.
+func (ps *poolState) maxAlloc() []int64 {
+	if ps.maxAllocD == nil {
+		for _, a := range ps.allocD {
+			if a == nil {
+				continue
+			}
+			if ps.maxAllocD == nil {
+				ps.maxAllocD = append([]int64(nil), a...)
+			}
+			for r, q := range a {
+				ps.maxAllocD[r] = max(ps.maxAllocD[r], q)
+			}
+		}
+	}
+	return ps.maxAllocD
 }

@@ -34,30 +34,14 @@ func (s *solver) chooseTarget(c *class, ps *poolState, types bitset, slots uint6
 	value := func(q []int64) float64 {
 		return pm*float64(q[resCPU]) + pb*float64(q[resMemory])
 	}
-	// Keep the sizingCandidates types with the most demand share per
-	// dollar; types far from that cannot be efficient however well filled.
-	cands := s.cands[:0]
-	types.each(func(t int) {
-		price := s.cat.cheapest(t, slots)
-		if math.IsInf(price, 1) {
-			return
-		}
-		// Free offerings (e.g. already-paid reservations) still need a
-		// finite score.
-		price = max(price, 1e-9)
-		cd := sizingCand{t, price, value(ps.allocD[t]) / price}
-		if len(cands) == sizingCandidates && !cd.better(cands[len(cands)-1]) {
-			return
-		}
-		if len(cands) < sizingCandidates {
-			cands = append(cands, cd)
-		} else {
-			cands[len(cands)-1] = cd
-		}
-		for i := len(cands) - 1; i > 0 && cands[i].better(cands[i-1]); i-- {
-			cands[i], cands[i-1] = cands[i-1], cands[i]
-		}
-	})
+	pending := s.pending(c)
+	// Pods with topology are sized by price alone, as they are kept out of
+	// the pattern LP: the claim's type decides where they may launch.
+	perNode := 0.0
+	if s.plainClass(c) {
+		perNode = s.nodeCost(ps, pending)
+	}
+	cands := s.rank(s.cands[:0], ps, types, slots, perNode, value)
 	s.cands = cands
 	if len(cands) == 0 {
 		// canOpen only passes types with an offering in slots, so this is
@@ -77,13 +61,151 @@ func (s *solver) chooseTarget(c *class, ps *poolState, types bitset, slots uint6
 		bestScore = max(bestScore, cands[i].ratio)
 	}
 	// Ties go to the larger type: fewer nodes for the same efficiency.
-	best, bestPrice := cands[0].t, -1.0
-	for _, cd := range cands {
-		if cd.ratio >= bestScore*(1-1e-9) && cd.price > bestPrice {
-			best, bestPrice = cd.t, cd.price
+	best := -1
+	for i, cd := range cands {
+		if cd.ratio >= bestScore*(1-1e-9) && (best < 0 || cd.price > cands[best].price) {
+			best = i
 		}
 	}
-	return best
+	return s.finishInOne(c, ps, types, slots, perNode, pending, value, cands[best])
+}
+
+// rank keeps in cands the sizingCandidates types with the most demand
+// share per dollar; types far from that cannot be efficient however well
+// filled.
+func (s *solver) rank(cands []sizingCand, ps *poolState, types bitset, slots uint64, perNode float64, value func([]int64) float64) []sizingCand {
+	types.each(func(t int) {
+		price := s.nodePrice(t, slots, perNode)
+		if math.IsInf(price, 1) {
+			return
+		}
+		cd := sizingCand{t, price, value(ps.allocD[t]) / price}
+		if len(cands) == sizingCandidates && !cd.better(cands[len(cands)-1]) {
+			return
+		}
+		if len(cands) < sizingCandidates {
+			cands = append(cands, cd)
+		} else {
+			cands[len(cands)-1] = cd
+		}
+		for i := len(cands) - 1; i > 0 && cands[i].better(cands[i-1]); i-- {
+			cands[i], cands[i-1] = cands[i-1], cands[i]
+		}
+	})
+	return cands
+}
+
+// pending sums the requests of the pods still to place that no claim
+// expects (see promiseFill), c's own pods included.
+func (s *solver) pending(c *class) []int64 {
+	if s.pendBufV == nil {
+		s.pendBufV = make([]int64, len(s.res.names))
+		s.pendBufR = make([]int64, len(s.res.names))
+	}
+	for r := range s.pendBufV {
+		s.pendBufV[r] = s.remaining[r] - s.promisedReq[r] + int64(c.promised)*c.req[r]
+	}
+	return s.pendBufV
+}
+
+// finishNodes bounds the nodes finishInOne plays the batch's end out on.
+const finishNodes = 8
+
+// finishInOne sizes the last claim of a batch: when one node can hold
+// every pending pod, the cheapest such type wins if it costs no more than
+// the nodes per-pod efficiency would buy instead, played out claim by
+// claim (each the most efficient candidate, priced as the cheapest type
+// holding its fill). Efficiency alone would split five pods over a node of
+// three and a node of two where one node of five costs the same.
+func (s *solver) finishInOne(c *class, ps *poolState, types bitset, slots uint64, perNode float64, pending []int64, value func([]int64) float64, best sizingCand) int {
+	// Pods with topology keep their per-node sizing (see chooseTarget).
+	if !s.plainClass(c) || !covers(ps.maxAlloc(), pending) {
+		return best.t
+	}
+	one, onePrice := s.holding(ps, types, slots, perNode, pending)
+	if one < 0 || one == best.t {
+		return best.t
+	}
+	saved := s.holdPromises()
+	defer s.restorePromises(saved)
+	// Every pending pod counts as free to take, c's own included; the
+	// fills below record what they take as promised.
+	s.unpromise(c, c.promised)
+	none := &class{}
+	free := s.scratch()
+	copy(free, ps.allocD[one])
+	if s.fill(none, ps, one, 0, free, value); ps.allocD[one][resPods]-free[resPods] < pending[resPods] {
+		return best.t // compatibility or per-node limits keep pods off it
+	}
+	// The pods would go on claims of their own classes, which may fit
+	// types c's pods do not.
+	s.altCands = s.rank(s.altCands[:0], ps, ps.types, slots, perNode, value)
+	alt, left := 0.0, pending[resPods]
+	for n := 0; left > 0 && alt < onePrice; n++ {
+		pick, pickRatio := -1, 0.0
+		for _, cd := range s.altCands {
+			copy(free, ps.allocD[cd.t])
+			if r := s.fill(none, ps, cd.t, 0, free, value) / cd.price; r > pickRatio {
+				pick, pickRatio = cd.t, r
+			}
+		}
+		if pick < 0 || n == finishNodes {
+			return best.t
+		}
+		copy(free, ps.allocD[pick])
+		s.promise = true
+		s.fill(none, ps, pick, 0, free, value)
+		s.promise = false
+		used := s.pendBufR
+		for r := range used {
+			used[r] = ps.allocD[pick][r] - free[r]
+		}
+		// The claim lists cheaper types holding the same pods first.
+		_, p := s.holding(ps, ps.types, slots, perNode, used)
+		alt += p
+		left -= used[resPods]
+	}
+	if onePrice <= alt {
+		return one
+	}
+	return best.t
+}
+
+// holdPromises saves every class's promised pods, for restorePromises.
+func (s *solver) holdPromises() []int {
+	out := make([]int, len(s.order))
+	for i, o := range s.order {
+		out[i] = o.promised
+	}
+	s.pendBufU = append(s.pendBufU[:0], s.promisedReq...)
+	return out
+}
+
+func (s *solver) restorePromises(saved []int) {
+	for i, o := range s.order {
+		o.promised = saved[i]
+	}
+	copy(s.promisedReq, s.pendBufU)
+}
+
+// holding returns the type of types with the lowest nodePrice whose one
+// node holds need, and that price; -1 and +Inf when none does.
+func (s *solver) holding(ps *poolState, types bitset, slots uint64, perNode float64, need []int64) (int, float64) {
+	one, price := -1, math.Inf(1)
+	types.each(func(t int) {
+		if p := s.nodePrice(t, slots, perNode); p < price && covers(ps.allocD[t], need) {
+			one, price = t, p
+		}
+	})
+	return one, price
+}
+
+// unpromise releases d of c's promised pods (placed or no longer expected).
+func (s *solver) unpromise(c *class, d int) {
+	c.promised -= d
+	for r, q := range c.req {
+		s.promisedReq[r] -= int64(d) * q
+	}
 }
 
 // hostCohort lists the classes whose pending pods must share the node c's
@@ -184,11 +306,20 @@ func (s *solver) holdsCohort(b *bin, need []int64) bool {
 	return fitsIn(b.used, need, b.pool.allocD[b.target])
 }
 
-// promiseFill records the simulated fill of a claim just opened with type
-// t, so later sizing does not count the same pods twice.
-func (s *solver) promiseFill(c *class, ps *poolState, t, perClaim int) {
+// promiseFill records the simulated fill of b, a claim just opened and
+// given pods of c, so later sizing does not count the same pods twice. For
+// plain classes the fill is of the room left on b; pods with topology are
+// promised a fresh node's fill, as their sizing has always assumed.
+func (s *solver) promiseFill(c *class, b *bin, perClaim int) {
+	free := s.scratch()
+	copy(free, b.pool.allocD[b.target])
+	if s.plainClass(c) {
+		for r := range free {
+			free[r] -= b.used[r]
+		}
+	}
 	s.promise = true
-	s.simulateFill(c, ps, t, perClaim, s.scratch(), func([]int64) float64 { return 0 })
+	s.fill(c, b.pool, b.target, perClaim, free, func([]int64) float64 { return 0 })
 	s.promise = false
 }
 
@@ -198,6 +329,11 @@ func (s *solver) promiseFill(c *class, ps *poolState, t, perClaim int) {
 // chosen claim's promise.
 func (s *solver) simulateFill(c *class, ps *poolState, t, perClaim int, free []int64, value func([]int64) float64) float64 {
 	copy(free, ps.allocD[t])
+	return s.fill(c, ps, t, perClaim, free, value)
+}
+
+// fill is simulateFill from the room free.
+func (s *solver) fill(c *class, ps *poolState, t, perClaim int, free []int64, value func([]int64) float64) float64 {
 	total := s.take(c, c, free, perClaim, value)
 	for ri := range s.runs {
 		// Once no class's smallest request fits, nothing more will.
@@ -246,6 +382,9 @@ func (s *solver) take(c, o *class, free []int64, limit int, value func([]int64) 
 	}
 	if s.promise && o != c {
 		o.promised += k
+		for r, q := range o.req {
+			s.promisedReq[r] += int64(k) * q
+		}
 	}
 	// A small per-pod credit breaks ties towards holding more pods.
 	return float64(k) * (value(o.req) + 1e-12)

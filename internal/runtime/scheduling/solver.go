@@ -21,26 +21,32 @@ type solver struct {
 	bins      []*bin
 	claims    []*bin
 	remaining []int64 // requests of pods not yet placed
-	matches   map[[2]int]bool
-	inverse   map[*class][]*topoGroup
-	topoKeys  []string
-	plan      *Plan
-	hasPNS    bool
-	order     []*class // classes in queue order, for sizing lookahead
-	runs      []classRun
-	room      *roomIndex
-	zoneRooms []*roomIndex // by catalog zone index; see buildZoneRooms
-	zoneMasks map[int]uint64
-	noRoom    []int64
-	singles   map[singleKey]singleVal
-	pendBuf   []groupCount
-	cands     []sizingCand
-	buf       []int64
-	promise   bool
-	carriers  map[*topoGroup][]*class // see hostCarriers
-	byPrice   map[string][]int
-	offerings map[offerKey][]Offering
-	minReq    []int64 // smallest request per resource over all classes
+	// promisedReq sums the requests of promised pods (class.promised).
+	promisedReq []int64
+	matches     map[[2]int]bool
+	inverse     map[*class][]*topoGroup
+	topoKeys    []string
+	plan        *Plan
+	hasPNS      bool
+	order       []*class // classes in queue order, for sizing lookahead
+	runs        []classRun
+	room        *roomIndex
+	zoneRooms   []*roomIndex // by catalog zone index; see buildZoneRooms
+	zoneMasks   map[int]uint64
+	noRoom      []int64
+	singles     map[singleKey]singleVal
+	pendBuf     []groupCount
+	cands       []sizingCand
+	pendBufV    []int64 // see pending
+	altCands    []sizingCand
+	pendBufR    []int64 // see finishInOne
+	pendBufU    []int64 // see holdPromises
+	buf         []int64
+	promise     bool
+	carriers    map[*topoGroup][]*class // see hostCarriers
+	byPrice     map[string][]int
+	offerings   map[offerKey][]Offering
+	minReq      []int64 // smallest request per resource over all classes
 	// reservations counts the capacity reservations' instances this pass.
 	reservations *reservations
 }
@@ -98,6 +104,7 @@ func Solve(in Input) (*Plan, error) {
 			s.remaining[i] += q * int64(len(c.pods))
 		}
 	}
+	s.promisedReq = make([]int64, len(s.res.names))
 	s.buildPools()
 	s.buildBins()
 	s.buildTopology(classes)

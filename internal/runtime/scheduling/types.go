@@ -149,6 +149,10 @@ type Options struct {
 	PreferencePolicy string // Respect (default) or Ignore
 	MinValuesPolicy  string // Strict (default) or BestEffort
 	MaxInstanceTypes int    // default 60
+	// NodeCost is what sizing adds to each new node's price ($/h), for
+	// what a node costs beyond it (the controller's NODE_COST); nil means
+	// DefaultNodeCost, 0 sizes by price alone.
+	NodeCost *float64
 	// WellKnownLabels may be requested by pods without a NodePool defining
 	// them; nil means the built-in list.
 	WellKnownLabels requirements.KeySet

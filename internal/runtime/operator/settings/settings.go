@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -51,16 +52,19 @@ type Settings struct {
 	SecurityGroupRefreshInterval time.Duration
 	PreferencePolicy             string
 	MinValuesPolicy              string
-	LogLevel                     string
-	MetricsPort                  int
-	HealthProbePort              int
-	DisableLeaderElection        bool
-	LeaderElectionName           string
-	LeaderElectionNamespace      string
-	KubeClientQPS                int
-	KubeClientBurst              int
-	CPURequests                  int
-	Kubeconfig                   string
+	// NodeCost is what scheduling adds to each new node's price ($/h)
+	// when it compares instance types (NODE_COST).
+	NodeCost                float64
+	LogLevel                string
+	MetricsPort             int
+	HealthProbePort         int
+	DisableLeaderElection   bool
+	LeaderElectionName      string
+	LeaderElectionNamespace string
+	KubeClientQPS           int
+	KubeClientBurst         int
+	CPURequests             int
+	Kubeconfig              string
 	// EnableProfiling serves Go's pprof handlers on the metrics port.
 	EnableProfiling bool
 	// MemoryLimit is the container's memory limit in bytes (-1: none); the
@@ -97,6 +101,7 @@ var settings = []setting{
 	{"security-group-refresh-interval", "SECURITY_GROUP_REFRESH_INTERVAL", "1m", "how often security groups are resolved again (at least 1m)"},
 	{"preference-policy", "PREFERENCE_POLICY", "Respect", "Respect or Ignore pod scheduling preferences"},
 	{"min-values-policy", "MIN_VALUES_POLICY", "Strict", "Strict or BestEffort handling of requirement minValues"},
+	{"node-cost", "NODE_COST", "0.002", "what a node costs beyond its price in $/h (launch, registration, per-node agents), added to each new node's price when scheduling compares instance types; 0 compares prices alone"},
 	{"log-level", "LOG_LEVEL", "info", "debug, info or error"},
 	{"metrics-port", "METRICS_PORT", "8080", "port of the Prometheus /metrics endpoint"},
 	{"health-probe-port", "HEALTH_PROBE_PORT", "8081", "port of /healthz and /readyz"},
@@ -148,6 +153,7 @@ func ParseSettings(args []string, getenv func(string) string) (*Settings, error)
 		ReservedENIs:            p.int("reserved-enis"),
 		PreferencePolicy:        get("preference-policy"),
 		MinValuesPolicy:         get("min-values-policy"),
+		NodeCost:                p.float("node-cost"),
 		LogLevel:                strings.ToLower(get("log-level")),
 		MetricsPort:             p.int("metrics-port"),
 		HealthProbePort:         p.int("health-probe-port"),
@@ -229,6 +235,9 @@ func (s *Settings) validate(failed map[string]bool) []error {
 	}
 	if s.MinValuesPolicy != "Strict" && s.MinValuesPolicy != "BestEffort" {
 		bad("min-values-policy", "is %q; use Strict or BestEffort", s.MinValuesPolicy)
+	}
+	if s.NodeCost < 0 || math.IsNaN(s.NodeCost) || math.IsInf(s.NodeCost, 0) {
+		bad("node-cost", "is %v; use a cost in $/h of 0 or more, e.g. 0.002", s.NodeCost)
 	}
 	switch s.LogLevel {
 	case "debug", "info", "error":

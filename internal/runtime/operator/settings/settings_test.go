@@ -19,7 +19,7 @@ func TestSettingsDefaults(t *testing.T) {
 		s.VMMemoryOverheadPercent != 0.075 || s.ReservedENIs != 0 || s.MetricsPort != 8080 || s.HealthProbePort != 8081 ||
 		s.DisableLeaderElection || s.LeaderElectionName != "karpenter-leader-election" || s.KubeClientQPS != 200 ||
 		s.KubeClientBurst != 300 || s.LogLevel != "info" || s.PreferencePolicy != "Respect" || s.MinValuesPolicy != "Strict" ||
-		s.EnableProfiling || s.MemoryLimit != -1 {
+		s.EnableProfiling || s.MemoryLimit != -1 || s.NodeCost != 0.002 {
 		t.Errorf("defaults: %+v", s)
 	}
 	if s.FeatureGates.Enabled("SpotToSpotConsolidation") || !s.FeatureGates.Enabled("ReservedCapacity") {
@@ -27,6 +27,27 @@ func TestSettingsDefaults(t *testing.T) {
 	}
 	if got := s.NominationTTL(); got != 20*time.Second {
 		t.Errorf("nomination TTL = %s, want 20s", got)
+	}
+}
+
+// TestNodeCostSetting: NODE_COST and --node-cost set what scheduling adds
+// to each new node's price; 0 (prices alone) is accepted.
+func TestNodeCostSetting(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		args []string
+		want float64
+	}{
+		{map[string]string{"CLUSTER_NAME": "c", "NODE_COST": "0.05"}, nil, 0.05},
+		{map[string]string{"CLUSTER_NAME": "c", "NODE_COST": "0.05"}, []string{"--node-cost=0"}, 0},
+	} {
+		s, err := ParseSettings(tc.args, env(tc.env))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.NodeCost != tc.want {
+			t.Errorf("%v %v: node cost %v, want %v", tc.env, tc.args, s.NodeCost, tc.want)
+		}
 	}
 }
 
@@ -66,6 +87,8 @@ func TestSettingsRejectedWithTheSettingAndFix(t *testing.T) {
 		{"burst below qps", map[string]string{"CLUSTER_NAME": "c", "KUBE_CLIENT_BURST": "10"}, nil, []string{"KUBE_CLIENT_BURST", "KUBE_CLIENT_QPS"}},
 		{"unknown flag", map[string]string{"CLUSTER_NAME": "c"}, []string{"--cluster=x"}, []string{"cluster", "-h"}},
 		{"preference policy", map[string]string{"CLUSTER_NAME": "c", "PREFERENCE_POLICY": "Maybe"}, nil, []string{"PREFERENCE_POLICY", "Respect or Ignore"}},
+		{"negative node cost", map[string]string{"CLUSTER_NAME": "c", "NODE_COST": "-0.01"}, nil, []string{"NODE_COST (--node-cost)", "0 or more"}},
+		{"node cost unit", map[string]string{"CLUSTER_NAME": "c", "NODE_COST": "$0.01"}, nil, []string{"NODE_COST (--node-cost)", "a number"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseSettings(tc.args, env(tc.env))
