@@ -396,7 +396,7 @@ func (p *Provider) hydrate(claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, inst *in
 	if out.Annotations == nil {
 		out.Annotations = map[string]string{}
 	}
-	maps.Copy(out.Annotations, nc.HashAnnotations())
+	maps.Copy(out.Annotations, p.HashAnnotations(nc))
 	// The profile the instance runs with, so its garbage collection can
 	// tell it is in use.
 	if nc.Status.InstanceProfile != "" {

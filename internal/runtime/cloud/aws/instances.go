@@ -224,7 +224,7 @@ func (p *Provider) IsDrifted(ctx context.Context, claim *v1.NodeClaim) (cloud.Dr
 		}
 		return "", err
 	}
-	if reason := staticDrift(nc, claim); reason != "" {
+	if reason := staticDrift(p.HashAnnotations(nc), claim); reason != "" {
 		return reason, nil
 	}
 	id, err := instance.ParseProviderID(claim.Status.ProviderID)
@@ -264,9 +264,9 @@ func (p *Provider) amisFor(nc *awsv1.EC2NodeClass, inst *instance.Instance) []st
 }
 
 // staticDrift compares the node class hash stamped on the claim at launch
-// with the node class's, when both were computed by the same hash version.
-func staticDrift(nc *awsv1.EC2NodeClass, claim *v1.NodeClaim) cloud.DriftReason {
-	want := nc.HashAnnotations()
+// with the node class's (want), when both were computed by the same hash
+// version.
+func staticDrift(want map[string]string, claim *v1.NodeClaim) cloud.DriftReason {
 	got, ok := claim.Annotations[v1.EC2NodeClassHashAnnotationKey]
 	if !ok || claim.Annotations[v1.EC2NodeClassHashVersionAnnotationKey] != want[v1.EC2NodeClassHashVersionAnnotationKey] {
 		return ""

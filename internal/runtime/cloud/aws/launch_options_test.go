@@ -35,7 +35,7 @@ func TestNodeClassFieldsReachTheLaunch(t *testing.T) {
 	nc.Spec.Tags = map[string]string{"team": "launch-fields", "cost-center": "42"}
 	nc.Spec.Context = sdkaws.String("ctx-launch-fields")
 	nc.Spec.ConnectionTracking = &awsv1.ConnectionTracking{TCPEstablishedTimeout: sdkaws.Int32(3600)}
-	nc.Spec.EnclaveOptions = &awsv1.EnclaveOptions{Enabled: sdkaws.Bool(true)}
+	nc.Spec.EnclaveOptions = &awsv1.EnclaveOptions{Enabled: true}
 	nc.Spec.CPUOptions = &awsv1.CPUOptions{NestedVirtualization: sdkaws.String("enabled")}
 	nc = readyNodeClass(t, prov, nc)
 

@@ -64,8 +64,8 @@ func data(cfg Config) *ec2types.RequestLaunchTemplateData {
 	if cfg.IPv6 {
 		withIPv6(d.NetworkInterfaces)
 	}
-	if e := cfg.EnclaveOptions; e != nil && e.Enabled != nil {
-		d.EnclaveOptions = &ec2types.LaunchTemplateEnclaveOptionsRequest{Enabled: aws.Bool(*e.Enabled)}
+	if e := cfg.EnclaveOptions; e != nil {
+		d.EnclaveOptions = &ec2types.LaunchTemplateEnclaveOptionsRequest{Enabled: aws.Bool(e.Enabled)}
 	}
 	if cfg.PlacementGroupID != "" {
 		d.Placement = &ec2types.LaunchTemplatePlacementRequest{GroupId: aws.String(cfg.PlacementGroupID)}
