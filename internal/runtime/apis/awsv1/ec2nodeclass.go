@@ -132,20 +132,22 @@ type EC2NodeClassSpec struct {
 	// +optional
 	MetadataOptions *MetadataOptions `json:"metadataOptions,omitempty"`
 	// EnclaveOptions turns on AWS Nitro Enclaves for the instances; it is
-	// passed to the launch template, and EC2 refuses a launch on an instance
-	// type without enclave support. Omitted, or enabled false, leaves
-	// enclaves off.
+	// passed to the launch template, and only instance types with enclave
+	// support are launched. Omitted, or enabled false, leaves enclaves off.
 	// +optional
 	EnclaveOptions *EnclaveOptions `json:"enclaveOptions,omitempty"`
 	// ConnectionTracking sets the idle connection tracking timeouts of the
 	// network interfaces the launch template declares (EFA-only interfaces
 	// excepted). Interfaces the CNI adds later are the CNI's to configure.
+	// Only Nitro instance types are launched with it.
 	// +optional
 	ConnectionTracking *ConnectionTracking `json:"connectionTracking,omitempty"`
 	// Context is passed as the CreateFleet Context parameter.
 	// +optional
 	Context *string `json:"context,omitempty"`
-	// CPUOptions are the CPU options of the instances.
+	// CPUOptions are the CPU options of the instances; with nested
+	// virtualization enabled, only instance types whose processors support
+	// it are launched.
 	// +optional
 	CPUOptions *CPUOptions `json:"cpuOptions,omitempty"`
 }

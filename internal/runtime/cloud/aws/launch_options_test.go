@@ -42,7 +42,7 @@ func TestNodeClassFieldsReachTheLaunch(t *testing.T) {
 	before := len(sim.Requests().Requests("ec2", "CreateLaunchTemplate"))
 	fleetsBefore := len(sim.Requests().Requests("ec2", "CreateFleet"))
 	claim := testenv.NodeClaim("launch-fields", "general", nc.Name,
-		testenv.In(corev1.LabelInstanceTypeStable, "m5d.large"), testenv.In(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand))
+		testenv.In(corev1.LabelInstanceTypeStable, "m8id.xlarge"), testenv.In(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand))
 	got, err := prov.Create(ctx, claim)
 	if err != nil {
 		t.Fatal(err)

@@ -245,7 +245,12 @@ func (p *Provider) List(ctx context.Context, nc *awsv1.EC2NodeClass, zones []str
 		CRs     []awsv1.CapacityReservation
 		NIs     []awsv1.NetworkInterface
 		PG      *placementgroup.PlacementGroup
-	}{nc.Name, nc.AMIFamily(), nc.Spec.Kubelet.String(), nc.Spec.BlockDeviceMappings, nc.Spec.InstanceStorePolicy, nc.Status.AMIs, strings.Join(zones, ","), nc.Status.CapacityReservations, nc.Spec.NetworkInterfaces, pg})
+		// What FitsLaunchOptions reads.
+		Enclave   *awsv1.EnclaveOptions
+		CPU       *awsv1.CPUOptions
+		ConnTrack bool
+	}{nc.Name, nc.AMIFamily(), nc.Spec.Kubelet.String(), nc.Spec.BlockDeviceMappings, nc.Spec.InstanceStorePolicy, nc.Status.AMIs, strings.Join(zones, ","), nc.Status.CapacityReservations, nc.Spec.NetworkInterfaces, pg,
+		nc.Spec.EnclaveOptions, nc.Spec.CPUOptions, nc.Spec.ConnectionTracking != nil})
 	if r, ok := p.results.Get(key); ok && r.gen == gen {
 		return r.types, nil
 	}
@@ -287,7 +292,7 @@ func (p *Provider) compute(nc *awsv1.EC2NodeClass, zones []string, pg *placement
 	out := make([]*scheduling.InstanceType, 0, len(names))
 	for _, name := range names {
 		info := p.infos[name]
-		if !FitsNetworkInterfaces(info, nc.Spec.NetworkInterfaces) || !placementgroup.Supports(info, pg) {
+		if !FitsNetworkInterfaces(info, nc.Spec.NetworkInterfaces) || !FitsLaunchOptions(info, nc.Spec) || !placementgroup.Supports(info, pg) {
 			continue
 		}
 		labels := LabelsFor(info, p.opts.Region, family)
