@@ -68,6 +68,8 @@ type launchSpec struct {
 	// partition the partition asked for (0: EC2 picks).
 	placement *placementGroup
 	partition int32
+	// tenancy is the Placement.Tenancy asked for ("" is default).
+	tenancy ec2types.Tenancy
 	// ipv4Prefixes and ipv6Prefixes are the prefixes (prefix delegation)
 	// the primary interface asks for: /28s of the subnet, /80s of the VPC.
 	ipv4Prefixes, ipv6Prefixes int32
@@ -173,7 +175,7 @@ func (s *Service) launch(spec launchSpec, index int) *instance {
 		VpcId:                 spec.subnet.VpcId,
 		Placement: &ec2types.Placement{
 			AvailabilityZone: spec.subnet.AvailabilityZone, AvailabilityZoneId: spec.subnet.AvailabilityZoneId,
-			Tenancy: ec2types.TenancyDefault, GroupName: ptr(""),
+			Tenancy: orDefaultTenancy(spec.tenancy), GroupName: ptr(""),
 		},
 		LaunchTime:         ptr(now),
 		AmiLaunchIndex:     ptr(int32(index)),

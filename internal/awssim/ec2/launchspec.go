@@ -95,6 +95,10 @@ func (s *Service) specFromTemplate(d *ec2types.RequestLaunchTemplateData) (launc
 		}
 	}
 	if pl := d.Placement; pl != nil {
+		if err := checkTenancy(pl.Tenancy); err != nil {
+			return spec, err
+		}
+		spec.tenancy = pl.Tenancy
 		pg, err := s.resolvePlacement(placementRequest{name: deref(pl.GroupName), id: deref(pl.GroupId), partition: deref(pl.PartitionNumber)})
 		if err != nil {
 			return spec, err

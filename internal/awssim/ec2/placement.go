@@ -340,3 +340,22 @@ func (s *Service) partitionFor(spec launchSpec) int32 {
 	sort.SliceStable(parts, func(i, j int) bool { return count[parts[i]] < count[parts[j]] })
 	return parts[0]
 }
+
+func orDefaultTenancy(t ec2types.Tenancy) ec2types.Tenancy {
+	if t == "" {
+		return ec2types.TenancyDefault
+	}
+	return t
+}
+
+// checkTenancy refuses a tenancy EC2 does not know, as EC2 does; host
+// tenancy needs Dedicated Hosts, which the simulator does not have.
+func checkTenancy(t ec2types.Tenancy) *protocol.Error {
+	switch t {
+	case "", ec2types.TenancyDefault, ec2types.TenancyDedicated:
+		return nil
+	case ec2types.TenancyHost:
+		return errorf("InsufficientHostCapacity", "There is no Dedicated Host capacity available to launch the instance.")
+	}
+	return errorf("InvalidParameterValue", "Value (%s) for parameter tenancy is invalid. Valid values: default, dedicated, host", t)
+}

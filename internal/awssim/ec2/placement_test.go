@@ -181,3 +181,49 @@ func TestLaunchIntoPlacementGroups(t *testing.T) {
 		t.Errorf("deleting a group in use: %v", err)
 	}
 }
+
+// TestLaunchTenancy checks that a launch's Placement.Tenancy, from its
+// launch template or the RunInstances request, is the instance's.
+func TestLaunchTenancy(t *testing.T) {
+	_, client, _ := newEC2(t, sim.Options{})
+	w := discover(t, client)
+	var zone string
+	for z := range w.subnets {
+		zone = z
+	}
+	tenancyOf := func(ids []string) ec2types.Tenancy {
+		t.Helper()
+		d, err := client.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: ids})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Reservations[0].Instances[0].Placement.Tenancy
+	}
+	for name, pl := range map[string]*ec2types.LaunchTemplatePlacementRequest{"unset": nil, "dedicated": {Tenancy: ec2types.TenancyDedicated}} {
+		out, err := launchInto(t, client, w, "tenancy-"+name, zone, pl)
+		if err != nil || len(out.Instances) != 1 {
+			t.Fatalf("%s: %+v %v", name, out, err)
+		}
+		want := ec2types.TenancyDefault
+		if pl != nil {
+			want = pl.Tenancy
+		}
+		if got := tenancyOf(out.Instances[0].InstanceIds); got != want {
+			t.Errorf("launch template tenancy %s: instance tenancy %s, want %s", name, got, want)
+		}
+	}
+	run, err := client.RunInstances(ctx, &ec2.RunInstancesInput{
+		ImageId: aws.String(w.al2023x86), InstanceType: "m5.large", MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
+		SubnetId: aws.String(w.subnets[zone]), Placement: &ec2types.Placement{Tenancy: ec2types.TenancyDedicated},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tenancyOf([]string{aws.ToString(run.Instances[0].InstanceId)}); got != ec2types.TenancyDedicated {
+		t.Errorf("RunInstances with dedicated tenancy: instance tenancy %s", got)
+	}
+	bad, err := launchInto(t, client, w, "tenancy-bad", zone, &ec2types.LaunchTemplatePlacementRequest{Tenancy: "shared"})
+	if err == nil && fleetErrorCode(bad) != "InvalidParameterValue" {
+		t.Errorf("tenancy shared accepted: %+v", bad)
+	}
+}

@@ -70,6 +70,12 @@ func (s *Service) runInstances(in *ec2.RunInstancesInput, dryRun bool) (*ec2.Run
 	zone := ""
 	if pl := in.Placement; pl != nil {
 		zone = deref(pl.AvailabilityZone)
+		if pl.Tenancy != "" {
+			if err := checkTenancy(pl.Tenancy); err != nil {
+				return nil, err
+			}
+			spec.tenancy = pl.Tenancy
+		}
 		if req := (placementRequest{name: deref(pl.GroupName), id: deref(pl.GroupId), partition: deref(pl.PartitionNumber)}); !req.empty() {
 			if spec.placement, err = s.resolvePlacement(req); err != nil {
 				return nil, err

@@ -12,12 +12,10 @@ import (
 )
 
 // NodeClass is what the core controllers read of a node class: its status
-// conditions (Ready) and the static hash stamped on the claims launched
-// from it.
+// conditions (Ready).
 type NodeClass interface {
 	client.Object
 	GetConditions() []metav1.Condition
-	HashAnnotations() map[string]string
 }
 
 // NodeClassKind is a node class kind a NodePool's nodeClassRef may name.
@@ -25,6 +23,10 @@ type NodeClassKind struct {
 	Group, Kind string
 	// New returns an empty object of the kind, to watch or read into.
 	New func() NodeClass
+	// HashAnnotations are the static-drift hash and version annotations the
+	// claims launched with a node class of the kind carry; the provider
+	// computes them, since they may cover its settings too.
+	HashAnnotations func(NodeClass) map[string]string
 }
 
 // NodeClassKindOf is the kind of p's node classes that ref names; false

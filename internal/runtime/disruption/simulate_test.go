@@ -112,3 +112,23 @@ func TestSimulationDoesNotCountOnUninitializedNodes(t *testing.T) {
 		}
 	})
 }
+
+// TestConsolidationMovesPodsOntoNodesInsideConsolidateAfter: as in
+// Karpenter, consolidateAfter decides which nodes may be disrupted, not where
+// their pods may go. A node still inside its consolidateAfter is a
+// destination like any other: the consolidated node's pod moves onto it.
+func TestConsolidationMovesPodsOntoNodesInsideConsolidateAfter(t *testing.T) {
+	pool := mkPool("default")
+	slot := func(n *state.StateNode) { n.Labels()["slot"] = "x" }
+	pod := mkPod("3", func(p *corev1.Pod) { p.Spec.NodeSelector = map[string]string{"slot": "x"} })
+	quiet := mkNode("quiet", pool, 0, 4, v1.CapacityTypeOnDemand, []*corev1.Pod{pod}, slot)
+	fresh := mkNode("fresh", pool, 0, 4, v1.CapacityTypeOnDemand, nil, notConsolidatable, slot)
+	env := mkEnv([]*v1.NodePool{pool}, []*state.StateNode{quiet, fresh}, 1)
+	out := SingleNode(context.Background(), env, candidates(t, env, v1.DisruptionReasonUnderutilized), budgetsFor(env, v1.DisruptionReasonUnderutilized))
+	if out.Command == nil || out.Command.Decision() != "delete" {
+		t.Fatalf("single-node consolidation decided %v (passed over: %v), want quiet deleted, its pod going to fresh", out.Command, out.Rejected)
+	}
+	if got := out.Command.Candidates[0].Name(); got != "quiet" {
+		t.Errorf("consolidated %s, want quiet (fresh is inside consolidateAfter)", got)
+	}
+}

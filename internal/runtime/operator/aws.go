@@ -4,6 +4,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
@@ -23,7 +26,7 @@ func (o *Operator) WithAWS() (*awsprovider.Provider, error) {
 		ClusterEndpoint:         s.ClusterEndpoint,
 		ClusterCABundle:         s.ClusterCABundle,
 		KubeDNSIP:               s.KubeDNSIP,
-		KubernetesVersionFunc:   awsprovider.DiscoverKubernetesVersion(o.Manager.GetConfig()),
+		KubernetesVersionFunc:   kubernetesVersionFunc(s, o.AWS, o.Manager.GetConfig()),
 		VMMemoryOverheadPercent: s.VMMemoryOverheadPercent,
 		ReservedENIs:            s.ReservedENIs,
 		DisableReservedCapacity: !s.FeatureGates.Enabled("ReservedCapacity"),
@@ -42,6 +45,16 @@ func (o *Operator) WithAWS() (*awsprovider.Provider, error) {
 		p.SetOverlay(o.overlays)
 	}
 	return p, nil
+}
+
+// kubernetesVersionFunc is where the Kubernetes version (for AMI aliases)
+// comes from, as in Karpenter: eks:DescribeCluster with EKS_CONTROL_PLANE,
+// else the API server.
+func kubernetesVersionFunc(s *Settings, cfg aws.Config, restCfg *rest.Config) func() (string, error) {
+	if s.EKSControlPlane {
+		return awsprovider.EKSKubernetesVersion(eks.NewFromConfig(cfg), s.ClusterName)
+	}
+	return awsprovider.DiscoverKubernetesVersion(restCfg)
 }
 
 // refresher warms prices and the catalog at start, then every 12 hours.

@@ -76,3 +76,33 @@ func TestKubeDNSIP(t *testing.T) {
 		t.Fatalf("kube-dns IP = %q, %v; want the service's cluster IP %q", ip, err, svc.Spec.ClusterIP)
 	}
 }
+
+// TestEKSControlPlaneReadsTheVersionFromEKS checks EKS_CONTROL_PLANE as
+// Karpenter reads it: the Kubernetes version comes from eks:DescribeCluster
+// (here 1.33, while the API server runs another), and otherwise from the
+// API server.
+func TestEKSControlPlaneReadsTheVersionFromEKS(t *testing.T) {
+	sim, err := testenv.Start(awssim.Options{ClusterName: "joist"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sim.Close)
+	kube := testenv.KubeFor(t)
+	if _, err := sim.EKS.RegisterCluster(eks.Cluster{Name: "joist", Endpoint: "https://10.0.0.1:443", CertificateAuthorityPEM: []byte("eks-ca"), Version: "1.33"}); err != nil {
+		t.Fatal(err)
+	}
+	fromAPIServer, err := kubernetesVersionFunc(&Settings{ClusterName: "joist"}, sim.Config, kube.Config)()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fromAPIServer == "1.33" {
+		t.Fatalf("the API server reports 1.33 too; the test cannot tell the sources apart")
+	}
+	got, err := kubernetesVersionFunc(&Settings{ClusterName: "joist", EKSControlPlane: true}, sim.Config, kube.Config)()
+	if err != nil || got != "1.33" {
+		t.Errorf("with EKS_CONTROL_PLANE: version %q, %v; want EKS's 1.33", got, err)
+	}
+	if _, err := kubernetesVersionFunc(&Settings{ClusterName: "missing", EKSControlPlane: true}, sim.Config, kube.Config)(); err == nil || !strings.Contains(err.Error(), "eks:DescribeCluster") {
+		t.Errorf("with EKS_CONTROL_PLANE and an unknown cluster: err = %v, want one naming eks:DescribeCluster", err)
+	}
+}

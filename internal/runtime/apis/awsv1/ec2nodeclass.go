@@ -33,6 +33,14 @@ type EC2NodeClassSpec struct {
 	// +kubebuilder:validation:MaxItems:=30
 	// +optional
 	CapacityReservationSelectorTerms []CapacityReservationSelectorTerm `json:"capacityReservationSelectorTerms,omitempty" hash:"ignore"`
+	// PlacementGroupSelector names the placement group (by name or ID) every
+	// instance of the class launches into. Only instance types that support
+	// the group's strategy are launched; a partition group's partition
+	// number labels the node (karpenter.k8s.aws/placement-group-partition).
+	// The PlacementGroupReady condition is False while the group is not
+	// found.
+	// +optional
+	PlacementGroupSelector *PlacementGroupSelector `json:"placementGroupSelector,omitempty"`
 	// AssociatePublicIPAddress sets whether instances get a public IP; unset
 	// follows the subnet's MapPublicIpOnLaunch.
 	// +optional
@@ -94,7 +102,7 @@ type EC2NodeClassSpec struct {
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +kubebuilder:validation:Type=object
 	// +optional
-	Kubelet KubeletConfiguration `json:"kubelet,omitempty" hash:"string"`
+	Kubelet KubeletConfiguration `json:"kubelet,omitempty" hash:"ignore"`
 	// BlockDeviceMappings replace the AMI family's default volumes.
 	// +kubebuilder:validation:XValidation:message="must have only one blockDeviceMappings with rootVolume",rule="self.filter(x, has(x.rootVolume)?x.rootVolume==true:false).size() <= 1"
 	// +kubebuilder:validation:MaxItems:=50
@@ -104,13 +112,6 @@ type EC2NodeClassSpec struct {
 	// them for kubelet and container storage).
 	// +optional
 	InstanceStorePolicy *InstanceStorePolicy `json:"instanceStorePolicy,omitempty"`
-	// DetailedMonitoring turns on 1-minute CloudWatch monitoring.
-	// +optional
-	DetailedMonitoring *bool `json:"detailedMonitoring,omitempty"`
-	// MetadataOptions for the instance metadata service of launched instances.
-	// +kubebuilder:default={"httpEndpoint":"enabled","httpProtocolIPv6":"disabled","httpPutResponseHopLimit":1,"httpTokens":"required"}
-	// +optional
-	MetadataOptions *MetadataOptions `json:"metadataOptions,omitempty"`
 	// NetworkInterfaces replace the single primary interface (EFA set-ups):
 	// the launch template declares each, and only instance types with the
 	// network cards, device slots and EFA interfaces they name are launched.
@@ -123,29 +124,30 @@ type EC2NodeClassSpec struct {
 	// +kubebuilder:validation:MaxItems:=150
 	// +optional
 	NetworkInterfaces []NetworkInterface `json:"networkInterfaces,omitempty"`
-	// PlacementGroupSelector names the placement group (by name or ID) every
-	// instance of the class launches into. Only instance types that support
-	// the group's strategy are launched; a partition group's partition
-	// number labels the node (karpenter.k8s.aws/placement-group-partition).
-	// The PlacementGroupReady condition is False while the group is not
-	// found.
+	// DetailedMonitoring turns on 1-minute CloudWatch monitoring.
 	// +optional
-	PlacementGroupSelector *PlacementGroupSelector `json:"placementGroupSelector,omitempty"`
-	// Context is passed as the CreateFleet Context parameter.
+	DetailedMonitoring *bool `json:"detailedMonitoring,omitempty"`
+	// MetadataOptions for the instance metadata service of launched instances.
+	// +kubebuilder:default={"httpEndpoint":"enabled","httpProtocolIPv6":"disabled","httpPutResponseHopLimit":1,"httpTokens":"required"}
 	// +optional
-	Context *string `json:"context,omitempty"`
+	MetadataOptions *MetadataOptions `json:"metadataOptions,omitempty"`
 	// EnclaveOptions turns on AWS Nitro Enclaves for the instances; it is
-	// passed to the launch template, and EC2 refuses a launch on an instance
-	// type without enclave support. Omitted, or enabled false, leaves
-	// enclaves off.
+	// passed to the launch template, and only instance types with enclave
+	// support are launched. Omitted, or enabled false, leaves enclaves off.
 	// +optional
 	EnclaveOptions *EnclaveOptions `json:"enclaveOptions,omitempty"`
 	// ConnectionTracking sets the idle connection tracking timeouts of the
 	// network interfaces the launch template declares (EFA-only interfaces
 	// excepted). Interfaces the CNI adds later are the CNI's to configure.
+	// Only Nitro instance types are launched with it.
 	// +optional
 	ConnectionTracking *ConnectionTracking `json:"connectionTracking,omitempty"`
-	// CPUOptions are the CPU options of the instances.
+	// Context is passed as the CreateFleet Context parameter.
+	// +optional
+	Context *string `json:"context,omitempty"`
+	// CPUOptions are the CPU options of the instances; with nested
+	// virtualization enabled, only instance types whose processors support
+	// it are launched.
 	// +optional
 	CPUOptions *CPUOptions `json:"cpuOptions,omitempty"`
 }
@@ -154,7 +156,7 @@ type EC2NodeClassSpec struct {
 type EnclaveOptions struct {
 	// Enabled turns Nitro Enclaves on.
 	// +required
-	Enabled *bool `json:"enabled"`
+	Enabled bool `json:"enabled"`
 }
 
 // ConnectionTracking holds idle connection tracking timeouts, in seconds;

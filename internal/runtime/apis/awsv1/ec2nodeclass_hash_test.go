@@ -1,11 +1,14 @@
 package awsv1
 
 import (
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"os"
+	"path/filepath"
 	"testing"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -31,17 +34,67 @@ func hashTestNodeClass() *EC2NodeClass {
 	}
 }
 
-// TestEC2NodeClassHashIsStable pins the digest of a fixed EC2NodeClass. If it
-// fails, bump EC2NodeClassHashVersion and update the value.
-func TestEC2NodeClassHashIsStable(t *testing.T) {
-	const want = "11791470907013285140"
-	if got := hashTestNodeClass().Hash(); got != want {
-		t.Fatalf("EC2NodeClass hash changed to %s (version %s): bump EC2NodeClassHashVersion and update this test", got, EC2NodeClassHashVersion)
+// upstreamHashes are the hashes Karpenter v1.15 computes of the fixtures in
+// ../testdata/hash (see its README for how they were produced).
+type upstreamHashes struct {
+	EC2NodeClassHashVersion string `json:"ec2NodeClassHashVersion"`
+	CABundle                string `json:"caBundle"`
+	EC2NodeClasses          map[string]struct {
+		NoCABundle string `json:"noCABundle"`
+		CABundle   string `json:"caBundle"`
+	} `json:"ec2NodeClasses"`
+}
+
+// TestEC2NodeClassHashIsKarpenters checks that the EC2NodeClass hash and its
+// version are Karpenter's, with and without a cluster CA bundle, so
+// karpenter.k8s.aws/ec2nodeclass-hash means the same to both.
+func TestEC2NodeClassHashIsKarpenters(t *testing.T) {
+	var want upstreamHashes
+	readFixture(t, "upstream.json", &want)
+	var classes []EC2NodeClass
+	readFixture(t, "ec2nodeclasses.yaml", &classes)
+	if EC2NodeClassHashVersion != want.EC2NodeClassHashVersion {
+		t.Errorf("EC2NodeClassHashVersion = %s, Karpenter's is %s", EC2NodeClassHashVersion, want.EC2NodeClassHashVersion)
+	}
+	if len(classes) != len(want.EC2NodeClasses) {
+		t.Fatalf("%d fixtures, %d upstream hashes", len(classes), len(want.EC2NodeClasses))
+	}
+	for i := range classes {
+		nc, w := &classes[i], want.EC2NodeClasses[classes[i].Name]
+		if got := nc.Hash(""); got != w.NoCABundle {
+			t.Errorf("EC2NodeClass %s: hash %s, Karpenter's is %s", nc.Name, got, w.NoCABundle)
+		}
+		if got := nc.Hash(want.CABundle); got != w.CABundle {
+			t.Errorf("EC2NodeClass %s with a CA bundle: hash %s, Karpenter's is %s", nc.Name, got, w.CABundle)
+		}
+	}
+}
+
+// readFixture decodes a fixture; objects strictly, so a field Joist's types
+// lack fails the test rather than hashing as absent.
+func readFixture(t *testing.T, name string, into any) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "testdata", "hash", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	decode := yaml.UnmarshalStrict
+	if filepath.Ext(name) == ".json" {
+		decode = yaml.Unmarshal
+	}
+	if err := decode(raw, into); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+}
+
+func TestEC2NodeClassHashTracksCABundle(t *testing.T) {
+	if hashTestNodeClass().Hash("") == hashTestNodeClass().Hash("Y2E=") {
+		t.Fatal("a new cluster CA bundle kept the hash: nodes joined with the old CA would not drift")
 	}
 }
 
 func TestEC2NodeClassHashIgnoresSelectorsAndResolvedFamily(t *testing.T) {
-	base := hashTestNodeClass().Hash()
+	base := hashTestNodeClass().Hash("")
 	for name, mutate := range map[string]func(*EC2NodeClass){
 		"subnet selector": func(nc *EC2NodeClass) { nc.Spec.SubnetSelectorTerms = []SubnetSelectorTerm{{ID: "subnet-123"}} },
 		"security group selector": func(nc *EC2NodeClass) {
@@ -60,14 +113,14 @@ func TestEC2NodeClassHashIgnoresSelectorsAndResolvedFamily(t *testing.T) {
 	} {
 		nc := hashTestNodeClass()
 		mutate(nc)
-		if got := nc.Hash(); got != base {
+		if got := nc.Hash(""); got != base {
 			t.Errorf("changing %s changed the hash", name)
 		}
 	}
 }
 
 func TestEC2NodeClassHashTracksLaunchSettings(t *testing.T) {
-	base := hashTestNodeClass().Hash()
+	base := hashTestNodeClass().Hash("")
 	for name, mutate := range map[string]func(*EC2NodeClass){
 		"family via amiFamily": func(nc *EC2NodeClass) { nc.Spec.AMIFamily = ptr(AMIFamilyCustom) },
 		"family via alias":     func(nc *EC2NodeClass) { nc.Spec.AMISelectorTerms = []AMISelectorTerm{{Alias: "bottlerocket@latest"}} },
@@ -85,7 +138,7 @@ func TestEC2NodeClassHashTracksLaunchSettings(t *testing.T) {
 	} {
 		nc := hashTestNodeClass()
 		mutate(nc)
-		if got := nc.Hash(); got == base {
+		if got := nc.Hash(""); got == base {
 			t.Errorf("changing %s kept the hash", name)
 		}
 	}
@@ -121,23 +174,24 @@ func TestAMIFamily(t *testing.T) {
 	}
 }
 
-// TestKubeletHashIgnoresSpelling checks that the kubelet configuration is
-// hashed by meaning: key order and number spelling do not drift nodes.
-func TestKubeletHashIgnoresSpelling(t *testing.T) {
+// TestKubeletHashIgnoresLayout checks that the kubelet configuration is
+// hashed as compact JSON with sorted keys, as Karpenter hashes it: layout
+// does not drift nodes, a new field does.
+func TestKubeletHashIgnoresLayout(t *testing.T) {
 	a, b := hashTestNodeClass(), hashTestNodeClass()
 	a.Spec.Kubelet = KubeletConfiguration{
 		"maxPods":      apiextensionsv1.JSON{Raw: []byte(`110`)},
 		"kubeReserved": apiextensionsv1.JSON{Raw: []byte(`{"cpu":"100m","memory":"1Gi"}`)},
 	}
 	b.Spec.Kubelet = KubeletConfiguration{
-		"maxPods":      apiextensionsv1.JSON{Raw: []byte(`110.0`)},
-		"kubeReserved": apiextensionsv1.JSON{Raw: []byte(`{ "memory": "1Gi", "cpu": "100m" }`)},
+		"kubeReserved": apiextensionsv1.JSON{Raw: []byte(`{ "cpu": "100m",  "memory": "1Gi" }`)},
+		"maxPods":      apiextensionsv1.JSON{Raw: []byte(` 110 `)},
 	}
-	if a.Hash() != b.Hash() {
-		t.Fatalf("the same kubelet configuration hashes differently: %s and %s", a.Hash(), b.Hash())
+	if a.Hash("") != b.Hash("") {
+		t.Fatalf("the same kubelet configuration hashes differently: %s and %s", a.Hash(""), b.Hash(""))
 	}
 	b.Spec.Kubelet["cpuManagerPolicy"] = apiextensionsv1.JSON{Raw: []byte(`"static"`)}
-	if a.Hash() == b.Hash() {
+	if a.Hash("") == b.Hash("") {
 		t.Fatal("adding a kubelet field does not change the hash")
 	}
 }

@@ -115,19 +115,13 @@ func (kc KubeletConfiguration) Config() (map[string]any, error) {
 	return out, nil
 }
 
-// String is the configuration as canonical JSON (keys sorted, values
-// re-encoded), "" when empty: the static-drift hash reads it, so the same
-// configuration written differently hashes the same.
+// String is the configuration as JSON (keys sorted), "null" when empty, as
+// Karpenter writes it into the static-drift hash.
 func (kc KubeletConfiguration) String() string {
 	if len(kc) == 0 {
-		return ""
+		return "null"
 	}
-	cfg, err := kc.Config()
-	if err != nil {
-		raw, _ := json.Marshal(kc)
-		return string(raw)
-	}
-	raw, _ := json.Marshal(cfg)
+	raw, _ := json.Marshal(kc)
 	return string(raw)
 }
 

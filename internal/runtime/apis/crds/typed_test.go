@@ -178,7 +178,7 @@ func TestGoEC2NodeClassDefaultsAndStatus(t *testing.T) {
 	if got.Status.Subnets[0] != nc.Status.Subnets[0] || got.Status.InstanceProfile != "demo_123" || len(got.Status.AMIs) != 1 {
 		t.Errorf("status read back as %+v", got.Status)
 	}
-	if got.Hash() != nc.Hash() {
+	if got.Hash("") != nc.Hash("") {
 		t.Errorf("the stored EC2NodeClass hashes differently from the one sent")
 	}
 }

@@ -1,5 +1,8 @@
-// Package structhash computes the static-drift hashes of NodePool templates
-// and EC2NodeClass specs: a stable digest of a Go value in which
+// Package structhash computes digests of Go values: Drift, Karpenter's
+// static-drift hash of NodePool templates and EC2NodeClass specs, and Hash,
+// Joist's own digest for cache keys and launch template names.
+//
+// Hash is a stable digest in which
 //
 //   - struct fields tagged `hash:"ignore"` are left out, and fields tagged
 //     `hash:"string"` are hashed by their String() form;
@@ -9,9 +12,7 @@
 //   - map order does not matter, and slices are sets (order and duplicates
 //     do not matter).
 //
-// The digest is the decimal FNV-1a 64-bit hash of a canonical encoding. It is
-// not Karpenter's value; objects carry a hash version next to the hash, and a
-// version change re-stamps instead of drifting.
+// It is the decimal FNV-1a 64-bit hash of a canonical encoding.
 package structhash
 
 import (
@@ -22,7 +23,27 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mitchellh/hashstructure/v2"
 )
+
+// Drift is the static-drift hash Karpenter stamps on NodePools,
+// EC2NodeClasses and their NodeClaims: hashstructure's FormatV2 with slices
+// as sets, zero values left out and nil pointers hashed as their zero
+// value. It hashes Go type names, field names, kinds and field order, so the
+// API types keep Karpenter's. It panics on a value hashstructure cannot
+// hash (a channel or func), which no API type holds.
+func Drift(v any) string {
+	h, err := hashstructure.Hash(v, hashstructure.FormatV2, &hashstructure.HashOptions{
+		SlicesAsSets:    true,
+		IgnoreZeroValue: true,
+		ZeroNil:         true,
+	})
+	if err != nil {
+		panic(fmt.Sprintf("structhash: %v", err))
+	}
+	return strconv.FormatUint(h, 10)
+}
 
 // Hash returns the digest of v.
 func Hash(v any) string {

@@ -2,12 +2,11 @@ package v1
 
 import "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/structhash"
 
-// NodePoolHashVersion versions the NodePool static-drift hash. Bump it when a
-// hashed field's default changes or a field with existing values enters or
-// leaves the hash: NodeClaims stamped with another version are re-stamped
-// instead of drifted. It differs from every Karpenter version on purpose,
-// because the digest differs: NodeClaims adopted from Karpenter are re-stamped.
-const NodePoolHashVersion = "joist-v1"
+// NodePoolHashVersion versions the NodePool static-drift hash, as Karpenter
+// v1.15 does: the hash is Karpenter's, so the annotations mean the same to
+// both. NodeClaims stamped with another version (Joist's earlier joist-v1,
+// or a later Karpenter's) are re-stamped instead of drifted.
+const NodePoolHashVersion = "v3"
 
 // Hash is the static-drift hash of the NodePool's template: labels,
 // annotations, taints, startup taints, nodeClassRef, expireAfter and
@@ -15,7 +14,7 @@ const NodePoolHashVersion = "joist-v1"
 // them against each node), and so is everything outside the template
 // (weight, limits, disruption), which never drifts nodes.
 func (in *NodePool) Hash() string {
-	return structhash.Hash(in.Spec.Template)
+	return structhash.Drift(in.Spec.Template)
 }
 
 // HashAnnotations are the hash and version annotations to stamp on the

@@ -90,7 +90,7 @@ func (p *Provider) Create(ctx context.Context, claim *v1.NodeClaim) (*v1.NodeCla
 	if err != nil {
 		return nil, err
 	}
-	place := placementOpts{pg: pg, partition: partition}
+	place := placementOpts{pg: pg, partition: partition, tenancy: tenancyFor(reqs)}
 	if err := p.instanceProfiles.CheckLaunch(ctx, nc); err != nil {
 		return nil, err
 	}
@@ -112,6 +112,7 @@ func (p *Provider) Create(ctx context.Context, claim *v1.NodeClaim) (*v1.NodeCla
 		}
 	}
 	inst.ImageID = images[inst.Type]
+	inst.Tenancy = place.tenancy
 	if pg != nil {
 		inst.PlacementGroupID = pg.ID
 		if pg.Strategy == placementgroup.StrategyPartition {
@@ -121,11 +122,12 @@ func (p *Provider) Create(ctx context.Context, claim *v1.NodeClaim) (*v1.NodeCla
 	return p.hydrate(claim, nc, inst, launched), nil
 }
 
-// placementOpts is where a launch is placed: the placement group, and the
-// partition of a partition group (0: EC2 picks).
+// placementOpts is where a launch is placed: the placement group, the
+// partition of a partition group (0: EC2 picks) and the tenancy.
 type placementOpts struct {
 	pg        *placementgroup.PlacementGroup
 	partition int32
+	tenancy   string
 }
 
 // launchedPartition is the partition EC2 put an instance in: the one asked
@@ -333,6 +335,9 @@ func (p *Provider) templateConfig(ctx context.Context, claim *v1.NodeClaim, nc *
 	if place.pg != nil {
 		cfg.PlacementGroupID, cfg.PlacementPartition = place.pg.ID, place.partition
 	}
+	if place.tenancy != string(ec2types.TenancyDefault) {
+		cfg.Tenancy = place.tenancy
+	}
 	return cfg, nil
 }
 
@@ -396,7 +401,7 @@ func (p *Provider) hydrate(claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, inst *in
 	if out.Annotations == nil {
 		out.Annotations = map[string]string{}
 	}
-	maps.Copy(out.Annotations, nc.HashAnnotations())
+	maps.Copy(out.Annotations, p.HashAnnotations(nc))
 	// The profile the instance runs with, so its garbage collection can
 	// tell it is in use.
 	if nc.Status.InstanceProfile != "" {

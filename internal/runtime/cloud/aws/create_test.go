@@ -61,8 +61,8 @@ func TestCreateLaunchesTheCheapestSpotOfferingAndTagsIt(t *testing.T) {
 	if got.Status.Allocatable.Cpu().IsZero() || got.Status.Capacity.Pods().IsZero() {
 		t.Errorf("capacity/allocatable not hydrated: %v / %v", got.Status.Capacity, got.Status.Allocatable)
 	}
-	if got.Annotations[v1.EC2NodeClassHashAnnotationKey] != nc.Hash() {
-		t.Errorf("node class hash annotation = %q, want %q", got.Annotations[v1.EC2NodeClassHashAnnotationKey], nc.Hash())
+	if got.Annotations[v1.EC2NodeClassHashAnnotationKey] != nc.Hash(prov.Settings().ClusterCABundle) {
+		t.Errorf("node class hash annotation = %q, want %q", got.Annotations[v1.EC2NodeClassHashAnnotationKey], nc.Hash(prov.Settings().ClusterCABundle))
 	}
 	for _, k := range []string{v1.LabelInstanceFamily, corev1.LabelArchStable, v1.LabelTopologyZoneID, v1.LabelNodeClass} {
 		if got.Labels[k] == "" {

@@ -46,6 +46,11 @@ func instanceToClaim(base *v1.NodeClaim, inst *instance.Instance, nc *awsv1.EC2N
 	if inst.PlacementGroupID != "" {
 		out.Labels[v1.LabelPlacementGroupID] = inst.PlacementGroupID
 	}
+	// Tenancy is the instance's, not the type's: every type takes either.
+	out.Labels[v1.LabelInstanceTenancy] = string(ec2types.TenancyDefault)
+	if inst.Tenancy != "" {
+		out.Labels[v1.LabelInstanceTenancy] = inst.Tenancy
+	}
 	if inst.PartitionNumber != 0 {
 		out.Labels[v1.LabelPlacementGroupPartition] = strconv.Itoa(int(inst.PartitionNumber))
 	}

@@ -216,6 +216,9 @@ const (
 	// DriftCapacityReservation: the instance runs in a reservation the
 	// node class no longer selects.
 	DriftCapacityReservation cloud.DriftReason = "CapacityReservationDrift"
+	// DriftPlacementGroup: the claim's placement group is not the one the
+	// node class resolves to now.
+	DriftPlacementGroup cloud.DriftReason = "PlacementGroupDrift"
 )
 
 // IsDrifted compares the claim's instance with its node class as resolved now.
@@ -227,7 +230,7 @@ func (p *Provider) IsDrifted(ctx context.Context, claim *v1.NodeClaim) (cloud.Dr
 		}
 		return "", err
 	}
-	if reason := staticDrift(nc, claim); reason != "" {
+	if reason := staticDrift(p.HashAnnotations(nc), claim); reason != "" {
 		return reason, nil
 	}
 	id, err := instance.ParseProviderID(claim.Status.ProviderID)
@@ -248,7 +251,26 @@ func (p *Provider) IsDrifted(ctx context.Context, claim *v1.NodeClaim) (cloud.Dr
 		!slices.ContainsFunc(nc.Status.CapacityReservations, func(cr awsv1.CapacityReservation) bool { return cr.ID == inst.ReservationID }) {
 		return DriftCapacityReservation, nil
 	}
-	return "", nil
+	return p.placementGroupDrift(ctx, nc, claim), nil
+}
+
+// placementGroupDrift compares the claim's placement group label with the
+// group the node class resolves to now, as Karpenter does: a group added,
+// removed, or replaced under the same name drifts the node. A failed
+// lookup judges nothing.
+func (p *Provider) placementGroupDrift(ctx context.Context, nc *awsv1.EC2NodeClass, claim *v1.NodeClaim) cloud.DriftReason {
+	pg, err := p.placementGroups.Get(ctx, nc)
+	if err != nil {
+		return ""
+	}
+	want := ""
+	if pg != nil {
+		want = pg.ID
+	}
+	if claim.Labels[v1.LabelPlacementGroupID] != want {
+		return DriftPlacementGroup
+	}
+	return ""
 }
 
 // amisFor are the AMI IDs the node class would launch the instance's type with.
@@ -267,9 +289,9 @@ func (p *Provider) amisFor(nc *awsv1.EC2NodeClass, inst *instance.Instance) []st
 }
 
 // staticDrift compares the node class hash stamped on the claim at launch
-// with the node class's, when both were computed by the same hash version.
-func staticDrift(nc *awsv1.EC2NodeClass, claim *v1.NodeClaim) cloud.DriftReason {
-	want := nc.HashAnnotations()
+// with the node class's (want), when both were computed by the same hash
+// version.
+func staticDrift(want map[string]string, claim *v1.NodeClaim) cloud.DriftReason {
 	got, ok := claim.Annotations[v1.EC2NodeClassHashAnnotationKey]
 	if !ok || claim.Annotations[v1.EC2NodeClassHashVersionAnnotationKey] != want[v1.EC2NodeClassHashVersionAnnotationKey] {
 		return ""

@@ -35,14 +35,14 @@ func TestNodeClassFieldsReachTheLaunch(t *testing.T) {
 	nc.Spec.Tags = map[string]string{"team": "launch-fields", "cost-center": "42"}
 	nc.Spec.Context = sdkaws.String("ctx-launch-fields")
 	nc.Spec.ConnectionTracking = &awsv1.ConnectionTracking{TCPEstablishedTimeout: sdkaws.Int32(3600)}
-	nc.Spec.EnclaveOptions = &awsv1.EnclaveOptions{Enabled: sdkaws.Bool(true)}
+	nc.Spec.EnclaveOptions = &awsv1.EnclaveOptions{Enabled: true}
 	nc.Spec.CPUOptions = &awsv1.CPUOptions{NestedVirtualization: sdkaws.String("enabled")}
 	nc = readyNodeClass(t, prov, nc)
 
 	before := len(sim.Requests().Requests("ec2", "CreateLaunchTemplate"))
 	fleetsBefore := len(sim.Requests().Requests("ec2", "CreateFleet"))
 	claim := testenv.NodeClaim("launch-fields", "general", nc.Name,
-		testenv.In(corev1.LabelInstanceTypeStable, "m5d.large"), testenv.In(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand))
+		testenv.In(corev1.LabelInstanceTypeStable, "m8id.xlarge"), testenv.In(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand))
 	got, err := prov.Create(ctx, claim)
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
@@ -62,6 +64,16 @@ func cheapestZone(cands []candidate, capacityType string) string {
 // inZone keeps the candidates' offerings in one zone.
 func inZone(cands []candidate, zone string) []candidate {
 	return keepOfferings(cands, func(o scheduling.Offering) bool { return o.Zone == zone })
+}
+
+// tenancyFor is the tenancy a claim launches with, as Karpenter picks it:
+// default when its karpenter.k8s.aws/instance-tenancy requirement allows it
+// (or there is none), else dedicated when allowed, else default.
+func tenancyFor(reqs requirements.Requirements) string {
+	if r := reqs.Get(v1.LabelInstanceTenancy); reqs.Has(v1.LabelInstanceTenancy) && !r.Has(string(ec2types.TenancyDefault)) && r.Has(string(ec2types.TenancyDedicated)) {
+		return string(ec2types.TenancyDedicated)
+	}
+	return string(ec2types.TenancyDefault)
 }
 
 // partitionFor is the partition of a partition group a claim asks for: 0

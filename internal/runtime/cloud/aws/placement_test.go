@@ -15,6 +15,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
+	awsprovider "github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/controllers/nodeclass"
 	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
@@ -215,5 +216,38 @@ func TestSpreadPlacementGroupLimit(t *testing.T) {
 	}
 	if !available(plain) {
 		t.Error("the spread group's limit took m5.large on-demand in the zone away from a node class without a placement group")
+	}
+}
+
+// TestPlacementGroupDrift: a claim whose placement group is not the one the
+// node class resolves to now drifts, as in Karpenter, even where the static
+// hash is not compared (a claim stamped by another hash version): one that
+// ran in a group since replaced under the same name, or in none.
+func TestPlacementGroupDrift(t *testing.T) {
+	ctx := testContext(t)
+	pgID, err := sim.EC2.AddPlacementGroup("joist-drift", "spread", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc := testenv.NodeClass("pg-drift", cluster, "al2023@latest")
+	nc.Spec.PlacementGroupSelector = &awsv1.PlacementGroupSelector{Name: "joist-drift"}
+	nc = readyNodeClass(t, prov, nc)
+	got, _, _ := launchedPlacement(t, "pg-drift", nc, testenv.In(corev1.LabelInstanceTypeStable, "m5.large"))
+	if reason, err := prov.IsDrifted(ctx, got); err != nil || reason != "" {
+		t.Fatalf("claim in the node class's group: drift %q, %v", reason, err)
+	}
+	otherVersion := func(c *v1.NodeClaim) *v1.NodeClaim {
+		c = c.DeepCopy()
+		c.Annotations[v1.EC2NodeClassHashVersionAnnotationKey] = "older"
+		return c
+	}
+	replaced := otherVersion(got)
+	replaced.Labels[v1.LabelPlacementGroupID] = "pg-0123456789abcdef0"
+	none := otherVersion(got)
+	delete(none.Labels, v1.LabelPlacementGroupID)
+	for name, c := range map[string]*v1.NodeClaim{"a replaced group": replaced, "no group": none} {
+		if reason, err := prov.IsDrifted(ctx, c); err != nil || reason != awsprovider.DriftPlacementGroup {
+			t.Errorf("claim in %s (node class group %s): drift %q, %v; want %s", name, pgID, reason, err, awsprovider.DriftPlacementGroup)
+		}
 	}
 }

@@ -124,8 +124,16 @@ func (p *Provider) SetOverlay(o cloud.InstanceTypeOverlay) { p.overlay = o }
 func (p *Provider) NodeClasses() []cloud.NodeClassKind {
 	return []cloud.NodeClassKind{{
 		Group: awsv1.SchemeGroupVersion.Group, Kind: awsv1.EC2NodeClassKind,
-		New: func() cloud.NodeClass { return &awsv1.EC2NodeClass{} },
+		New:             func() cloud.NodeClass { return &awsv1.EC2NodeClass{} },
+		HashAnnotations: func(nc cloud.NodeClass) map[string]string { return p.HashAnnotations(nc.(*awsv1.EC2NodeClass)) },
 	}}
+}
+
+// HashAnnotations are the static-drift hash annotations of nc, stamped on
+// it and on the claims launched with it: the hash covers the cluster CA
+// bundle the nodes' user data carries, as Karpenter's does.
+func (p *Provider) HashAnnotations(nc *awsv1.EC2NodeClass) map[string]string {
+	return nc.HashAnnotations(p.settings.ClusterCABundle)
 }
 
 // Region is the region the provider launches in.

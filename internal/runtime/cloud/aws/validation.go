@@ -35,7 +35,7 @@ func (p *Provider) ValidateLaunchPermissions(ctx context.Context, nc *awsv1.EC2N
 	if p.settings.DisableDryRun || len(nc.Status.AMIs) == 0 || len(nc.Status.Subnets) == 0 {
 		return "", ""
 	}
-	key := nc.Name + "/" + nc.Hash() + "/" + nc.Status.AMIs[0].ID + "/" + nc.Status.Subnets[0].ID
+	key := nc.Name + "/" + nc.Hash(p.settings.ClusterCABundle) + "/" + nc.Status.AMIs[0].ID + "/" + nc.Status.Subnets[0].ID
 	if v, ok := p.validations.Get(key); ok {
 		return v.reason, v.message
 	}

@@ -1,8 +1,12 @@
 package aws
 
 import (
+	"context"
 	"fmt"
 	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
 
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
@@ -27,4 +31,21 @@ func DiscoverKubernetesVersion(cfg *rest.Config) func() (string, error) {
 // MinorVersion renders "1" and "36+" (as some distributions report) as "1.36".
 func MinorVersion(major, minor string) string {
 	return major + "." + strings.TrimRight(minor, "+")
+}
+
+// EKSKubernetesVersion returns a function that asks eks:DescribeCluster
+// for the cluster's minor version, for Settings.KubernetesVersionFunc: what
+// Karpenter reads with EKS_CONTROL_PLANE set, where the API server's own
+// version is not the EKS one.
+func EKSKubernetesVersion(client *eks.Client, cluster string) func() (string, error) {
+	return func() (string, error) {
+		out, err := client.DescribeCluster(context.Background(), &eks.DescribeClusterInput{Name: aws.String(cluster)})
+		if err != nil {
+			return "", fmt.Errorf("EKS_CONTROL_PLANE is set and eks:DescribeCluster %q failed: %w", cluster, err)
+		}
+		if out.Cluster == nil || aws.ToString(out.Cluster.Version) == "" {
+			return "", fmt.Errorf("EKS_CONTROL_PLANE is set and eks:DescribeCluster %q returned no version", cluster)
+		}
+		return aws.ToString(out.Cluster.Version), nil
+	}
 }

@@ -75,7 +75,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if kind, ok := cloud.NodeClassKindOf(c.cloud, pool.Spec.Template.Spec.NodeClassRef); ok {
 		nc := kind.New()
 		if err := c.kube.Get(ctx, client.ObjectKey{Name: pool.Spec.Template.Spec.NodeClassRef.Name}, nc); err == nil {
-			classWant = nc.HashAnnotations()
+			classWant = kind.HashAnnotations(nc)
 		}
 	}
 	claims := &v1.NodeClaimList{}

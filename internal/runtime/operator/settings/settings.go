@@ -43,8 +43,10 @@ type Settings struct {
 	IsolatedVPC bool
 	// DisableDryRun skips the EC2NodeClass permission dry-runs.
 	DisableDryRun bool
-	// EKSControlPlane is accepted for Karpenter compatibility: missing
-	// cluster details are always discovered with eks:DescribeCluster.
+	// EKSControlPlane reads the Kubernetes version (for AMI aliases) from
+	// eks:DescribeCluster instead of the API server, as Karpenter does.
+	// Missing cluster details are discovered with eks:DescribeCluster
+	// either way.
 	EKSControlPlane bool
 	// Refresh intervals of AMIs, subnets and security groups (>= 1m).
 	AMIRefreshInterval           time.Duration
@@ -95,7 +97,7 @@ var settings = []setting{
 	{"aws-feature-gates", "AWS_FEATURE_GATES", "", "comma-separated Gate=bool pairs of the AWS provider (" + strings.Join(gateNames(AWSGates), ", ") + ")"},
 	{"isolated-vpc", "ISOLATED_VPC", "false", "assume AWS services without VPC endpoints are unreachable: no Pricing API (embedded prices) and no IAM instance-profile cleanup"},
 	{"disable-dry-run", "DISABLE_DRY_RUN", "false", "skip the EC2NodeClass permission checks (DryRun CreateLaunchTemplate, CreateFleet, RunInstances)"},
-	{"eks-control-plane", "EKS_CONTROL_PLANE", "false", "accepted for Karpenter compatibility; missing cluster details are always discovered with eks:DescribeCluster"},
+	{"eks-control-plane", "EKS_CONTROL_PLANE", "false", "read the Kubernetes version (for AMI aliases) from eks:DescribeCluster instead of the API server; missing cluster details are discovered with eks:DescribeCluster either way"},
 	{"ami-refresh-interval", "AMI_REFRESH_INTERVAL", "1m", "how often AMIs are resolved again (at least 1m)"},
 	{"subnet-refresh-interval", "SUBNET_REFRESH_INTERVAL", "1m", "how often subnets are resolved again (at least 1m)"},
 	{"security-group-refresh-interval", "SECURITY_GROUP_REFRESH_INTERVAL", "1m", "how often security groups are resolved again (at least 1m)"},

@@ -53,6 +53,8 @@ type Instance struct {
 	// PartitionNumber its partition in a partition group (0: none).
 	PlacementGroupID string
 	PartitionNumber  int32
+	// Tenancy is the instance's tenancy: default or dedicated.
+	Tenancy string
 }
 
 // ProviderID is the Kubernetes provider ID of the instance.
@@ -506,6 +508,7 @@ func convert(i ec2types.Instance) *Instance {
 		out.Zone = aws.ToString(i.Placement.AvailabilityZone)
 		out.PlacementGroupID = aws.ToString(i.Placement.GroupId)
 		out.PartitionNumber = aws.ToInt32(i.Placement.PartitionNumber)
+		out.Tenancy = string(i.Placement.Tenancy)
 	}
 	if i.IamInstanceProfile != nil {
 		out.InstanceProfileARN = aws.ToString(i.IamInstanceProfile.Arn)

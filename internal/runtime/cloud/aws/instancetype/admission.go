@@ -1,6 +1,8 @@
 package instancetype
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
@@ -50,8 +52,20 @@ func Admit(reqs requirements.Requirements) Admission {
 	return a
 }
 
-// Type reports whether the type's labels meet the requirements.
-func (a Admission) Type(it *scheduling.InstanceType) bool { return a.types.MatchesLabels(it.Labels) }
+// Type reports whether the type's labels meet the requirements; a label
+// with choices (tenancy) meets one when any of its choices does.
+func (a Admission) Type(it *scheduling.InstanceType) bool {
+	for key, r := range a.types {
+		if choices, ok := it.LabelChoices[key]; ok {
+			if !slices.ContainsFunc(choices, r.Has) {
+				return false
+			}
+		} else if !requirements.NewRequirements(r).MatchesLabels(it.Labels) {
+			return false
+		}
+	}
+	return true
+}
 
 // Offering reports whether the offering meets the requirements; zoneID is
 // its zone's ID, "" when unknown. Only a reserved offering has a

@@ -30,3 +30,24 @@ func TestAdmission(t *testing.T) {
 		t.Errorf("offerings admitted: spot %v, on-demand %v; want spot only", admit.Offering(spot, ""), admit.Offering(onDemand, ""))
 	}
 }
+
+// TestAdmissionOfTenancy checks that a tenancy requirement admits a type
+// by its label choices: every type takes default and dedicated tenancy.
+func TestAdmissionOfTenancy(t *testing.T) {
+	it := &scheduling.InstanceType{Name: "m5.large", Labels: map[string]string{corev1.LabelArchStable: "amd64"}, LabelChoices: labelChoices(nil)}
+	for _, tc := range []struct {
+		op     corev1.NodeSelectorOperator
+		values []string
+		want   bool
+	}{
+		{corev1.NodeSelectorOpIn, []string{"dedicated"}, true},
+		{corev1.NodeSelectorOpNotIn, []string{"default"}, true},
+		{corev1.NodeSelectorOpIn, []string{"host"}, false},
+		{corev1.NodeSelectorOpDoesNotExist, nil, false},
+	} {
+		admit := Admit(requirements.NewRequirements(requirements.New(v1.LabelInstanceTenancy, tc.op, tc.values...)))
+		if got := admit.Type(it); got != tc.want {
+			t.Errorf("tenancy %s %v: admitted %v, want %v", tc.op, tc.values, got, tc.want)
+		}
+	}
+}

@@ -34,6 +34,12 @@ func Arch(info ec2types.InstanceTypeInfo) string {
 	return ""
 }
 
+// Tenancies are the tenancies every instance type launches with, as in
+// Karpenter: a label choice (karpenter.k8s.aws/instance-tenancy), picked
+// per launch from the claim's requirements. Dedicated instances are priced
+// as shared ones, as Karpenter prices them.
+var Tenancies = []string{string(ec2types.TenancyDefault), string(ec2types.TenancyDedicated)}
+
 // Labels are the well-known labels of an instance type that do not depend
 // on where or how it is bought (zone and capacity type come from offerings).
 func Labels(info ec2types.InstanceTypeInfo, region, os string) map[string]string {
@@ -48,8 +54,6 @@ func Labels(info ec2types.InstanceTypeInfo, region, os string) map[string]string
 		v1.LabelInstanceSize:           size,
 		v1.LabelInstanceHypervisor:     string(info.Hypervisor),
 		v1.LabelInstanceCapabilityFlex: strconv.FormatBool(strings.Contains(family, "-flex")),
-		// Launches use default (shared) tenancy.
-		v1.LabelInstanceTenancy: "default",
 	}
 	if m := nameScheme.FindStringSubmatch(name); m != nil {
 		l[v1.LabelInstanceCategory] = m[1]

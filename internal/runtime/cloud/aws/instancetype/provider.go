@@ -123,10 +123,11 @@ func (p *Provider) Catalog(ctx context.Context, os string) ([]*scheduling.Instan
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	out := make([]*scheduling.InstanceType, 0, len(p.infos))
+	choices := labelChoices(nil)
 	for _, name := range slices.Sorted(maps.Keys(p.infos)) {
 		info := p.infos[name]
 		if offerings := p.offerings(info, p.zones[name], ""); len(offerings) > 0 {
-			out = append(out, &scheduling.InstanceType{Name: name, Labels: Labels(info, p.opts.Region, os), Offerings: offerings})
+			out = append(out, &scheduling.InstanceType{Name: name, Labels: Labels(info, p.opts.Region, os), Offerings: offerings, LabelChoices: choices})
 		}
 	}
 	return out, nil
@@ -244,7 +245,12 @@ func (p *Provider) List(ctx context.Context, nc *awsv1.EC2NodeClass, zones []str
 		CRs     []awsv1.CapacityReservation
 		NIs     []awsv1.NetworkInterface
 		PG      *placementgroup.PlacementGroup
-	}{nc.Name, nc.AMIFamily(), nc.Spec.Kubelet.String(), nc.Spec.BlockDeviceMappings, nc.Spec.InstanceStorePolicy, nc.Status.AMIs, strings.Join(zones, ","), nc.Status.CapacityReservations, nc.Spec.NetworkInterfaces, pg})
+		// What FitsLaunchOptions reads.
+		Enclave   *awsv1.EnclaveOptions
+		CPU       *awsv1.CPUOptions
+		ConnTrack bool
+	}{nc.Name, nc.AMIFamily(), nc.Spec.Kubelet.String(), nc.Spec.BlockDeviceMappings, nc.Spec.InstanceStorePolicy, nc.Status.AMIs, strings.Join(zones, ","), nc.Status.CapacityReservations, nc.Spec.NetworkInterfaces, pg,
+		nc.Spec.EnclaveOptions, nc.Spec.CPUOptions, nc.Spec.ConnectionTracking != nil})
 	if r, ok := p.results.Get(key); ok && r.gen == gen {
 		return r.types, nil
 	}
@@ -254,6 +260,16 @@ func (p *Provider) List(ctx context.Context, nc *awsv1.EC2NodeClass, zones []str
 	}
 	p.results.Set(key, listed{gen: gen, types: out})
 	return out, nil
+}
+
+// labelChoices are the label choices of every type: either tenancy, and in
+// a partition group any partition. The types share the (read-only) map.
+func labelChoices(pg *placementgroup.PlacementGroup) map[string][]string {
+	choices := map[string][]string{v1.LabelInstanceTenancy: Tenancies}
+	if parts := pg.Partitions(); len(parts) > 0 {
+		choices[v1.LabelPlacementGroupPartition] = parts
+	}
+	return choices
 }
 
 // listed is a List result and the generation it was computed from.
@@ -272,16 +288,11 @@ func (p *Provider) compute(nc *awsv1.EC2NodeClass, zones []string, pg *placement
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	// Every type of a partition group may take any partition; the types
-	// share the (read-only) choices.
-	var choices map[string][]string
-	if parts := pg.Partitions(); len(parts) > 0 {
-		choices = map[string][]string{v1.LabelPlacementGroupPartition: parts}
-	}
+	choices := labelChoices(pg)
 	out := make([]*scheduling.InstanceType, 0, len(names))
 	for _, name := range names {
 		info := p.infos[name]
-		if !FitsNetworkInterfaces(info, nc.Spec.NetworkInterfaces) || !placementgroup.Supports(info, pg) {
+		if !FitsNetworkInterfaces(info, nc.Spec.NetworkInterfaces) || !FitsLaunchOptions(info, nc.Spec) || !placementgroup.Supports(info, pg) {
 			continue
 		}
 		labels := LabelsFor(info, p.opts.Region, family)

@@ -16,7 +16,7 @@ func TestNodeClassOptionsReachTheTemplate(t *testing.T) {
 	cfg := config("default", "general", "ami-1")
 	cfg.SecurityGroupIDs = []string{"sg-2", "sg-1"}
 	cfg.ConnectionTracking = &awsv1.ConnectionTracking{TCPEstablishedTimeout: aws.Int32(3600), UDPTimeout: aws.Int32(30)}
-	cfg.EnclaveOptions = &awsv1.EnclaveOptions{Enabled: aws.Bool(true)}
+	cfg.EnclaveOptions = &awsv1.EnclaveOptions{Enabled: true}
 	cfg.CPUOptions = &awsv1.CPUOptions{NestedVirtualization: aws.String("enabled")}
 	d := data(cfg)
 	if len(d.NetworkInterfaces) != 1 || len(d.SecurityGroupIds) != 0 {

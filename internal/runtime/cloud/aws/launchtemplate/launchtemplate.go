@@ -88,6 +88,8 @@ type Config struct {
 	// spreads them over the partitions).
 	PlacementGroupID   string
 	PlacementPartition int32
+	// Tenancy is the instances' tenancy when not default (dedicated).
+	Tenancy string
 }
 
 // use is what the provider knows of a template's use.

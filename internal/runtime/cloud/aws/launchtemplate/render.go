@@ -64,11 +64,14 @@ func data(cfg Config) *ec2types.RequestLaunchTemplateData {
 	if cfg.IPv6 {
 		withIPv6(d.NetworkInterfaces)
 	}
-	if e := cfg.EnclaveOptions; e != nil && e.Enabled != nil {
-		d.EnclaveOptions = &ec2types.LaunchTemplateEnclaveOptionsRequest{Enabled: aws.Bool(*e.Enabled)}
+	if e := cfg.EnclaveOptions; e != nil {
+		d.EnclaveOptions = &ec2types.LaunchTemplateEnclaveOptionsRequest{Enabled: aws.Bool(e.Enabled)}
+	}
+	if cfg.PlacementGroupID != "" || cfg.Tenancy != "" {
+		d.Placement = &ec2types.LaunchTemplatePlacementRequest{Tenancy: ec2types.Tenancy(cfg.Tenancy)}
 	}
 	if cfg.PlacementGroupID != "" {
-		d.Placement = &ec2types.LaunchTemplatePlacementRequest{GroupId: aws.String(cfg.PlacementGroupID)}
+		d.Placement.GroupId = aws.String(cfg.PlacementGroupID)
 		if cfg.PlacementPartition != 0 {
 			d.Placement.PartitionNumber = aws.Int32(cfg.PlacementPartition)
 		}

@@ -80,11 +80,27 @@ func Bottlerocket(o Options) (string, error) {
 	if k.CPUCFSQuota != nil {
 		k8s["cpu-cfs-quota-enforced"] = *k.CPUCFSQuota
 	}
+	if o.RAID0 {
+		table(settings, "bootstrap-commands")["000-mount-instance-storage"] = raid0Bootstrap
+	}
 	var b bytes.Buffer
 	if err := toml.NewEncoder(&b).Encode(doc); err != nil {
 		return "", fmt.Errorf("rendering Bottlerocket settings: %w", err)
 	}
 	return b.String(), nil
+}
+
+// raid0Bootstrap is the bootstrap command Karpenter gives Bottlerocket for
+// instanceStorePolicy RAID0: stripe the instance store disks into one
+// ephemeral volume and bind the kubelet's, containerd's and the pod logs'
+// directories onto it, on every boot, failing the boot if it fails.
+var raid0Bootstrap = map[string]any{
+	"commands": [][]string{
+		{"apiclient", "ephemeral-storage", "init"},
+		{"apiclient", "ephemeral-storage", "bind", "--dirs", "/var/lib/containerd", "/var/lib/kubelet", "/var/log/pods"},
+	},
+	"mode":      "always",
+	"essential": true,
 }
 
 // table returns m[key] as a table, creating it (or replacing a non-table).

@@ -1,6 +1,7 @@
 package userdata
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -226,4 +227,47 @@ func TestIPv6UserDataPerFamily(t *testing.T) {
 			t.Errorf("Start-EKSBootstrap.ps1 call lacks the DNS address:\n%s", out)
 		}
 	})
+}
+
+// TestBottlerocketRAID0MountsInstanceStorage checks instanceStorePolicy
+// RAID0 on Bottlerocket, as Karpenter renders it: an essential bootstrap
+// command, run on every boot, that builds the ephemeral volume from the
+// instance store and binds the kubelet's and containerd's directories to
+// it, beside the user's own bootstrap commands.
+func TestBottlerocketRAID0MountsInstanceStorage(t *testing.T) {
+	user := "[settings.bootstrap-commands.mine]\ncommands = [[\"echo\", \"hi\"]]\nmode = \"once\"\nessential = false\n"
+	o := testOptions(&user)
+	o.RAID0 = true
+	out, err := Bottlerocket(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type command struct {
+		Commands  [][]string `toml:"commands"`
+		Mode      string     `toml:"mode"`
+		Essential bool       `toml:"essential"`
+	}
+	var doc struct {
+		Settings struct {
+			BootstrapCommands map[string]command `toml:"bootstrap-commands"`
+		} `toml:"settings"`
+	}
+	if _, err := toml.Decode(out, &doc); err != nil {
+		t.Fatalf("generated TOML does not parse: %v\n%s", err, out)
+	}
+	got := doc.Settings.BootstrapCommands["000-mount-instance-storage"]
+	want := [][]string{
+		{"apiclient", "ephemeral-storage", "init"},
+		{"apiclient", "ephemeral-storage", "bind", "--dirs", "/var/lib/containerd", "/var/lib/kubelet", "/var/log/pods"},
+	}
+	if fmt.Sprint(got.Commands) != fmt.Sprint(want) || got.Mode != "always" || !got.Essential {
+		t.Errorf("instance storage bootstrap command = %+v\n%s", got, out)
+	}
+	if _, ok := doc.Settings.BootstrapCommands["mine"]; !ok {
+		t.Errorf("the user's bootstrap command was dropped:\n%s", out)
+	}
+	o.RAID0 = false
+	if out, _ := Bottlerocket(o); strings.Contains(out, "ephemeral-storage") {
+		t.Errorf("instance storage mounted without RAID0:\n%s", out)
+	}
 }

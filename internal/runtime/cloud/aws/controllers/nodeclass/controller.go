@@ -83,13 +83,14 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if !nc.DeletionTimestamp.IsZero() {
 		return c.finalize(ctx, nc)
 	}
-	if !controllerutil.ContainsFinalizer(nc, v1.AWSTerminationFinalizer) || !hashStamped(nc) {
+	hashes := c.provider.HashAnnotations(nc)
+	if !controllerutil.ContainsFinalizer(nc, v1.AWSTerminationFinalizer) || !hashStamped(nc, hashes) {
 		patch := client.MergeFrom(nc.DeepCopy())
 		controllerutil.AddFinalizer(nc, v1.AWSTerminationFinalizer)
 		if nc.Annotations == nil {
 			nc.Annotations = map[string]string{}
 		}
-		maps.Copy(nc.Annotations, nc.HashAnnotations())
+		maps.Copy(nc.Annotations, hashes)
 		if err := c.kube.Patch(ctx, nc, patch); err != nil {
 			return reconcile.Result{}, client.IgnoreNotFound(err)
 		}
@@ -129,8 +130,8 @@ func callOrPart(t Transient) string {
 	return "resolving the " + t.Part
 }
 
-func hashStamped(nc *awsv1.EC2NodeClass) bool {
-	for k, v := range nc.HashAnnotations() {
+func hashStamped(nc *awsv1.EC2NodeClass, hashes map[string]string) bool {
+	for k, v := range hashes {
 		if nc.Annotations[k] != v {
 			return false
 		}

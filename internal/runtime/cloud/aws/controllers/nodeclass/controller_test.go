@@ -61,7 +61,7 @@ func TestNodeClassBecomesReadyWithResolvedStatus(t *testing.T) {
 	if !slices.Contains(nc.Finalizers, v1.AWSTerminationFinalizer) {
 		t.Errorf("finalizers = %v", nc.Finalizers)
 	}
-	if nc.Annotations[v1.EC2NodeClassHashAnnotationKey] != nc.Hash() || nc.Annotations[v1.EC2NodeClassHashVersionAnnotationKey] != awsv1.EC2NodeClassHashVersion {
+	if nc.Annotations[v1.EC2NodeClassHashAnnotationKey] != nc.Hash(prov.Settings().ClusterCABundle) || nc.Annotations[v1.EC2NodeClassHashVersionAnnotationKey] != awsv1.EC2NodeClassHashVersion {
 		t.Errorf("hash annotations = %v", nc.Annotations)
 	}
 
