@@ -386,3 +386,16 @@ func (p *Provider) reservedOfferings(name string, crs []awsv1.CapacityReservatio
 	}
 	return out
 }
+
+// Zones are the zones of the node class's resolved subnets, with their IDs:
+// the zones List offers a node class in.
+func Zones(nc *awsv1.EC2NodeClass) (names []string, ids map[string]string) {
+	ids = map[string]string{}
+	for _, s := range nc.Status.Subnets {
+		if _, seen := ids[s.Zone]; !seen {
+			names = append(names, s.Zone)
+		}
+		ids[s.Zone] = s.ZoneID
+	}
+	return names, ids
+}
