@@ -303,6 +303,9 @@ func (r *manifestResource) write(ctx context.Context, t attr.Type, plan tftypes.
 	if pd, ok := out["planned_disruption"]; ok && pd.IsUnknown() {
 		out["planned_disruption"] = types.ObjectNull(plannedDisruptionType.AttrTypes)
 	}
+	if pi, ok := out["planned_impact"]; ok && pi.IsUnknown() {
+		out["planned_impact"] = types.ObjectNull(plannedImpactType.AttrTypes)
+	}
 	raw, d := rawOf(ctx, t, out)
 	diags.Append(d...)
 	return raw, diags

@@ -46,8 +46,8 @@ type Input struct {
 	// Planned is the NodePool as the plan writes it, defaults applied.
 	Planned *v1.NodePool
 	// BaseTypes are each NodePool's instance types before any NodeOverlay,
-	// as the cloud lists them for its node class, by pool name.
-	BaseTypes map[string][]*scheduling.InstanceType
+	// as the cloud lists them for its node class.
+	BaseTypes InstanceTypes
 	// PlannedBaseTypes, when not nil, are Planned's (its node class changes).
 	PlannedBaseTypes []*scheduling.InstanceType
 	// PlannedOverlays, when not nil, are the NodeOverlays after the change.
@@ -55,6 +55,9 @@ type Input struct {
 	Now             time.Time
 	Options         scheduling.Options
 }
+
+// InstanceTypes are instance types by NodePool name.
+type InstanceTypes map[string][]*scheduling.InstanceType
 
 // PodGroup is pods of one owner left without a pool for one reason.
 type PodGroup struct {

@@ -1,0 +1,119 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1alpha1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instancetype"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/impact"
+)
+
+var (
+	nodesGVR       = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
+	podsGVR        = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	namespacesGVR  = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	limitRangesGVR = schema.GroupVersionResource{Version: "v1", Resource: "limitranges"}
+	daemonSetsGVR  = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "daemonsets"}
+)
+
+// listAs lists every object of gvr, typed as T.
+func listAs[T any](ctx context.Context, kube dynamic.Interface, gvr schema.GroupVersionResource) ([]T, error) {
+	list, err := kube.Resource(gvr).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", gvr.Resource, err)
+	}
+	out := make([]T, len(list.Items))
+	for i := range list.Items {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(list.Items[i].Object, &out[i]); err != nil {
+			return nil, fmt.Errorf("reading %s %s: %w", gvr.Resource, list.Items[i].GetName(), err)
+		}
+	}
+	return out, nil
+}
+
+// clusterSnapshot lists what the prediction reads, in the controller's
+// order: nodes and claims first, pods last, so a pod that binds meanwhile
+// shows up bound rather than pending.
+func clusterSnapshot(ctx context.Context, kube dynamic.Interface) (impact.Cluster, []awsv1.EC2NodeClass, error) {
+	var c impact.Cluster
+	var err error
+	if c.Nodes, err = listAs[corev1.Node](ctx, kube, nodesGVR); err != nil {
+		return c, nil, err
+	}
+	if c.NodeClaims, err = listAs[v1.NodeClaim](ctx, kube, nodeClaimGVR); err != nil {
+		return c, nil, err
+	}
+	if c.NodePools, err = listAs[v1.NodePool](ctx, kube, nodePoolKind().gvr()); err != nil {
+		return c, nil, err
+	}
+	classes, err := listAs[awsv1.EC2NodeClass](ctx, kube, ec2NodeClassKind().gvr())
+	if err != nil {
+		return c, nil, err
+	}
+	if c.NodeOverlays, err = listAs[v1alpha1.NodeOverlay](ctx, kube, nodeOverlayKind().gvr()); err != nil {
+		return c, nil, err
+	}
+	if c.DaemonSets, err = listAs[appsv1.DaemonSet](ctx, kube, daemonSetsGVR); err != nil {
+		return c, nil, err
+	}
+	if c.Namespaces, err = listAs[corev1.Namespace](ctx, kube, namespacesGVR); err != nil {
+		return c, nil, err
+	}
+	if c.LimitRanges, err = listAs[corev1.LimitRange](ctx, kube, limitRangesGVR); err != nil {
+		return c, nil, err
+	}
+	if c.Pods, err = listAs[corev1.Pod](ctx, kube, podsGVR); err != nil {
+		return c, nil, err
+	}
+	return c, classes, nil
+}
+
+// baseInstanceTypes lists each pool's instance types before NodeOverlays
+// with the controller's builder (instancetype.List over the node class's
+// resolved zones and AMIs), priced as the controller prices offerings. A
+// pool whose EC2NodeClass is missing or unresolved has none, as for the
+// controller, which launches nothing for it.
+func baseInstanceTypes(ctx context.Context, cfg aws.Config, pools []*v1.NodePool, classes []awsv1.EC2NodeClass) (impact.InstanceTypes, error) {
+	catalog := instancetype.NewFromConfig(cfg)
+	prices := catalog.Prices()
+	if err := prices.UpdateOnDemandPricing(ctx); err != nil {
+		tflog.Warn(ctx, "on-demand prices from the Pricing API unavailable; using the embedded table", map[string]any{"error": err.Error()})
+	}
+	if err := prices.UpdateSpotPricing(ctx); err != nil {
+		tflog.Warn(ctx, "spot prices unavailable", map[string]any{"error": err.Error()})
+	}
+	byName := map[string]*awsv1.EC2NodeClass{}
+	for i := range classes {
+		byName[classes[i].Name] = &classes[i]
+	}
+	out := impact.InstanceTypes{}
+	for _, p := range pools {
+		ref := p.Spec.Template.Spec.NodeClassRef
+		if ref == nil || (ref.Kind != "" && ref.Kind != awsv1.EC2NodeClassKind) {
+			continue
+		}
+		nc, ok := byName[ref.Name]
+		if !ok {
+			continue
+		}
+		zones, _ := instancetype.Zones(nc)
+		its, err := catalog.List(ctx, nc, zones)
+		if err != nil {
+			return nil, fmt.Errorf("instance types of EC2NodeClass %s: %w", nc.Name, err)
+		}
+		out[p.Name] = its
+	}
+	return out, nil
+}
