@@ -195,7 +195,8 @@ func (r *NodePoolResource) predictImpact(ctx context.Context, planned, current *
 }
 
 // replaceCurrent puts current in place of the live pool of its name,
-// keeping the live status (readiness).
+// keeping the live status (readiness), or adds it when the cluster has
+// none: its nodes were made from it either way.
 func replaceCurrent(c *impact.Cluster, current *v1.NodePool) {
 	for i := range c.NodePools {
 		if c.NodePools[i].Name == current.Name {
@@ -205,6 +206,7 @@ func replaceCurrent(c *impact.Cluster, current *v1.NodePool) {
 			return
 		}
 	}
+	c.NodePools = append(c.NodePools, *current.DeepCopy())
 }
 
 // addImpact sets planned_impact and adds the warning (or, with
