@@ -44,7 +44,9 @@ func resolvedNodeClass(t *testing.T, name string) {
 	if err != nil {
 		t.Fatalf("creating EC2NodeClass %s: %v", name, err)
 	}
-	t.Cleanup(func() { _ = testCluster.kube.Resource(ec2NodeClassGVR).Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = testCluster.kube.Resource(ec2NodeClassGVR).Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
 	status := fmt.Sprintf(`{"status":{
 		"subnets":[{"id":"subnet-acc","zone":%q}],
 		"amis":[{"id":"ami-acc","name":"al2023","requirements":[{"key":"kubernetes.io/arch","operator":"In","values":["amd64"]}]}],
