@@ -77,6 +77,10 @@ func families(values ...string) poolOpt {
 	return func(p *v1.NodePool) { p.Spec.Template.Spec.Requirements[1].Values = values }
 }
 
+func budget(nodes string) poolOpt {
+	return func(p *v1.NodePool) { p.Spec.Disruption.Budgets = []v1.Budget{{Nodes: nodes}} }
+}
+
 func cpuLimit(q string) poolOpt {
 	return func(p *v1.NodePool) { p.Spec.Limits = v1.Limits{corev1.ResourceCPU: resource.MustParse(q)} }
 }

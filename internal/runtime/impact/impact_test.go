@@ -56,7 +56,7 @@ func TestNarrowedRequirementReplacesNodesAtTheNewPrice(t *testing.T) {
 
 func TestRemovedFamilyReplacesOnlyItsNodes(t *testing.T) {
 	w := &world{}
-	pool := mkPool("general", capacityTypes(v1.CapacityTypeOnDemand))
+	pool := mkPool("general", capacityTypes(v1.CapacityTypeOnDemand), budget("2"))
 	w.pool(pool)
 	for i := range 5 {
 		name := fmt.Sprintf("n%d", i)
@@ -67,9 +67,13 @@ func TestRemovedFamilyReplacesOnlyItsNodes(t *testing.T) {
 		w.node(name, pool, family, 4, v1.CapacityTypeOnDemand)
 		w.pod("web", name, "3")
 	}
-	res := w.predict(mkPool("general", capacityTypes(v1.CapacityTypeOnDemand), families("f0")))
+	res := w.predict(mkPool("general", capacityTypes(v1.CapacityTypeOnDemand), budget("2"), families("f0")))
 	if res.Drifted != 3 || res.Replaced != 3 {
 		t.Fatalf("drifted %d, replaced %d; want the 3 f1 nodes", res.Drifted, res.Replaced)
+	}
+	// Two at a time: a wave of 2, then one of 1.
+	if res.AllowedAtOnce != 2 || res.Waves != 2 {
+		t.Errorf("%d at once in %d waves, want 2 in 2", res.AllowedAtOnce, res.Waves)
 	}
 	if want := 3*odPrice(1, 4) + 2*odPrice(0, 4); !near(res.CostNow, want) {
 		t.Errorf("cost now $%.4f/h, want $%.4f/h", res.CostNow, want)
