@@ -13,11 +13,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/joistdev/terraform-provider-joist/internal/controllerdeploy"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1alpha1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instancetype"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/impact"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/operator/settings"
 )
 
 var (
@@ -85,10 +87,12 @@ func clusterSnapshot(ctx context.Context, kube dynamic.Interface) (impact.Cluste
 // resolved zones and AMIs), priced as the controller prices offerings. A
 // pool whose EC2NodeClass is missing or unresolved has none, as for the
 // controller, which launches nothing for it.
-func baseInstanceTypes(ctx context.Context, cfg aws.Config, pools []*v1.NodePool, classes []awsv1.EC2NodeClass) (impact.InstanceTypes, error) {
-	catalog := instancetype.NewFromConfig(cfg)
+func baseInstanceTypes(ctx context.Context, cfg aws.Config, st *settings.Settings, pools []*v1.NodePool, classes []awsv1.EC2NodeClass) (impact.InstanceTypes, error) {
+	catalog := instancetype.NewFromConfigWith(cfg, instancetype.Options{VMMemoryOverheadPercent: st.VMMemoryOverheadPercent, ReservedENIs: st.ReservedENIs})
 	prices := catalog.Prices()
-	if err := prices.UpdateOnDemandPricing(ctx); err != nil {
+	if st.IsolatedVPC {
+		tflog.Info(ctx, "isolated VPC: on-demand prices from the embedded table, as the controller")
+	} else if err := prices.UpdateOnDemandPricing(ctx); err != nil {
 		tflog.Warn(ctx, "on-demand prices from the Pricing API unavailable; using the embedded table", map[string]any{"error": err.Error()})
 	}
 	if err := prices.UpdateSpotPricing(ctx); err != nil {
@@ -116,4 +120,29 @@ func baseInstanceTypes(ctx context.Context, cfg aws.Config, pools []*v1.NodePool
 		out[p.Name] = its
 	}
 	return out, nil
+}
+
+// deployedSettings are the settings of the Joist controller deployed in the
+// cluster, read by the controller's own parser (defaults where a setting is
+// unset, or when no controller is deployed): which NodeOverlays apply, the
+// solver's policies and the capacity options the prediction must share.
+func deployedSettings(ctx context.Context, kube dynamic.Interface) (*settings.Settings, error) {
+	list, err := kube.Resource(deploymentsGVR).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + controllerdeploy.Name})
+	if err != nil {
+		return nil, fmt.Errorf("listing Deployments: %w", err)
+	}
+	env := map[string]string{}
+	for i := range list.Items {
+		if e, err := controllerdeploy.Env(&list.Items[i]); err == nil && list.Items[i].GetDeletionTimestamp() == nil {
+			env = e
+			break
+		}
+	}
+	// Parsing goes on past invalid values (the controller would refuse
+	// them at start): the others still say what it would do.
+	st, _ := settings.ParseSettings(nil, func(k string) string { return env[k] })
+	if st == nil {
+		st, _ = settings.ParseSettings(nil, func(string) string { return "" })
+	}
+	return st, nil
 }

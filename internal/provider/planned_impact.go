@@ -186,12 +186,17 @@ func (r *NodePoolResource) predictImpact(ctx context.Context, planned, current *
 	for i := range cluster.NodePools {
 		pools = append(pools, &cluster.NodePools[i])
 	}
-	base, err := baseInstanceTypes(ctx, cfg, pools, classes)
+	st, err := deployedSettings(ctx, kube)
+	if err != nil {
+		return nil, err
+	}
+	base, err := baseInstanceTypes(ctx, cfg, st, pools, classes)
 	if err != nil {
 		return nil, err
 	}
 	return impact.Predict(impact.Input{Cluster: cluster, Planned: planned, BaseTypes: base,
-		PlannedBaseTypes: base[planned.Name], Now: time.Now()}), nil
+		PlannedBaseTypes: base[planned.Name], Now: time.Now(), Overlays: st.FeatureGates["NodeOverlay"],
+		PreferencePolicy: st.PreferencePolicy, MinValuesPolicy: st.MinValuesPolicy}), nil
 }
 
 // replaceCurrent puts current in place of the live pool of its name,

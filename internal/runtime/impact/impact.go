@@ -53,7 +53,12 @@ type Input struct {
 	// PlannedOverlays, when not nil, are the NodeOverlays after the change.
 	PlannedOverlays []v1alpha1.NodeOverlay
 	Now             time.Time
-	Options         scheduling.Options
+	// Overlays says the controller applies NodeOverlays (its NodeOverlay
+	// feature gate); without it they change nothing.
+	Overlays bool
+	// PreferencePolicy and MinValuesPolicy are the controller's settings
+	// ("" for the defaults).
+	PreferencePolicy, MinValuesPolicy string
 }
 
 // InstanceTypes are instance types by NodePool name.
@@ -111,11 +116,15 @@ func Predict(in Input) *Result {
 			current = p
 		}
 	}
-	typesBefore := overlaid(in.Cluster.NodeOverlays, before.NodePools, in.BaseTypes, nil, "")
-	plannedOverlays := in.Cluster.NodeOverlays
+	overlaysBefore, plannedOverlays := in.Cluster.NodeOverlays, in.Cluster.NodeOverlays
 	if in.PlannedOverlays != nil {
 		plannedOverlays = in.PlannedOverlays
 	}
+	if !in.Overlays {
+		overlaysBefore, plannedOverlays = nil, nil
+	}
+	opts := scheduling.Options{PreferencePolicy: in.PreferencePolicy, MinValuesPolicy: in.MinValuesPolicy}
+	typesBefore := overlaid(overlaysBefore, before.NodePools, in.BaseTypes, nil, "")
 	typesAfter := overlaid(plannedOverlays, after.NodePools, in.BaseTypes, in.PlannedBaseTypes, name)
 
 	var ours []*state.StateNode
@@ -136,7 +145,7 @@ func Predict(in Input) *Result {
 	res.PendingNow = len(pending)
 	stuckBefore := map[types.UID]bool{}
 	if len(pending) > 0 {
-		plan := solve(before, pending, typesBefore, in.Options, nil)
+		plan := solve(before, pending, typesBefore, opts, nil)
 		for _, pe := range plan.Errors {
 			stuckBefore[pe.Pod.UID] = true
 		}
@@ -147,7 +156,7 @@ func Predict(in Input) *Result {
 	replaced := drifted
 	var plan *scheduling.Plan
 	for pass := range 2 {
-		plan = solve(after, append(moving(after.Nodes, replaced), pending...), typesAfter, in.Options, replaced)
+		plan = solve(after, append(moving(after.Nodes, replaced), pending...), typesAfter, opts, replaced)
 		if pass == 0 {
 			res.unplaceable(plan, stuckBefore)
 		}

@@ -11,7 +11,6 @@ import (
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1alpha1"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
@@ -154,8 +153,8 @@ func spotF1Overlay(change string) v1alpha1.NodeOverlay {
 func TestRaisedOverlayPriceRaisesCost(t *testing.T) {
 	w, pool := tenSpotNodes()
 	w.c.NodeOverlays = []v1alpha1.NodeOverlay{spotF1Overlay("+10%")}
-	in := Input{Cluster: w.c, Planned: pool, Now: now, BaseTypes: map[string][]*scheduling.InstanceType{"general": catalog()},
-		PlannedOverlays: []v1alpha1.NodeOverlay{spotF1Overlay("+50%")}}
+	in := Input{Cluster: w.c, Planned: pool, Now: now, BaseTypes: InstanceTypes{"general": catalog()},
+		PlannedOverlays: []v1alpha1.NodeOverlay{spotF1Overlay("+50%")}, Overlays: true}
 	res := Predict(in)
 	base := 10 * 0.3 * odPrice(1, 4)
 	if !near(res.CostNow, 1.1*base) || !near(res.CostAfter, 1.5*base) {
@@ -163,5 +162,10 @@ func TestRaisedOverlayPriceRaisesCost(t *testing.T) {
 	}
 	if res.Drifted != 0 || res.Added != 0 {
 		t.Errorf("an overlay drifted %d nodes and added %d", res.Drifted, res.Added)
+	}
+	// With the NodeOverlay gate off the controller applies none.
+	in.Overlays = false
+	if res := Predict(in); !near(res.CostNow, base) || !near(res.CostAfter, base) {
+		t.Errorf("gate off: cost $%.4f/h → $%.4f/h, want $%.4f/h both", res.CostNow, res.CostAfter, base)
 	}
 }
