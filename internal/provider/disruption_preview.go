@@ -100,22 +100,28 @@ func (r *NodePoolResource) previewDisruption(ctx context.Context, plan, state ma
 // typedNodePool is the NodePool the attributes describe, with the CRD
 // defaults applied as the apiserver would store it.
 func (r *NodePoolResource) typedNodePool(attrs map[string]attr.Value) (*v1.NodePool, error) {
+	np := &v1.NodePool{}
+	return np, r.typed(attrs, np)
+}
+
+// typed decodes the object the attributes describe into out, with the
+// CRD defaults applied as the apiserver would store it.
+func (r *manifestResource) typed(attrs map[string]attr.Value, out any) error {
 	v, err := apiValidator()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	obj, _ := r.manifest(attrs)
 	obj, err = v.Default(obj)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	raw, err := json.Marshal(obj)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	np := &v1.NodePool{}
-	if err := json.Unmarshal(raw, np); err != nil {
-		return nil, fmt.Errorf("reading the planned NodePool: %w", err)
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("reading the planned %s: %w", r.kind.gvk.Kind, err)
 	}
-	return np, nil
+	return nil
 }

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -145,4 +146,75 @@ func deployedSettings(ctx context.Context, kube dynamic.Interface) (*settings.Se
 		st, _ = settings.ParseSettings(nil, func(string) string { return "" })
 	}
 	return st, nil
+}
+
+// impactEnv is one snapshot of the cluster for predictions: the objects,
+// each pool's instance types before NodeOverlays, and the controller's
+// settings.
+type impactEnv struct {
+	cluster impact.Cluster
+	base    impact.InstanceTypes
+	st      *settings.Settings
+}
+
+// snapshotForImpact gathers an impactEnv. planned, when not nil, is a pool
+// the plan writes (its instance types are listed too); current, when not
+// nil, stands for the live pool of its name (see replaceCurrent).
+func snapshotForImpact(ctx context.Context, c *clients, planned, current *v1.NodePool) (*impactEnv, error) {
+	kube, err := c.Kubernetes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := c.AWS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	cluster, classes, err := clusterSnapshot(ctx, kube)
+	if err != nil {
+		return nil, err
+	}
+	// The prediction starts from the pool as applied: the state's, when
+	// the live object is gone or differs.
+	if current != nil {
+		replaceCurrent(&cluster, current)
+	}
+	var pools []*v1.NodePool
+	if planned != nil {
+		pools = append(pools, planned)
+	}
+	for i := range cluster.NodePools {
+		pools = append(pools, &cluster.NodePools[i])
+	}
+	st, err := deployedSettings(ctx, kube)
+	if err != nil {
+		return nil, err
+	}
+	base, err := baseInstanceTypes(ctx, cfg, st, pools, classes)
+	if err != nil {
+		return nil, err
+	}
+	return &impactEnv{cluster: cluster, base: base, st: st}, nil
+}
+
+// input is the prediction's input for planned over the snapshot.
+func (e *impactEnv) input(planned *v1.NodePool) impact.Input {
+	return impact.Input{Cluster: e.cluster, Planned: planned, BaseTypes: e.base, Now: time.Now(),
+		Overlays: e.st.FeatureGates["NodeOverlay"], PreferencePolicy: e.st.PreferencePolicy, MinValuesPolicy: e.st.MinValuesPolicy}
+}
+
+// replaceCurrent puts current in place of the live pool of its name,
+// keeping the live status (readiness), or adds it when the cluster has
+// none: its nodes were made from it either way.
+func replaceCurrent(c *impact.Cluster, current *v1.NodePool) {
+	for i := range c.NodePools {
+		if c.NodePools[i].Name == current.Name {
+			status := c.NodePools[i].Status
+			c.NodePools[i] = *current.DeepCopy()
+			c.NodePools[i].Status = status
+			return
+		}
+	}
+	c.NodePools = append(c.NodePools, *current.DeepCopy())
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -163,55 +162,13 @@ func plural(n int, one, many string) string {
 // predictImpact snapshots the cluster and predicts what the planned pool
 // (current is the pool as the state has it; nil on create) does.
 func (r *NodePoolResource) predictImpact(ctx context.Context, planned, current *v1.NodePool) (*impact.Result, error) {
-	kube, err := r.clients.Kubernetes(ctx)
+	env, err := snapshotForImpact(ctx, r.clients, planned, current)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := r.clients.AWS(ctx)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	cluster, classes, err := clusterSnapshot(ctx, kube)
-	if err != nil {
-		return nil, err
-	}
-	// The prediction starts from the pool as applied: the state's, when
-	// the live object is gone or differs.
-	if current != nil {
-		replaceCurrent(&cluster, current)
-	}
-	pools := []*v1.NodePool{planned}
-	for i := range cluster.NodePools {
-		pools = append(pools, &cluster.NodePools[i])
-	}
-	st, err := deployedSettings(ctx, kube)
-	if err != nil {
-		return nil, err
-	}
-	base, err := baseInstanceTypes(ctx, cfg, st, pools, classes)
-	if err != nil {
-		return nil, err
-	}
-	return impact.Predict(impact.Input{Cluster: cluster, Planned: planned, BaseTypes: base,
-		PlannedBaseTypes: base[planned.Name], Now: time.Now(), Overlays: st.FeatureGates["NodeOverlay"],
-		PreferencePolicy: st.PreferencePolicy, MinValuesPolicy: st.MinValuesPolicy}), nil
-}
-
-// replaceCurrent puts current in place of the live pool of its name,
-// keeping the live status (readiness), or adds it when the cluster has
-// none: its nodes were made from it either way.
-func replaceCurrent(c *impact.Cluster, current *v1.NodePool) {
-	for i := range c.NodePools {
-		if c.NodePools[i].Name == current.Name {
-			status := c.NodePools[i].Status
-			c.NodePools[i] = *current.DeepCopy()
-			c.NodePools[i].Status = status
-			return
-		}
-	}
-	c.NodePools = append(c.NodePools, *current.DeepCopy())
+	in := env.input(planned)
+	in.PlannedBaseTypes = env.base[planned.Name]
+	return impact.Predict(in), nil
 }
 
 // addImpact sets planned_impact and adds the warning (or, with

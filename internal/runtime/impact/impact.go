@@ -104,6 +104,13 @@ type Result struct {
 	ElsewhereCost  float64
 }
 
+// Changed reports whether the change does anything the result shows: a
+// cost (to the ten-thousandth of a dollar), a node, or a pod.
+func (res *Result) Changed() bool {
+	return math.Round(res.CostNow*1e4) != math.Round(res.CostAfter*1e4) || res.Drifted > 0 || res.Added > 0 ||
+		res.Removed > 0 || res.Unplaceable > 0 || res.PendingPlaced > 0 || res.ElsewhereAdded > 0
+}
+
 // Predict runs the prediction.
 func Predict(in Input) *Result {
 	name := in.Planned.Name
