@@ -22,6 +22,7 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/provider/crdschema"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/sandbox"
+	"github.com/joistdev/terraform-provider-joist/internal/testenv"
 )
 
 const impactZone = "us-west-2a"
@@ -85,6 +86,22 @@ func spotNodes(t *testing.T, pool string, n int) {
 		if _, err := testCluster.kube.Resource(nodesGVR).Patch(ctx, name, k8stypes.MergePatchType, []byte(patch), metav1.PatchOptions{}, "status"); err != nil {
 			t.Fatalf("Node %s status: %v", name, err)
 		}
+		// A node not Ready yet counts against the disruption budget.
+		wait, cancel := context.WithTimeout(ctx, time.Minute)
+		testenv.Eventually(t, wait, "Node "+name+" Ready", func() error {
+			got, err := testCluster.kube.Resource(nodesGVR).Get(wait, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+			for _, c := range conds {
+				if m, _ := c.(map[string]any); m["type"] == "Ready" && m["status"] == "True" {
+					return nil
+				}
+			}
+			return fmt.Errorf("not Ready: %v", conds)
+		})
+		cancel()
 		claim := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
 			"metadata": map[string]any{"name": name, "labels": labels},
