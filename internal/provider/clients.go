@@ -24,6 +24,9 @@ type clients struct {
 	// clusterKnown is false while cluster_name waits on a value Terraform
 	// learns only during apply (a cluster created in the same run).
 	clusterKnown bool
+	// failOnUnplaceablePods turns a planned change that leaves pods
+	// without a node pool from a warning into an error.
+	failOnUnplaceablePods bool
 
 	kube      *kubernetesModel
 	kubeKnown bool

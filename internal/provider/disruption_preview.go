@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -15,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/drift"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/impact"
 )
 
 var plannedDisruptionType = types.ObjectType{AttrTypes: map[string]attr.Type{
@@ -86,7 +85,7 @@ func (r *NodePoolResource) previewDisruption(ctx context.Context, plan, state ma
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, claim); err != nil {
 			return nil, fmt.Errorf("reading NodeClaim %s: %w", u.GetName(), err)
 		}
-		if plannedDrift(claim, planned, current) != "" {
+		if impact.PlannedDrift(claim, planned, current) != "" {
 			p.Drifted++
 		}
 	}
@@ -101,39 +100,28 @@ func (r *NodePoolResource) previewDisruption(ctx context.Context, plan, state ma
 // typedNodePool is the NodePool the attributes describe, with the CRD
 // defaults applied as the apiserver would store it.
 func (r *NodePoolResource) typedNodePool(attrs map[string]attr.Value) (*v1.NodePool, error) {
+	np := &v1.NodePool{}
+	return np, r.typed(attrs, np)
+}
+
+// typed decodes the object the attributes describe into out, with the
+// CRD defaults applied as the apiserver would store it.
+func (r *manifestResource) typed(attrs map[string]attr.Value, out any) error {
 	v, err := apiValidator()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	obj, _ := r.manifest(attrs)
 	obj, err = v.Default(obj)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	raw, err := json.Marshal(obj)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	np := &v1.NodePool{}
-	if err := json.Unmarshal(raw, np); err != nil {
-		return nil, fmt.Errorf("reading the planned NodePool: %w", err)
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("reading the planned %s: %w", r.kind.gvk.Kind, err)
 	}
-	return np, nil
-}
-
-// plannedDrift is the drift the controller will find on claim once the
-// planned pool is applied and stamped. A claim not stamped (yet), or stamped
-// by another hash version, was made from the current spec, so it is judged
-// as if stamped with the current hash.
-func plannedDrift(claim *v1.NodeClaim, planned, current *v1.NodePool) string {
-	planned = planned.DeepCopy()
-	planned.Annotations = planned.HashAnnotations()
-	if claim.Annotations[v1.NodePoolHashAnnotationKey] == "" || claim.Annotations[v1.NodePoolHashVersionAnnotationKey] != v1.NodePoolHashVersion {
-		claim = claim.DeepCopy()
-		if claim.Annotations == nil {
-			claim.Annotations = map[string]string{}
-		}
-		maps.Copy(claim.Annotations, current.HashAnnotations())
-	}
-	return drift.NodePool(claim, planned)
+	return nil
 }

@@ -172,6 +172,7 @@ func TestNodePoolPreviewWarning(t *testing.T) {
 		attrs["status"] = types.ObjectNull(crdschema.ObjectType(r.kind.status).AttrTypes)
 		attrs["ready"] = types.BoolValue(false)
 		attrs["planned_disruption"] = types.ObjectNull(plannedDisruptionType.AttrTypes)
+		attrs["planned_impact"] = types.ObjectNull(plannedImpactType.AttrTypes)
 		attrs["force_destroy"] = types.BoolValue(false)
 		attrs["delete_timeout"] = types.StringValue(defaultDeleteTimeout)
 		raw, diags := rawOf(ctx, s.Type(), attrs)
@@ -191,7 +192,9 @@ func TestNodePoolPreviewWarning(t *testing.T) {
 	want := "this change drifts 5 of 5 nodes of node pool preview-warning; budgets allow 2 at a time"
 	var warnings []string
 	for _, d := range resp.Diagnostics.Warnings() {
-		warnings = append(warnings, d.Detail())
+		if d.Summary() == "Disruption preview" {
+			warnings = append(warnings, d.Detail())
+		}
 	}
 	if len(warnings) != 1 || warnings[0] != want {
 		t.Errorf("warnings %q, want [%q]", warnings, want)
@@ -204,8 +207,14 @@ func TestNodePoolPreviewWarning(t *testing.T) {
 	if resp.Diagnostics.HasError() {
 		t.Fatalf("unreachable cluster failed the plan: %v", resp.Diagnostics)
 	}
-	if w := resp.Diagnostics.Warnings(); len(w) != 1 || !strings.Contains(w[0].Detail(), "could not be asked") {
-		t.Errorf("unreachable cluster: warnings %v, want one note that there is no preview", w)
+	var notes []string
+	for _, d := range resp.Diagnostics.Warnings() {
+		if d.Summary() == "No disruption preview" {
+			notes = append(notes, d.Detail())
+		}
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "could not be asked") {
+		t.Errorf("unreachable cluster: warnings %v, want one note that there is no preview", resp.Diagnostics.Warnings())
 	}
 	var pd types.Object
 	resp.Plan.GetAttribute(ctx, pathOf("planned_disruption"), &pd)

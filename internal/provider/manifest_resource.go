@@ -303,9 +303,22 @@ func (r *manifestResource) write(ctx context.Context, t attr.Type, plan tftypes.
 	if pd, ok := out["planned_disruption"]; ok && pd.IsUnknown() {
 		out["planned_disruption"] = types.ObjectNull(plannedDisruptionType.AttrTypes)
 	}
+	if pi, ok := out["planned_impact"]; ok && pi.IsUnknown() {
+		out["planned_impact"] = nullOf(ctx, pi)
+	}
 	raw, d := rawOf(ctx, t, out)
 	diags.Append(d...)
 	return raw, diags
+}
+
+// nullOf is the null value of v's type.
+func nullOf(ctx context.Context, v attr.Value) attr.Value {
+	t := v.Type(ctx)
+	null, err := t.ValueFromTerraform(ctx, tftypes.NewValue(t.TerraformType(ctx), nil))
+	if err != nil {
+		return v
+	}
+	return null
 }
 
 // Create writes the object.

@@ -3,12 +3,19 @@ package provider
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1alpha1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/impact"
 )
 
 var (
@@ -27,7 +34,9 @@ type NodeOverlayResource struct {
 
 // NewNodeOverlayResource returns the joist_node_overlay resource.
 func NewNodeOverlayResource() resource.Resource {
-	return &NodeOverlayResource{manifestResource{kind: nodeOverlayKind(), typeName: "joist_node_overlay", extras: map[string]attr.Value{}}}
+	return &NodeOverlayResource{manifestResource{kind: nodeOverlayKind(), typeName: "joist_node_overlay", extras: map[string]attr.Value{
+		"planned_impact": types.MapNull(plannedImpactType),
+	}}}
 }
 
 // nodeOverlayDeleteTimeout bounds the wait for the NodeOverlay to go (it
@@ -40,6 +49,15 @@ func (r *NodeOverlayResource) Metadata(_ context.Context, req resource.MetadataR
 
 func (r *NodeOverlayResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	attrs := r.baseAttributes("NodeOverlay")
+	attrs["planned_impact"] = schema.MapNestedAttribute{
+		Computed: true,
+		MarkdownDescription: "What the planned overlay does to each node pool whose cost or pods it changes, by pool name, " +
+			"predicted at plan time as `joist_node_pool`'s `planned_impact` is (the same attributes): the pools' nodes " +
+			"repriced, and pending pods an added extended resource lets the solver place. Empty when the controller's " +
+			"`NodeOverlay` feature gate is off (no overlay applies) or no pool changes; unknown when the cluster or AWS " +
+			"cannot be reached; null after apply.",
+		NestedObject: schema.NestedAttributeObject{Attributes: plannedImpactAttribute().Attributes},
+	}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A Karpenter-compatible `karpenter.sh/v1alpha1` NodeOverlay: a price, a price adjustment or extended " +
 			"resources the controller applies to the instance types (and offerings) its `requirements` select, in every NodePool, " +
@@ -52,13 +70,87 @@ func (r *NodeOverlayResource) Schema(_ context.Context, _ resource.SchemaRequest
 	}
 }
 
-// ModifyPlan runs the CRD's validation against the planned object.
+// ModifyPlan runs the CRD's validation against the planned object and
+// predicts what the overlay does to the pools.
 func (r *NodeOverlayResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	plan, state, ok := planAndState(ctx, req, &resp.Diagnostics)
-	if !ok {
+	var plan, state map[string]attr.Value
+	switch {
+	case r.clients == nil || req.Plan.Raw.IsNull():
+		return
+	case req.State.Raw.IsNull():
+		var diags diag.Diagnostics
+		if plan, diags = attrsOf(ctx, req.Plan.Schema.Type(), req.Plan.Raw); diags.HasError() {
+			return
+		}
+	default:
+		var ok bool
+		if plan, state, ok = planAndState(ctx, req, &resp.Diagnostics); !ok {
+			return
+		}
+		resp.Diagnostics.Append(r.validationDiagnostics(plan, state)...)
+		a, unknownA := r.manifest(plan)
+		b, _ := r.manifest(state)
+		if resp.Diagnostics.HasError() || (len(unknownA) == 0 && fmt.Sprint(a) == fmt.Sprint(b)) {
+			return
+		}
+	}
+	if _, unknown := r.manifest(plan); len(unknown) > 0 {
 		return
 	}
-	resp.Diagnostics.Append(r.validationDiagnostics(plan, state)...)
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("planned_impact"), r.impact(ctx, plan, &resp.Diagnostics))...)
+}
+
+// impact predicts, pool by pool, what the cluster's NodeOverlays with the
+// planned one in place of its namesake do, and keeps the pools that change.
+func (r *NodeOverlayResource) impact(ctx context.Context, plan map[string]attr.Value, diags *diag.Diagnostics) types.Map {
+	name := plan["name"].(basetypes.StringValue).ValueString()
+	planned := v1alpha1.NodeOverlay{}
+	err := r.typed(plan, &planned)
+	var env *impactEnv
+	if err == nil {
+		env, err = snapshotForImpact(ctx, r.clients, nil, nil)
+	}
+	if err != nil {
+		diags.AddWarning("Planned impact unknown",
+			fmt.Sprintf("The impact of this change of node overlay %s could not be predicted: %v. planned_impact is unknown; the plan is otherwise unaffected.", name, err))
+		return types.MapUnknown(plannedImpactType)
+	}
+	values := map[string]attr.Value{}
+	if !env.st.FeatureGates["NodeOverlay"] {
+		diags.AddWarning("Planned impact", fmt.Sprintf("%s changes nothing: the controller's NodeOverlay feature gate is off "+
+			"(feature_gates of joist_controller), so it applies no NodeOverlay.", name))
+		return types.MapValueMust(plannedImpactType, values)
+	}
+	overlays := []v1alpha1.NodeOverlay{planned}
+	for _, o := range env.cluster.NodeOverlays {
+		if o.Name != planned.Name {
+			overlays = append(overlays, o)
+		}
+	}
+	var lines []string
+	unplaceable := 0
+	for i := range env.cluster.NodePools {
+		in := env.input(&env.cluster.NodePools[i])
+		in.PlannedOverlays = overlays
+		res := impact.Predict(in)
+		if !res.Changed() {
+			continue
+		}
+		values[res.Pool] = impactValue(res)
+		lines = append(lines, impactSentence(res))
+		unplaceable += res.Unplaceable
+	}
+	if len(lines) == 0 {
+		lines = []string{"no node pool's cost or pods change."}
+	}
+	detail := name + ": " + strings.Join(lines, "\n")
+	if unplaceable > 0 && r.clients.failOnUnplaceablePods {
+		diags.AddError("Pods left without a node pool", detail+
+			"\nThe provider's fail_on_unplaceable_pods is set: change the overlay (or a pool) so these pods have one.")
+	} else {
+		diags.AddWarning("Planned impact", detail)
+	}
+	return types.MapValueMust(plannedImpactType, values)
 }
 
 // Delete deletes the overlay; the controller evaluates the others again.

@@ -74,6 +74,8 @@ func TestAccNodeOverlayLifecycle(t *testing.T) {
 				ImportState:       true,
 				ImportStateId:     name,
 				ImportStateVerify: true,
+				// A plan's prediction: an imported state has none.
+				ImportStateVerifyIgnore: []string{"planned_impact"},
 			},
 		},
 	})

@@ -35,6 +35,7 @@ func NewNodePoolResource() resource.Resource {
 		"force_destroy":      types.BoolValue(false),
 		"delete_timeout":     types.StringValue(defaultDeleteTimeout),
 		"planned_disruption": types.ObjectNull(plannedDisruptionType.AttrTypes),
+		"planned_impact":     types.ObjectNull(plannedImpactType.AttrTypes),
 	}}}
 }
 
@@ -71,6 +72,7 @@ func (r *NodePoolResource) Metadata(_ context.Context, req resource.MetadataRequ
 func (r *NodePoolResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	attrs := r.baseAttributes("NodePool")
 	attrs["planned_disruption"] = plannedDisruptionAttribute()
+	attrs["planned_impact"] = plannedImpactAttribute()
 	attrs["force_destroy"] = schema.BoolAttribute{
 		Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 		MarkdownDescription: "On destroy, when no controller has held the leader-election Lease for a whole lease " +
@@ -117,6 +119,10 @@ func (r *NodePoolResource) ValidateConfig(ctx context.Context, req resource.Vali
 
 func (r *NodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	r.checkForceDestroy(ctx, req, resp)
+	if r.isCreate(req) {
+		r.createImpact(ctx, req, resp)
+		return
+	}
 	plan, state, ok := planAndState(ctx, req, &resp.Diagnostics)
 	if !ok {
 		return
@@ -141,6 +147,25 @@ func (r *NodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		}
 	}
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("planned_disruption"), value)...)
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("planned_impact"), r.addImpact(ctx, plan, state, &resp.Diagnostics))...)
+}
+
+// isCreate is a plan that creates the pool, in a provider configured.
+func (r *NodePoolResource) isCreate(req resource.ModifyPlanRequest) bool {
+	return r.clients != nil && !req.Plan.Raw.IsNull() && req.State.Raw.IsNull()
+}
+
+// createImpact predicts what a new pool does, once its name and spec are
+// known (they may wait on other resources until apply).
+func (r *NodePoolResource) createImpact(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	plan, diags := attrsOf(ctx, req.Plan.Schema.Type(), req.Plan.Raw)
+	if diags.HasError() {
+		return
+	}
+	if _, unknown := r.manifest(plan); len(unknown) > 0 {
+		return
+	}
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("planned_impact"), r.addImpact(ctx, plan, nil, &resp.Diagnostics))...)
 }
 
 // checkForceDestroy fails a plan that could end in a forced destroy (a

@@ -97,7 +97,7 @@ func TestAccNodePoolLifecycle(t *testing.T) {
 				ImportStateId:     name,
 				ImportStateVerify: true,
 				// A plan-time preview of the last change, not part of the object.
-				ImportStateVerifyIgnore: []string{"planned_disruption"},
+				ImportStateVerifyIgnore: []string{"planned_disruption", "planned_impact"},
 			},
 			{
 				// An edit made outside Terraform shows as drift and is undone.

@@ -71,7 +71,7 @@ func TestAccNodePoolStatic(t *testing.T) {
 				ImportState:             true,
 				ImportStateId:           name,
 				ImportStateVerify:       true,
-				ImportStateVerifyIgnore: []string{"planned_disruption"},
+				ImportStateVerifyIgnore: []string{"planned_disruption", "planned_impact"},
 			},
 			{
 				// kubectl scale nodepool static --replicas=7
@@ -116,6 +116,7 @@ func TestNodePoolStaticPlanChecks(t *testing.T) {
 		attrs["status"] = types.ObjectNull(crdschema.ObjectType(r.kind.status).AttrTypes)
 		attrs["ready"] = types.BoolNull()
 		attrs["planned_disruption"] = types.ObjectNull(plannedDisruptionType.AttrTypes)
+		attrs["planned_impact"] = types.ObjectNull(plannedImpactType.AttrTypes)
 		attrs["force_destroy"] = types.BoolNull()
 		attrs["delete_timeout"] = types.StringNull()
 		raw, diags := rawOf(ctx, s.Type(), attrs)

@@ -27,6 +27,8 @@ type JoistProviderModel struct {
 	ClusterName types.String `tfsdk:"cluster_name"`
 	Kubernetes  types.Object `tfsdk:"kubernetes"`
 	AWS         types.Object `tfsdk:"aws"`
+	// FailOnUnplaceablePods: see the schema.
+	FailOnUnplaceablePods types.Bool `tfsdk:"fail_on_unplaceable_pods"`
 }
 
 // New returns a constructor of the provider at the given version.
@@ -50,6 +52,12 @@ func (p *JoistProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp
 			},
 			"kubernetes": kubernetesSchema(),
 			"aws":        awsSchema(),
+			"fail_on_unplaceable_pods": schema.BoolAttribute{
+				MarkdownDescription: "Fail a plan whose `joist_node_pool` change would leave pods with no node pool " +
+					"that admits them (`planned_impact.pods_without_pool` above 0). Defaults to `false`: such a plan " +
+					"warns and may be applied.",
+				Optional: true,
+			},
 		},
 	}
 }
@@ -63,7 +71,8 @@ func (p *JoistProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		return
 	}
 	c := &clients{clusterName: cfg.ClusterName.ValueString(), clusterKnown: !cfg.ClusterName.IsUnknown(),
-		kubeKnown: !cfg.Kubernetes.IsUnknown(), awsKnown: !cfg.AWS.IsUnknown()}
+		kubeKnown: !cfg.Kubernetes.IsUnknown(), awsKnown: !cfg.AWS.IsUnknown(),
+		failOnUnplaceablePods: cfg.FailOnUnplaceablePods.ValueBool()}
 	opts := basetypes.ObjectAsOptions{UnhandledUnknownAsEmpty: true}
 	if c.kubeKnown && !cfg.Kubernetes.IsNull() {
 		c.kube = &kubernetesModel{}

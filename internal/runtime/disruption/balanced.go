@@ -84,11 +84,8 @@ func poolTotals(env *Env, candidates []*Candidate) map[string]PoolTotals {
 			t.Disruption += simulation.RescheduleCost(reschedulable(n.Pods))
 		}
 		if n.NodeClaim != nil {
-			labels := n.Labels()
-			if it := findType(env.InstanceTypes[pool], labels[corev1.LabelInstanceTypeStable]); it != nil {
-				if p, ok := offeringPrice(it, labels[corev1.LabelTopologyZone], labels[v1.CapacityTypeLabelKey]); ok {
-					t.Cost += p
-				}
+			if p, ok := simulation.NodePrice(n.Labels(), env.InstanceTypes[pool]); ok {
+				t.Cost += p
 			}
 		}
 		out[pool] = t

@@ -96,12 +96,12 @@ func newCandidate(env *Env, n *state.StateNode, reason v1.DisruptionReason) (*Ca
 	if !known {
 		return nil, fmt.Sprintf("instance types of nodepool %q are unavailable", poolName)
 	}
-	it := findType(catalog, typeName)
+	it := simulation.FindType(catalog, typeName)
 	var price float64
 	var why string
 	if it == nil {
 		why = fmt.Sprintf("instance type %q is not offered by nodepool %q", typeName, poolName)
-	} else if p, ok := offeringPrice(it, zone, capacityType); ok {
+	} else if p, ok := simulation.OfferingPrice(it, zone, capacityType); ok {
 		price = p
 	} else {
 		why = fmt.Sprintf("no %s offering of %s in zone %q", capacityType, typeName, zone)
@@ -142,26 +142,6 @@ func newCandidate(env *Env, n *state.StateNode, reason v1.DisruptionReason) (*Ca
 		StateNode: n, Pool: pool, InstanceType: it, Zone: zone, CapacityType: capacityType, Price: price,
 		Reschedulable: resched, DisruptionCost: simulation.DisruptionCost(n.NodeClaim, resched, env.Now), podBlockers: podBlockers,
 	}, ""
-}
-
-func findType(types []*scheduling.InstanceType, name string) *scheduling.InstanceType {
-	for _, it := range types {
-		if it.Name == name {
-			return it
-		}
-	}
-	return nil
-}
-
-// offeringPrice is the price of the type's offering in zone for the capacity
-// type, available or not (the node already runs on it).
-func offeringPrice(it *scheduling.InstanceType, zone, capacityType string) (float64, bool) {
-	for _, o := range it.Offerings {
-		if o.Zone == zone && o.CapacityType == capacityType {
-			return o.Price, true
-		}
-	}
-	return 0, false
 }
 
 // Empty is true when moving the node's pods costs nothing: its reschedule

@@ -24,6 +24,7 @@ import (
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1alpha1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeoverlay/overlays"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 )
 
@@ -33,12 +34,14 @@ const ControllerName = "nodeoverlay"
 // Store holds the current Table; the cloud provider applies it
 // (cloud.InstanceTypeOverlay). Until the controller's first evaluation no
 // pool is evaluated, so no instance type is offered without its overlays.
-type Store struct{ table atomic.Pointer[Table] }
+type Store struct {
+	table atomic.Pointer[overlays.Table]
+}
 
 // NewStore returns a store in which no pool is evaluated yet.
 func NewStore() *Store {
 	s := &Store{}
-	s.table.Store(&Table{changes: map[string]map[string]*typeChange{}, evaluated: map[string]bool{}})
+	s.table.Store(overlays.Empty())
 	return s
 }
 
@@ -80,15 +83,15 @@ const refreshAfter = 6 * time.Hour
 
 // Reconcile evaluates all overlays at once: the request only wakes it.
 func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
-	overlays := &v1alpha1.NodeOverlayList{}
-	if err := c.kube.List(ctx, overlays); err != nil {
+	list := &v1alpha1.NodeOverlayList{}
+	if err := c.kube.List(ctx, list); err != nil {
 		return reconcile.Result{}, fmt.Errorf("listing NodeOverlays: %w", err)
 	}
 	nodePools := &v1.NodePoolList{}
 	if err := c.kube.List(ctx, nodePools); err != nil {
 		return reconcile.Result{}, fmt.Errorf("listing NodePools: %w", err)
 	}
-	var pools []Pool
+	var pools []overlays.Pool
 	var listErrs []error
 	for i := range nodePools.Items {
 		np := &nodePools.Items[i]
@@ -97,22 +100,14 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 			listErrs = append(listErrs, fmt.Errorf("NodePool %s: %w", np.Name, err))
 			continue
 		}
-		pools = append(pools, Pool{Name: np.Name, Labels: np.Spec.Template.Labels, InstanceTypes: its})
+		pools = append(pools, overlays.Pool{Name: np.Name, Labels: np.Spec.Template.Labels, InstanceTypes: its})
 	}
-	var valid []v1alpha1.NodeOverlay
-	invalid := map[string]error{}
-	for _, o := range overlays.Items {
-		if err := o.Validate(); err != nil {
-			invalid[o.Name] = err
-			continue
-		}
-		valid = append(valid, o)
-	}
-	table, conflicts, err := Evaluate(valid, pools)
+	valid, invalid := overlays.Valid(list.Items)
+	table, conflicts, err := overlays.Evaluate(valid, pools)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	requeue, err := c.writeStatuses(ctx, overlays.Items, invalid, conflicts)
+	requeue, err := c.writeStatuses(ctx, list.Items, invalid, conflicts)
 	if err != nil || requeue {
 		// The statuses must say what the table does: publish neither
 		// until both agree with the overlays as they are now.

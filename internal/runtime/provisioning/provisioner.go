@@ -130,7 +130,7 @@ func (p *Provisioner) Schedule(ctx context.Context) (*Result, error) {
 		tCreate = p.clock.Since(t0)
 	}
 	for _, pe := range unplaced {
-		p.recorder.PodFailedScheduling(pe.Pod, errors.New(ConciseReason(pe.Err)))
+		p.recorder.PodFailedScheduling(pe.Pod, errors.New(simulation.ConciseReason(pe.Err)))
 	}
 	res.Unassigned = unplaced
 	metrics.UnschedulablePods.WithLabelValues(ControllerName).Set(float64(len(unplaced)))

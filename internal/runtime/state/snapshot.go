@@ -194,7 +194,7 @@ func (c *Cluster) Snapshot(ctx context.Context) (*Snapshot, error) {
 	for i := range namespaces.Items {
 		snap.NamespaceLabels[namespaces.Items[i].Name] = namespaces.Items[i].Labels
 	}
-	snap.LimitRanges = limitRangesByNamespace(limitRanges.Items)
+	snap.LimitRanges = LimitRangesByNamespace(limitRanges.Items)
 	for i := range pools.Items {
 		snap.NodePools = append(snap.NodePools, &pools.Items[i])
 	}
@@ -204,29 +204,10 @@ func (c *Cluster) Snapshot(ctx context.Context) (*Snapshot, error) {
 	all := c.withCreated(claims.Items)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	snap.Nodes = c.join(nodes.Items, all)
-	byName := map[string]*StateNode{}
-	for _, n := range snap.Nodes {
-		byName[n.Name()] = n
-		if n.NodeClaim != nil {
-			byName[n.NodeClaim.Name] = n
-		}
-	}
+	snap.Nodes = Join(nodes.Items, all)
+	pending := BindPods(snap.Nodes, podList.Items)
+	index := byName(snap.Nodes)
 	keep := map[types.UID]bool{}
-	var pending []*corev1.Pod
-	for i := range podList.Items {
-		pod := &podList.Items[i]
-		if pods.IsTerminal(pod) {
-			continue
-		}
-		if pod.Spec.NodeName != "" {
-			if n, ok := byName[pod.Spec.NodeName]; ok && n.Node != nil {
-				n.Pods = append(n.Pods, pod)
-			}
-			continue
-		}
-		pending = append(pending, pod)
-	}
 	// Bound pods first, then nominations: kube-scheduler does not follow
 	// them, so a registered node may have filled up with other pods. A
 	// nomination that no longer fits its node is dropped at once and the
@@ -234,7 +215,7 @@ func (c *Cluster) Snapshot(ctx context.Context) (*Snapshot, error) {
 	used := map[*StateNode]corev1.ResourceList{}
 	for _, pod := range pending {
 		if nom, ok := c.liveNomination(pod.UID); ok {
-			if n, ok := byName[nom.Target]; ok && !n.Deleting() && stillFits(n, pod, used) {
+			if n, ok := index[nom.Target]; ok && !n.Deleting() && stillFits(n, pod, used) {
 				keep[pod.UID] = true
 				n.Nominated = append(n.Nominated, pod)
 				continue
@@ -246,10 +227,10 @@ func (c *Cluster) Snapshot(ctx context.Context) (*Snapshot, error) {
 	return snap, nil
 }
 
-// limitRangesByNamespace groups lrs by namespace, each group by name: the
+// LimitRangesByNamespace groups lrs by namespace, each group by name: the
 // apiserver applies a namespace's LimitRanges in no set order, and this one
 // is stable.
-func limitRangesByNamespace(lrs []corev1.LimitRange) map[string][]*corev1.LimitRange {
+func LimitRangesByNamespace(lrs []corev1.LimitRange) map[string][]*corev1.LimitRange {
 	out := map[string][]*corev1.LimitRange{}
 	for i := range lrs {
 		out[lrs[i].Namespace] = append(out[lrs[i].Namespace], &lrs[i])
@@ -324,9 +305,43 @@ func (c *Cluster) withCreated(items []v1.NodeClaim) []*v1.NodeClaim {
 	return out
 }
 
-// join pairs claims with Nodes by providerID; unmatched claims are in
+// byName indexes nodes by their Node's name and their claim's.
+func byName(nodes []*StateNode) map[string]*StateNode {
+	out := make(map[string]*StateNode, len(nodes))
+	for _, n := range nodes {
+		out[n.Name()] = n
+		if n.NodeClaim != nil {
+			out[n.NodeClaim.Name] = n
+		}
+	}
+	return out
+}
+
+// BindPods adds each active pod bound to a Node of nodes to that node's
+// Pods and returns the active pods bound nowhere yet. A pod bound to a Node
+// nodes lacks is neither: it is placed, on a node this view has not seen.
+func BindPods(nodes []*StateNode, podList []corev1.Pod) []*corev1.Pod {
+	index := byName(nodes)
+	var pending []*corev1.Pod
+	for i := range podList {
+		pod := &podList[i]
+		if pods.IsTerminal(pod) {
+			continue
+		}
+		if pod.Spec.NodeName != "" {
+			if n, ok := index[pod.Spec.NodeName]; ok && n.Node != nil {
+				n.Pods = append(n.Pods, pod)
+			}
+			continue
+		}
+		pending = append(pending, pod)
+	}
+	return pending
+}
+
+// Join pairs claims with Nodes by providerID; unmatched claims are in
 // flight, unmatched Nodes unmanaged. Sorted by name for determinism.
-func (c *Cluster) join(nodes []corev1.Node, claims []*v1.NodeClaim) []*StateNode {
+func Join(nodes []corev1.Node, claims []*v1.NodeClaim) []*StateNode {
 	byProvider := map[string]*v1.NodeClaim{}
 	var out []*StateNode
 	for _, cl := range claims {

@@ -264,12 +264,5 @@ func readiness(nc *awsv1.EC2NodeClass) error {
 
 // zones are the zones of the node class's resolved subnets, with their IDs.
 func zones(nc *awsv1.EC2NodeClass) (names []string, ids map[string]string) {
-	ids = map[string]string{}
-	for _, s := range nc.Status.Subnets {
-		if _, seen := ids[s.Zone]; !seen {
-			names = append(names, s.Zone)
-		}
-		ids[s.Zone] = s.ZoneID
-	}
-	return names, ids
+	return instancetype.Zones(nc)
 }

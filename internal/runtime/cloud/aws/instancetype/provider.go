@@ -103,9 +103,17 @@ func New(client *ec2.Client, prices *pricing.Provider, unavailable *cache.Unavai
 // with cfg, with no offering marked unavailable: for callers outside the
 // runtime, such as the joist_instance_types data source.
 func NewFromConfig(cfg aws.Config) *Provider {
+	return NewFromConfigWith(cfg, Options{})
+}
+
+// NewFromConfigWith is NewFromConfig with the controller's capacity
+// options (VMMemoryOverheadPercent, ReservedENIs), so allocatable is what
+// the deployed controller computes; the region is cfg's.
+func NewFromConfigWith(cfg aws.Config, opts Options) *Provider {
 	client := ec2.NewFromConfig(cfg)
 	prices := pricing.New(client, awspricing.NewFromConfig(cfg, func(o *awspricing.Options) { o.Region = pricing.Region(cfg.Region) }), cfg.Region)
-	return New(client, prices, cache.NewUnavailableOfferings(), Options{Region: cfg.Region})
+	opts.Region = cfg.Region
+	return New(client, prices, cache.NewUnavailableOfferings(), opts)
 }
 
 // Prices are the prices offerings are listed with; UpdateOnDemandPricing
@@ -396,4 +404,17 @@ func (p *Provider) reservedOfferings(name string, crs []awsv1.CapacityReservatio
 		})
 	}
 	return out
+}
+
+// Zones are the zones of the node class's resolved subnets, with their IDs:
+// the zones List offers a node class in.
+func Zones(nc *awsv1.EC2NodeClass) (names []string, ids map[string]string) {
+	ids = map[string]string{}
+	for _, s := range nc.Status.Subnets {
+		if _, seen := ids[s.Zone]; !seen {
+			names = append(names, s.Zone)
+		}
+		ids[s.Zone] = s.ZoneID
+	}
+	return names, ids
 }

@@ -1,4 +1,4 @@
-package nodeoverlay
+package overlays
 
 import (
 	"fmt"
@@ -272,4 +272,24 @@ func (tc *typeChange) apply(it *scheduling.InstanceType) *scheduling.InstanceTyp
 		}
 	}
 	return &c
+}
+
+// Empty is a table in which no pool is evaluated yet.
+func Empty() *Table {
+	return &Table{changes: map[string]map[string]*typeChange{}, evaluated: map[string]bool{}}
+}
+
+// Valid splits overlays into those Evaluate may apply and, by name, the
+// Validate errors of the rest.
+func Valid(all []v1alpha1.NodeOverlay) ([]v1alpha1.NodeOverlay, map[string]error) {
+	var valid []v1alpha1.NodeOverlay
+	invalid := map[string]error{}
+	for _, o := range all {
+		if err := o.Validate(); err != nil {
+			invalid[o.Name] = err
+			continue
+		}
+		valid = append(valid, o)
+	}
+	return valid, invalid
 }

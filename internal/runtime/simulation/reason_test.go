@@ -1,4 +1,4 @@
-package provisioning
+package simulation
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package nodeoverlay
+package overlays
 
 import (
 	"strconv"
