@@ -24,12 +24,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/yaml"
 
 	"github.com/joistdev/terraform-provider-joist/internal/awssim"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/operator"
 	"github.com/joistdev/terraform-provider-joist/internal/sandbox"
@@ -63,6 +64,7 @@ type churn struct {
 	Deleted, Drifted, Disrupted, Stopped []string
 	NewClaims                            int
 	PlanExit                             int
+	Apply                                string
 }
 
 func (c churn) clean() bool {
@@ -74,7 +76,8 @@ func (c churn) clean() bool {
 // kubectl provider state to forget), and back. Each way, from the moment
 // the old controller stops, no NodeClaim of the fleet may be deleted,
 // drifted or disrupted and no instance stopped, while new pods get nodes
-// from the new controller; the plan after the Joist apply must be empty.
+// from the new controller; the Joist apply must import the objects without
+// changing them, and the plan after it must be empty.
 // `make migration` runs it and writes the result table into the migration
 // guide. It needs JOIST_COMPARE_KARPENTER and JOIST_COMPARE_CRDS as
 // `make compare` sets them.
@@ -122,7 +125,11 @@ func TestMigration(t *testing.T) {
 	if err := gettingStarted(ctx, sb); err != nil {
 		t.Fatal(err)
 	}
-	for _, obj := range migrationObjects() {
+	objs, err := migrationObjects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, obj := range objs {
 		if err := w.kube.Create(ctx, obj); err != nil {
 			t.Fatal(err)
 		}
@@ -157,6 +164,7 @@ func TestMigration(t *testing.T) {
 	if err := tf.run(ctx, "apply"); err != nil {
 		t.Fatal(err)
 	}
+	applied := tf.summary
 	planExit, planOut, err := tf.plan(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +174,7 @@ func TestMigration(t *testing.T) {
 	w.waitWorkloads(ctx, t, ns, 1)
 	time.Sleep(migrationHold)
 	there := toJoist.stop()
-	there.PlanExit = planExit
+	there.PlanExit, there.Apply = planExit, applied
 	step("Karpenter → Joist: %+v", there)
 
 	// Back: the controller's force_destroy set, then the configuration
@@ -221,75 +229,113 @@ func TestMigration(t *testing.T) {
 			t.Errorf("%s: the new pods got no new NodeClaim", r.way)
 		}
 	}
+	if !strings.Contains(applied, " 0 changed") {
+		t.Errorf("the migration apply changed the adopted objects (%s): the example no longer writes them as they are", applied)
+	}
 	if planExit != 0 {
 		t.Errorf("terraform plan after the migration apply exited %d, want 0 (no changes):\n%s", planExit, planOut)
 	}
 }
 
-// migrationObjects are the EC2NodeClass and NodePools exactly as
-// examples/migrate-from-karpenter-helm writes them, so that importing them
-// changes nothing.
-func migrationObjects() []client.Object {
-	discovery := map[string]string{"karpenter.sh/discovery": clusterName}
-	class := &awsv1.EC2NodeClass{
-		ObjectMeta: metav1.ObjectMeta{Name: "default"},
-		Spec: awsv1.EC2NodeClassSpec{
-			Role:                       karpenterNodeRole,
-			AMISelectorTerms:           []awsv1.AMISelectorTerm{{Alias: "al2023@latest"}},
-			SubnetSelectorTerms:        []awsv1.SubnetSelectorTerm{{Tags: discovery}},
-			SecurityGroupSelectorTerms: []awsv1.SecurityGroupSelectorTerm{{Tags: discovery}},
-			Tags:                       discovery,
-		},
+// migrationManifests are the EC2NodeClass and NodePools as a Karpenter
+// user wrote them (the YAML kubectl_manifest and kubectl apply sent), the
+// way examples/migrate-from-karpenter-helm describes them, so that
+// importing them changes nothing.
+const migrationManifests = `
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata:
+  name: default
+spec:
+  role: ` + karpenterNodeRole + `
+  amiSelectorTerms:
+    - alias: al2023@latest
+  subnetSelectorTerms:
+    - tags:
+        karpenter.sh/discovery: ` + clusterName + `
+  securityGroupSelectorTerms:
+    - tags:
+        karpenter.sh/discovery: ` + clusterName + `
+  tags:
+    karpenter.sh/discovery: ` + clusterName + `
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: default
+spec:
+  template:
+    spec:
+      nodeClassRef:
+        group: karpenter.k8s.aws
+        kind: EC2NodeClass
+        name: default
+      requirements:
+        - key: karpenter.k8s.aws/instance-category
+          operator: In
+          values: ["c", "m", "r"]
+        - key: karpenter.k8s.aws/instance-cpu
+          operator: In
+          values: ["4", "8", "16", "32"]
+        - key: karpenter.k8s.aws/instance-hypervisor
+          operator: In
+          values: ["nitro"]
+        - key: karpenter.k8s.aws/instance-generation
+          operator: Gt
+          values: ["5"]
+  limits:
+    cpu: 1000
+  disruption:
+    consolidationPolicy: WhenEmpty
+    consolidateAfter: 30s
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: batch
+spec:
+  template:
+    metadata:
+      labels:
+        workload: batch
+    spec:
+      nodeClassRef:
+        group: karpenter.k8s.aws
+        kind: EC2NodeClass
+        name: default
+      requirements:
+        - key: karpenter.sh/capacity-type
+          operator: In
+          values: ["spot"]
+        - key: karpenter.k8s.aws/instance-category
+          operator: In
+          values: ["c", "m"]
+      taints:
+        - key: workload
+          value: batch
+          effect: NoSchedule
+      expireAfter: 168h
+  disruption:
+    consolidationPolicy: WhenEmptyOrUnderutilized
+    consolidateAfter: 5m
+    budgets:
+      - nodes: "20%"
+      - nodes: "0"
+        schedule: "0 8 * * 1-5"
+        duration: 10h
+`
+
+// migrationObjects decodes migrationManifests.
+func migrationObjects() ([]client.Object, error) {
+	var objs []client.Object
+	for _, doc := range strings.Split(migrationManifests, "\n---\n") {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			return nil, err
+		}
+		objs = append(objs, u)
 	}
-	ref := &v1.NodeClassReference{Group: v1.AWSGroup, Kind: "EC2NodeClass", Name: "default"}
-	req := func(key string, op corev1.NodeSelectorOperator, values ...string) v1.NodeSelectorRequirementWithMinValues {
-		return v1.NodeSelectorRequirementWithMinValues{Key: key, Operator: op, Values: values}
-	}
-	def := &v1.NodePool{
-		ObjectMeta: metav1.ObjectMeta{Name: "default"},
-		Spec: v1.NodePoolSpec{
-			Template: v1.NodeClaimTemplate{Spec: v1.NodeClaimTemplateSpec{
-				NodeClassRef: ref,
-				Requirements: []v1.NodeSelectorRequirementWithMinValues{
-					req(v1.LabelInstanceCategory, corev1.NodeSelectorOpIn, "c", "m", "r"),
-					req(v1.LabelInstanceCPU, corev1.NodeSelectorOpIn, "4", "8", "16", "32"),
-					req(v1.LabelInstanceHypervisor, corev1.NodeSelectorOpIn, "nitro"),
-					req(v1.LabelInstanceGeneration, corev1.NodeSelectorOpGt, "5"),
-				},
-			}},
-			Limits: v1.Limits(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1000")}),
-			Disruption: v1.Disruption{
-				ConsolidationPolicy: v1.ConsolidationPolicyWhenEmpty,
-				ConsolidateAfter:    v1.MustParseNillableDuration("30s"),
-			},
-		},
-	}
-	batch := &v1.NodePool{
-		ObjectMeta: metav1.ObjectMeta{Name: "batch"},
-		Spec: v1.NodePoolSpec{
-			Template: v1.NodeClaimTemplate{
-				ObjectMeta: v1.ObjectMeta{Labels: map[string]string{"workload": "batch"}},
-				Spec: v1.NodeClaimTemplateSpec{
-					NodeClassRef: ref,
-					Requirements: []v1.NodeSelectorRequirementWithMinValues{
-						req(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, "spot"),
-						req(v1.LabelInstanceCategory, corev1.NodeSelectorOpIn, "c", "m"),
-					},
-					Taints:      []corev1.Taint{{Key: "workload", Value: "batch", Effect: corev1.TaintEffectNoSchedule}},
-					ExpireAfter: v1.MustParseNillableDuration("168h"),
-				},
-			},
-			Disruption: v1.Disruption{
-				ConsolidationPolicy: v1.ConsolidationPolicyWhenEmptyOrUnderutilized,
-				ConsolidateAfter:    v1.MustParseNillableDuration("5m"),
-				Budgets: []v1.Budget{
-					{Nodes: "20%"},
-					{Nodes: "0", Schedule: aws.String("0 8 * * 1-5"), Duration: &metav1.Duration{Duration: 10 * time.Hour}},
-				},
-			},
-		},
-	}
-	return []client.Object{class, def, batch}
+	return objs, nil
 }
 
 // karpenterLeaderElection is Karpenter's leader election as its chart runs
@@ -540,6 +586,8 @@ type migrationTerraform struct {
 	dir  string
 	env  []string
 	vars []string
+	// summary is the last apply's closing line, "Resources: ...".
+	summary string
 }
 
 // newMigrationTerraform copies the example into dir for the sandbox: the
@@ -660,8 +708,13 @@ func (tf *migrationTerraform) run(ctx context.Context, command string) error {
 	if err != nil {
 		return fmt.Errorf("terraform %s: %v\n%s", command, err, out)
 	}
+	if m := applySummary.FindSubmatch(out); m != nil {
+		tf.summary = string(m[1])
+	}
 	return nil
 }
+
+var applySummary = regexp.MustCompile(`Apply complete! Resources: ([^.\n]*)`)
 
 // plan runs `terraform plan -detailed-exitcode`: 0 when nothing would change.
 func (tf *migrationTerraform) plan(ctx context.Context) (int, string, error) {
@@ -678,11 +731,15 @@ func (tf *migrationTerraform) plan(ctx context.Context) (int, string, error) {
 
 func migrationTable(version string, there, back churn) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| Direction | NodeClaims / instances at the switch | deleted | drifted | disrupted | instances stopped | new NodeClaims for new pods | plan after apply |\n")
-	fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| Direction | NodeClaims / instances at the switch | deleted | drifted | disrupted | instances stopped | new NodeClaims for new pods | terraform apply | plan after apply |\n")
+	fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|\n")
 	row := func(way string, c churn, plan string) {
-		fmt.Fprintf(&b, "| %s | %d / %d | %d | %d | %d | %d | %d | %s |\n", way, c.Claims, c.Instances,
-			len(c.Deleted), len(c.Drifted), len(c.Disrupted), len(c.Stopped), c.NewClaims, plan)
+		apply := c.Apply
+		if apply == "" {
+			apply = "n/a"
+		}
+		fmt.Fprintf(&b, "| %s | %d / %d | %d | %d | %d | %d | %d | %s | %s |\n", way, c.Claims, c.Instances,
+			len(c.Deleted), len(c.Drifted), len(c.Disrupted), len(c.Stopped), c.NewClaims, apply, plan)
 	}
 	plan := "empty"
 	if there.PlanExit != 0 {
