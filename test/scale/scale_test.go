@@ -300,6 +300,22 @@ func formatTable(rows []row) string {
 
 // writePerformanceDoc writes the table and the goals; complete says every
 // scenario ran.
+// The benchmark notes of docs/performance.md are written by hand from
+// benchmark runs; `make scale` keeps them.
+const (
+	benchBegin = "<!-- benchmarks: begin -->"
+	benchEnd   = "<!-- benchmarks: end -->"
+)
+
+// between is doc's part from begin through end, or "".
+func between(doc, begin, end string) string {
+	i, j := strings.Index(doc, begin), strings.Index(doc, end)
+	if i < 0 || j < i {
+		return ""
+	}
+	return doc[i : j+len(end)]
+}
+
 func writePerformanceDoc(rows []row, complete bool) error {
 	mem := "unknown"
 	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
@@ -352,10 +368,12 @@ goals are stricter. MB here is 10^6 bytes (1 MiB = 1.048576 MB).
 		return err
 	}
 	path := filepath.Join(root, "docs", "performance.md")
-	// `make compare`'s section stays.
+	// `make compare`'s section and the benchmark notes stay.
 	if old, err := os.ReadFile(path); err == nil {
-		if c := compareSection(string(old)); c != "" {
-			doc = strings.TrimRight(doc, "\n") + "\n\n" + c + "\n"
+		for _, c := range []string{compareSection(string(old)), between(string(old), benchBegin, benchEnd)} {
+			if c != "" {
+				doc = strings.TrimRight(doc, "\n") + "\n\n" + c + "\n"
+			}
 		}
 	}
 	return os.WriteFile(path, []byte(doc), 0o644)
