@@ -42,6 +42,11 @@ type Options struct {
 	// PollPeriod and ValidationDelay default to the constants above.
 	PollPeriod      time.Duration
 	ValidationDelay time.Duration
+	// Settings reads the cluster-wide disruption controls (the ConfigMap
+	// v1.DisruptionSettingsConfigMap in SettingsNamespace) on every pass,
+	// uncached, so a change takes effect without a restart. Nil: none.
+	Settings          client.Reader
+	SettingsNamespace string
 }
 
 // Controller is the disruption loop, a leader-elected manager runnable.

@@ -38,6 +38,9 @@ type Env struct {
 	// Repair matches Nodes against the repair policies; nil when the
 	// NodeRepair gate is off.
 	Repair *repair.Matcher
+	// Holds are the NodePools whose voluntary disruption, or drift, Joist's
+	// disruption controls hold this pass (see Holds).
+	Holds map[string]Hold
 
 	// catalog indexes the NodePools' instance types once for every
 	// simulation of the decision (see catalogFor).
@@ -91,6 +94,7 @@ func (c *Controller) Env(ctx context.Context) (*Env, error) {
 		}
 		env.InstanceTypes[pool.Name] = its
 	}
+	env.Holds = Holds(snap.NodePools, c.readClusterPause(ctx))
 	pdbs := &policyv1.PodDisruptionBudgetList{}
 	if err := c.kube.List(ctx, pdbs); err != nil {
 		return nil, fmt.Errorf("listing poddisruptionbudgets: %w", err)

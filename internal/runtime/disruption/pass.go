@@ -49,6 +49,7 @@ func (c *Controller) Pass(ctx context.Context) (bool, error) {
 	}
 	tEnv := c.clock.Since(start)
 	c.removeStaleTaints(ctx, env)
+	c.reportHolds(ctx, env)
 	batch, now, took := c.decide(ctx, env)
 	logPass(ctx, env, tEnv, c.clock.Since(start), took, batch, now)
 	switch {

@@ -1,0 +1,97 @@
+package provider
+
+import (
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+)
+
+// joist_node_pool's Joist-only disruption controls: typed attributes the
+// provider renders into the NodePool's joist.dev annotations, which the
+// controller reads through the same v1.ParseDisruptionControls.
+
+var rolloutType = types.ObjectType{AttrTypes: map[string]attr.Type{"mode": types.StringType}}
+
+// controlAttributes are the attributes, by name.
+func controlAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"disruption_paused": schema.BoolAttribute{
+			Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+			MarkdownDescription: "Pause the pool's voluntary disruption (emptiness, drift, consolidation) while `true`; expiry, " +
+				"interruption and node repair go on. Takes effect on the controller's next disruption pass, and the pool's " +
+				"`DisruptionPaused` condition shows it. A Joist extension (annotation `" + v1.DisruptionPausedAnnotationKey + "`).",
+		},
+		"rollout": schema.SingleNestedAttribute{
+			Optional:            true,
+			MarkdownDescription: "How drift proceeds in this pool. A Joist extension; unset, drifted nodes are replaced as Karpenter replaces them.",
+			Attributes: map[string]schema.Attribute{
+				"mode": schema.StringAttribute{
+					Optional: true,
+					MarkdownDescription: "`replace` (the default) replaces drifted nodes within the budgets; `observe` marks NodeClaims " +
+						"`Drifted` and replaces none until the mode changes (annotation `" + v1.DriftModeAnnotationKey + "`).",
+				},
+			},
+		},
+	}
+}
+
+// controlExtras are the attributes' values for an imported or moved state.
+func controlExtras() map[string]attr.Value {
+	return map[string]attr.Value{"disruption_paused": types.BoolValue(false), "rollout": types.ObjectNull(rolloutType.AttrTypes)}
+}
+
+// controlFields maps each annotation to the attribute that sets it, so an
+// error names the attribute.
+var controlFields = map[string]path.Path{
+	v1.DisruptionPausedAnnotationKey: path.Root("disruption_paused"),
+	v1.DriftModeAnnotationKey:        path.Root("rollout").AtName("mode"),
+}
+
+// controlAnnotations renders the attributes as annotations; unknown values
+// are left out (known is false then).
+func controlAnnotations(attrs map[string]attr.Value) (ann map[string]string, known bool) {
+	ann, known = map[string]string{}, true
+	if p, ok := attrs["disruption_paused"].(basetypes.BoolValue); ok {
+		if p.IsUnknown() {
+			known = false
+		} else if p.ValueBool() {
+			ann[v1.DisruptionPausedAnnotationKey] = "true"
+		}
+	}
+	r, ok := attrs["rollout"].(basetypes.ObjectValue)
+	if !ok || r.IsNull() {
+		return ann, known && (!ok || !r.IsUnknown())
+	}
+	if r.IsUnknown() {
+		return ann, false
+	}
+	if m, ok := r.Attributes()["mode"].(basetypes.StringValue); ok && !m.IsNull() {
+		if m.IsUnknown() {
+			known = false
+		} else {
+			ann[v1.DriftModeAnnotationKey] = m.ValueString()
+		}
+	}
+	return ann, known
+}
+
+// controlDiagnostics checks the attributes with the controller's own
+// parser: each error names the attribute and the value to write.
+func controlDiagnostics(attrs map[string]attr.Value) diag.Diagnostics {
+	var diags diag.Diagnostics
+	ann, _ := controlAnnotations(attrs)
+	_, errs := v1.ParseDisruptionControls(ann)
+	for _, e := range errs {
+		p := controlFields[e.Key]
+		diags.AddAttributeError(p, "Invalid joist_node_pool", p.String()+": "+quoted(e.Value)+" "+e.Fix)
+	}
+	return diags
+}
+
+func quoted(s string) string { return `"` + s + `"` }

@@ -1,0 +1,46 @@
+package v1
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestParseDisruptionControls(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		ann     map[string]string
+		want    DisruptionControls
+		errKeys []string
+	}{
+		{"none is Karpenter's behaviour", nil, DisruptionControls{DriftMode: DriftModeReplace}, nil},
+		{"paused", map[string]string{DisruptionPausedAnnotationKey: "true"}, DisruptionControls{Paused: true, DriftMode: DriftModeReplace}, nil},
+		{"not paused", map[string]string{DisruptionPausedAnnotationKey: "false"}, DisruptionControls{DriftMode: DriftModeReplace}, nil},
+		{"observe", map[string]string{DriftModeAnnotationKey: "observe"}, DisruptionControls{DriftMode: DriftModeObserve}, nil},
+		{"replace", map[string]string{DriftModeAnnotationKey: "replace"}, DisruptionControls{DriftMode: DriftModeReplace}, nil},
+		{"reset token", map[string]string{DisruptionBreakerResetAnnotationKey: "2026-11-28"}, DisruptionControls{DriftMode: DriftModeReplace, BreakerReset: "2026-11-28"}, nil},
+		{"both invalid", map[string]string{DisruptionPausedAnnotationKey: "yes please", DriftModeAnnotationKey: "watch"},
+			DisruptionControls{DriftMode: DriftModeReplace}, []string{DisruptionPausedAnnotationKey, DriftModeAnnotationKey}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, errs := ParseDisruptionControls(tc.ann)
+			if got != tc.want {
+				t.Errorf("controls %+v, want %+v", got, tc.want)
+			}
+			var keys []string
+			for _, e := range errs {
+				keys = append(keys, e.Key)
+				if e.Fix == "" {
+					t.Errorf("%s: the error says no fix", e.Key)
+				}
+			}
+			if !reflect.DeepEqual(keys, tc.errKeys) {
+				t.Errorf("errors for %v, want %v", keys, tc.errKeys)
+			}
+			if len(errs) == 0 {
+				if back, _ := ParseDisruptionControls(got.Annotations()); back != got {
+					t.Errorf("rendered %v reads back as %+v", got.Annotations(), back)
+				}
+			}
+		})
+	}
+}
