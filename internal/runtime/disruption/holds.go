@@ -36,9 +36,26 @@ func (h Hold) blocks(reason v1.DisruptionReason) string {
 	case h.Voluntary:
 		return h.Message
 	case h.ObserveDrift && reason == v1.DisruptionReasonDrifted:
-		return fmt.Sprintf("nodepool drift mode is observe (%s)", v1.DriftModeAnnotationKey)
+		return observeMessage
 	}
 	return ""
+}
+
+var observeMessage = fmt.Sprintf("nodepool drift mode is observe (%s)", v1.DriftModeAnnotationKey)
+
+// reportObserved tells users which drifted nodes observe-only drift keeps:
+// the blocked nodes reported once per pass are emptiness's, which observe
+// does not hold.
+func (c *Controller) reportObserved(blocked []Blocked) {
+	for _, b := range blocked {
+		if b.Reason != observeMessage {
+			continue
+		}
+		c.emitOnce(b.Node.Name+"/observe", b.Reason, func() {
+			c.recorder.Normal(b.Node, reasonDisruptionBlocked, actionDisrupt, "Cannot disrupt Node: %s", b.Reason)
+			c.recorder.Normal(b.NodeClaim, reasonDisruptionBlocked, actionDisrupt, "Cannot disrupt NodeClaim: %s", b.Reason)
+		})
+	}
 }
 
 // ClusterPause is the cluster-wide pause as read this pass: Err is set

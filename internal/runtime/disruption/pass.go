@@ -121,6 +121,9 @@ func (c *Controller) decide(ctx context.Context, env *Env) (batch []*Command, no
 			c.reportBlocked(blocked)
 			blockedReported = true
 		}
+		if m.reason == v1.DisruptionReasonDrifted {
+			c.reportObserved(blocked)
+		}
 		budgets, errs := BuildBudgets(env.Snapshot.Nodes, env.Snapshot.NodePools, m.reason, env.Now)
 		for _, err := range errs {
 			log.FromContext(ctx).Error(err, "evaluating disruption budgets")
