@@ -81,10 +81,12 @@ func NewController(kube client.Client, cluster *state.Cluster, provider cloud.Pr
 	if opts.ValidationDelay == 0 {
 		opts.ValidationDelay = ValidationDelay
 	}
-	return &Controller{
+	c := &Controller{
 		kube: kube, cluster: cluster, cloud: provider, recorder: rec, clock: clk, opts: opts,
 		queue: NewQueue(kube, cluster, rec, clk), lastEvents: map[string]eventMemo{},
 	}
+	c.queue.failed = c.commandFailed
+	return c
 }
 
 // repairMatcher compiles the provider's repair policies when the NodeRepair

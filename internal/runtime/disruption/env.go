@@ -94,7 +94,7 @@ func (c *Controller) Env(ctx context.Context) (*Env, error) {
 		}
 		env.InstanceTypes[pool.Name] = its
 	}
-	env.Holds = Holds(snap.NodePools, c.readClusterPause(ctx))
+	env.Holds = Holds(env, c.readClusterPause(ctx), c.specIdentities(ctx, snap.NodePools))
 	pdbs := &policyv1.PodDisruptionBudgetList{}
 	if err := c.kube.List(ctx, pdbs); err != nil {
 		return nil, fmt.Errorf("listing poddisruptionbudgets: %w", err)

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/rollout"
 )
 
 // Hold is why a NodePool's voluntary disruption, or only its drift, is held
@@ -25,6 +26,10 @@ type Hold struct {
 	Reason, Message string
 	// ObserveDrift holds drift only: the pool's drift mode is observe.
 	ObserveDrift bool
+	// Halted holds voluntary disruption after repeated failed
+	// replacements: the pool's breaker or the cluster's is open.
+	Halted                  bool
+	HaltReason, HaltMessage string
 }
 
 // blocks says why reason may not disrupt the pool's nodes, or "". Repair is
@@ -35,6 +40,8 @@ func (h Hold) blocks(reason v1.DisruptionReason) string {
 		return ""
 	case h.Voluntary:
 		return h.Message
+	case h.Halted:
+		return h.HaltMessage
 	case h.ObserveDrift && reason == v1.DisruptionReasonDrifted:
 		return observeMessage
 	}
@@ -64,11 +71,16 @@ func (c *Controller) reportObserved(blocked []Blocked) {
 type ClusterPause struct {
 	Paused bool
 	Err    error
+	// Breaker is the cluster-wide breaker's policy (zero: the default).
+	Breaker rollout.Policy
 }
 
-// Holds computes each NodePool's hold from its annotations and the cluster
-// pause; pools with nothing held are absent.
-func Holds(pools []*v1.NodePool, cluster ClusterPause) map[string]Hold {
+// Holds computes each NodePool's hold from its annotations, its breaker
+// (counted against specs, the pools' identities: see specIdentity), the
+// cluster pause and the cluster's breaker at env.Now; pools with nothing
+// held are absent.
+func Holds(env *Env, cluster ClusterPause, specs map[string]string) map[string]Hold {
+	pools := env.Snapshot.NodePools
 	out := map[string]Hold{}
 	for _, p := range pools {
 		controls, errs := v1.ParseDisruptionControls(p.Annotations)
@@ -91,8 +103,12 @@ func Holds(pools []*v1.NodePool, cluster ClusterPause) map[string]Hold {
 			h.Voluntary, h.Reason = true, v1.DisruptionPausedReasonCluster
 			h.Message = fmt.Sprintf("voluntary disruption is paused for the whole cluster (ConfigMap %s)", v1.DisruptionSettingsConfigMap)
 		}
-		if h.Voluntary || h.ObserveDrift {
-			out[p.Name] = h
+		out[p.Name] = h
+	}
+	breakerHolds(out, pools, specs, cluster, env)
+	for name, h := range out {
+		if !h.Voluntary && !h.ObserveDrift && !h.Halted {
+			delete(out, name)
 		}
 	}
 	return out
@@ -117,42 +133,65 @@ func (c *Controller) readClusterPause(ctx context.Context) ClusterPause {
 	if err != nil {
 		return ClusterPause{Err: errors.New(v1.DisruptionSettingsPausedKey + ": " + err.Error())}
 	}
-	return ClusterPause{Paused: paused}
+	out := ClusterPause{Paused: paused}
+	if s := cm.Data[v1.DisruptionSettingsBreakerKey]; s != "" {
+		if out.Breaker, err = v1.ParseBreakerPolicy(s); err != nil {
+			return ClusterPause{Err: errors.New(v1.DisruptionSettingsBreakerKey + ": " + err.Error())}
+		}
+	}
+	return out
 }
 
-// reportHolds keeps each NodePool's DisruptionPaused condition on what
-// holds it: True with the reason while held, False once not. A pool that
-// never had the condition and is not held is left alone, so a cluster that
-// uses none of the controls sees no new condition. A failed write is
-// retried next pass.
+// reportHolds keeps each NodePool's DisruptionPaused and DisruptionHalted
+// conditions on what holds it (True with the reason while held, False once
+// not) and the breaker gauge. A pool that never had a condition and is not
+// held by it is left without, so a cluster that uses none of the controls
+// sees no new condition. A failed write is retried next pass.
 func (c *Controller) reportHolds(ctx context.Context, env *Env) {
 	for _, p := range env.Snapshot.NodePools {
 		if p.DeletionTimestamp != nil {
 			continue
 		}
 		h := env.Holds[p.Name]
-		cond := metav1.Condition{Type: v1.ConditionTypeDisruptionPaused, Status: metav1.ConditionFalse, Reason: v1.DisruptionPausedReasonNone,
-			Message: "", ObservedGeneration: p.Generation}
-		if h.Voluntary {
-			cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, h.Reason, h.Message
-		}
-		old := meta.FindStatusCondition(p.Status.Conditions, cond.Type)
-		if old == nil && !h.Voluntary {
-			continue
-		}
-		if old != nil && old.Status == cond.Status && old.Reason == cond.Reason && old.Message == cond.Message && old.ObservedGeneration == cond.ObservedGeneration {
-			continue
-		}
+		breakerOpen.WithLabelValues(p.Name).Set(float64(btoi(h.Halted)))
 		updated := p.DeepCopy()
-		meta.SetStatusCondition(&updated.Status.Conditions, cond)
-		if err := c.kube.Status().Update(ctx, updated); err != nil {
-			log.FromContext(ctx).V(1).Info("writing DisruptionPaused", "nodepool", p.Name, "error", err.Error())
+		paused := setHoldCondition(updated, v1.ConditionTypeDisruptionPaused, h.Voluntary, h.Reason, h.Message, v1.DisruptionPausedReasonNone)
+		halted := setHoldCondition(updated, v1.ConditionTypeDisruptionHalted, h.Halted, h.HaltReason, h.HaltMessage, v1.DisruptionHaltedReasonNone)
+		if !paused && !halted {
 			continue
 		}
-		if h.Voluntary {
+		if err := c.kube.Status().Update(ctx, updated); err != nil {
+			log.FromContext(ctx).V(1).Info("writing the disruption hold conditions", "nodepool", p.Name, "error", err.Error())
+			continue
+		}
+		if paused && h.Voluntary {
 			c.emitOnce(p.Name+"/paused", h.Message, func() {
 				c.recorder.Normal(p, reasonDisruptionBlocked, actionDisrupt, "%s", h.Message)
 			})
 		}
+		if halted && h.Halted && h.HaltReason == v1.DisruptionHaltedReasonCluster {
+			c.emitOnce(p.Name+"/halted", h.HaltMessage, func() {
+				c.recorder.Warning(p, reasonDisruptionHalted, actionDisrupt, "%s", h.HaltMessage)
+			})
+		}
 	}
+}
+
+// setHoldCondition sets the condition on pool to held (True, reason and
+// message) or not (False, none); it reports whether it changed anything.
+// An absent condition stays absent while not held.
+func setHoldCondition(pool *v1.NodePool, typ string, held bool, reason, message, none string) bool {
+	cond := metav1.Condition{Type: typ, Status: metav1.ConditionFalse, Reason: none, ObservedGeneration: pool.Generation}
+	if held {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, reason, message
+	}
+	old := meta.FindStatusCondition(pool.Status.Conditions, typ)
+	if old == nil && !held {
+		return false
+	}
+	if old != nil && old.Status == cond.Status && old.Reason == cond.Reason && old.Message == cond.Message && old.ObservedGeneration == cond.ObservedGeneration {
+		return false
+	}
+	meta.SetStatusCondition(&pool.Status.Conditions, cond)
+	return true
 }

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/rollout"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 )
 
@@ -27,11 +28,19 @@ func poolAnnotated(kv ...string) poolOpt {
 // a command.
 func decideHeld(t *testing.T, pool *v1.NodePool, cluster ClusterPause) []string {
 	t.Helper()
+	return decideWith(t, pool, func(env *Env) { env.Holds = Holds(env, cluster, nil) })
+}
+
+// decideWith decides a pass over a drifted node of pool, then one over an
+// empty node, each Env prepared by prep, returning the methods that
+// started or batched a command.
+func decideWith(t *testing.T, pool *v1.NodePool, prep func(*Env)) []string {
+	t.Helper()
 	nodes := []*state.StateNode{
 		mkNode("d", pool, 0, 4, v1.CapacityTypeOnDemand, []*corev1.Pod{mkPod("3")}, drifted(now.Add(-10*time.Minute)), notConsolidatable),
 	}
 	env := mkEnv([]*v1.NodePool{pool}, nodes, 1)
-	env.Holds = Holds(env.Snapshot.NodePools, cluster)
+	prep(env)
 	batch, started, _ := deciding().decide(context.Background(), env)
 	var out []string
 	if started != nil {
@@ -42,7 +51,7 @@ func decideHeld(t *testing.T, pool *v1.NodePool, cluster ClusterPause) []string 
 	}
 	// The empty node, alone: emptiness.
 	env = mkEnv([]*v1.NodePool{pool}, []*state.StateNode{mkNode("e", pool, 0, 4, v1.CapacityTypeOnDemand, nil)}, 1)
-	env.Holds = Holds(env.Snapshot.NodePools, cluster)
+	prep(env)
 	batch, started, _ = deciding().decide(context.Background(), env)
 	if started != nil {
 		out = append(out, started.Method)
@@ -84,7 +93,7 @@ func TestDisruptionControlsHoldVoluntaryDisruption(t *testing.T) {
 // TestHoldsNeverHoldRepair: node repair is not voluntary disruption.
 func TestHoldsNeverHoldRepair(t *testing.T) {
 	pool := mkPool("default", poolAnnotated(v1.DisruptionPausedAnnotationKey, "true", v1.DriftModeAnnotationKey, "observe"))
-	h := Holds([]*v1.NodePool{pool}, ClusterPause{Paused: true})["default"]
+	h := Holds(mkEnv([]*v1.NodePool{pool}, nil, 1), ClusterPause{Paused: true}, nil)["default"]
 	if why := h.blocks(v1.DisruptionReasonUnhealthy); why != "" {
 		t.Errorf("repair held: %s", why)
 	}
@@ -95,5 +104,51 @@ func TestHoldsNeverHoldRepair(t *testing.T) {
 	}
 	if h.Reason != v1.DisruptionPausedReasonNodePool {
 		t.Errorf("reason %q, want the pool's own pause", h.Reason)
+	}
+}
+
+// openRecord is a breaker record for spec opened by three failures.
+func openRecord(spec, reset string) string { return failedRecord(spec, reset, 3) }
+
+// failedRecord is a breaker record for spec with n failures in the last
+// minutes.
+func failedRecord(spec, reset string, n int) string {
+	r := rollout.Record{Spec: spec, Reset: reset}
+	for i := range n {
+		r = r.Fail(now.Add(time.Duration(i-n)*time.Minute), rollout.PoolDefault)
+	}
+	return r.Encode()
+}
+
+// TestBreakerHoldsVoluntaryDisruption: a pool whose breaker record (as a
+// previous controller persisted it) is open for its current spec is not
+// disrupted; a changed spec or a new reset token closes it; failures
+// across pools open the cluster's breaker for every pool.
+func TestBreakerHoldsVoluntaryDisruption(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		pool    *v1.NodePool
+		specs   map[string]string
+		cluster ClusterPause
+		want    string
+	}{
+		{"open", mkPool("default", poolAnnotated(v1.DisruptionBreakerStateAnnotationKey, openRecord("s1", ""))), map[string]string{"default": "s1"}, ClusterPause{}, ""},
+		{"open, node class unreadable", mkPool("default", poolAnnotated(v1.DisruptionBreakerStateAnnotationKey, openRecord("s1", ""))), nil, ClusterPause{}, ""},
+		{"spec changed", mkPool("default", poolAnnotated(v1.DisruptionBreakerStateAnnotationKey, openRecord("s1", ""))), map[string]string{"default": "s2"}, ClusterPause{}, MethodDrift + "," + MethodEmptiness},
+		{"reset", mkPool("default", poolAnnotated(v1.DisruptionBreakerStateAnnotationKey, openRecord("s1", ""), v1.DisruptionBreakerResetAnnotationKey, "r1")),
+			map[string]string{"default": "s1"}, ClusterPause{}, MethodDrift + "," + MethodEmptiness},
+		{"reset seen", mkPool("default", poolAnnotated(v1.DisruptionBreakerStateAnnotationKey, openRecord("s1", "r1"), v1.DisruptionBreakerResetAnnotationKey, "r1")),
+			map[string]string{"default": "s1"}, ClusterPause{}, ""},
+		{"pool closed", mkPool("default", poolAnnotated(v1.DisruptionBreakerStateAnnotationKey, failedRecord("s1", "", 2))), map[string]string{"default": "s1"},
+			ClusterPause{}, MethodDrift + "," + MethodEmptiness},
+		{"cluster breaker", mkPool("default", poolAnnotated(v1.DisruptionBreakerStateAnnotationKey, failedRecord("s1", "", 2))), map[string]string{"default": "s1"},
+			ClusterPause{Breaker: rollout.Policy{Failures: 2, Window: time.Hour}}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := decideWith(t, tc.pool, func(env *Env) { env.Holds = Holds(env, tc.cluster, tc.specs) })
+			if strings.Join(got, ",") != tc.want {
+				t.Errorf("decided %q, want %q", strings.Join(got, ","), tc.want)
+			}
+		})
 	}
 }

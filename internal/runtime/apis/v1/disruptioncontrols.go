@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Joist-only disruption controls. They live in Joist's own annotations on a
@@ -22,6 +23,13 @@ const (
 	// DisruptionBreakerResetAnnotationKey on a NodePool: any new value
 	// closes the pool's disruption circuit breaker.
 	DisruptionBreakerResetAnnotationKey = "joist.dev/disruption-breaker-reset"
+	// DisruptionBreakerAnnotationKey ("<failures>/<window>", e.g. "3/1h")
+	// on a NodePool sets when its breaker opens; unset takes the default.
+	DisruptionBreakerAnnotationKey = "joist.dev/disruption-breaker"
+	// DisruptionBreakerStateAnnotationKey is the controller's own: the
+	// pool's breaker record (failures counted, when it opened), kept on the
+	// NodePool so a restarted controller resumes with it.
+	DisruptionBreakerStateAnnotationKey = "joist.dev/disruption-breaker-state"
 
 	// DisruptionSettingsConfigMap, in the controller's namespace, holds the
 	// cluster-wide controls the controller reads on every disruption pass
@@ -30,6 +38,9 @@ const (
 	// DisruptionSettingsPausedKey ("true" or "false") in that ConfigMap
 	// holds voluntary disruption of every NodePool.
 	DisruptionSettingsPausedKey = "paused"
+	// DisruptionSettingsBreakerKey ("<failures>/<window>") in that
+	// ConfigMap sets when the cluster-wide breaker opens.
+	DisruptionSettingsBreakerKey = "breaker"
 )
 
 // ConditionTypeDisruptionPaused on a NodePool is True while its voluntary
@@ -46,6 +57,18 @@ const (
 	DisruptionPausedReasonNone     = "NotPaused"
 )
 
+// ConditionTypeDisruptionHalted on a NodePool is True while a disruption
+// circuit breaker (the pool's or the cluster's) holds its voluntary
+// disruption after repeated failed replacements. Not part of Ready.
+const ConditionTypeDisruptionHalted = "DisruptionHalted"
+
+// Reasons of the DisruptionHalted condition.
+const (
+	DisruptionHaltedReasonNodePool = "NodePoolBreakerOpen"
+	DisruptionHaltedReasonCluster  = "ClusterBreakerOpen"
+	DisruptionHaltedReasonNone     = "BreakerClosed"
+)
+
 // DriftMode is how a NodePool acts on drift.
 type DriftMode string
 
@@ -59,6 +82,31 @@ type DisruptionControls struct {
 	Paused       bool
 	DriftMode    DriftMode
 	BreakerReset string
+	// Breaker is nil for the default policy.
+	Breaker *BreakerPolicy
+}
+
+// BreakerPolicy opens a disruption circuit breaker when Failures
+// replacements fail within Window.
+type BreakerPolicy struct {
+	Failures int
+	Window   time.Duration
+}
+
+func (p BreakerPolicy) String() string { return fmt.Sprintf("%d/%s", p.Failures, p.Window) }
+
+// ParseBreakerPolicy reads "<failures>/<window>" ("3/1h").
+func ParseBreakerPolicy(s string) (BreakerPolicy, error) {
+	n, w, ok := strings.Cut(strings.TrimSpace(s), "/")
+	failures, err := strconv.Atoi(strings.TrimSpace(n))
+	if !ok || err != nil || failures < 1 {
+		return BreakerPolicy{}, fmt.Errorf(`is not a breaker policy; write "<failures>/<window>" with at least 1 failure, e.g. "3/1h"`)
+	}
+	window, err := time.ParseDuration(strings.TrimSpace(w))
+	if err != nil || window < time.Minute {
+		return BreakerPolicy{}, fmt.Errorf(`has no valid window; write "<failures>/<window>" with a window of at least 1m, e.g. "3/1h"`)
+	}
+	return BreakerPolicy{Failures: failures, Window: window}, nil
 }
 
 // ControlError is an annotation value the controls cannot take: which
@@ -83,6 +131,14 @@ func ParseDisruptionControls(annotations map[string]string) (DisruptionControls,
 			errs = append(errs, &ControlError{Key: DisruptionPausedAnnotationKey, Value: v, Fix: err.Error()})
 		}
 		c.Paused = paused
+	}
+	if v, ok := annotations[DisruptionBreakerAnnotationKey]; ok {
+		p, err := ParseBreakerPolicy(v)
+		if err != nil {
+			errs = append(errs, &ControlError{Key: DisruptionBreakerAnnotationKey, Value: v, Fix: err.Error()})
+		} else {
+			c.Breaker = &p
+		}
 	}
 	if v, ok := annotations[DriftModeAnnotationKey]; ok {
 		switch DriftMode(strings.TrimSpace(v)) {
@@ -117,6 +173,9 @@ func (c DisruptionControls) Annotations() map[string]string {
 	}
 	if c.DriftMode != "" && c.DriftMode != DriftModeReplace {
 		out[DriftModeAnnotationKey] = string(c.DriftMode)
+	}
+	if c.Breaker != nil {
+		out[DisruptionBreakerAnnotationKey] = c.Breaker.String()
 	}
 	if c.BreakerReset != "" {
 		out[DisruptionBreakerResetAnnotationKey] = c.BreakerReset

@@ -3,6 +3,7 @@ package v1
 import (
 	"reflect"
 	"testing"
+	"time"
 )
 
 func TestParseDisruptionControls(t *testing.T) {
@@ -18,12 +19,13 @@ func TestParseDisruptionControls(t *testing.T) {
 		{"observe", map[string]string{DriftModeAnnotationKey: "observe"}, DisruptionControls{DriftMode: DriftModeObserve}, nil},
 		{"replace", map[string]string{DriftModeAnnotationKey: "replace"}, DisruptionControls{DriftMode: DriftModeReplace}, nil},
 		{"reset token", map[string]string{DisruptionBreakerResetAnnotationKey: "2026-11-28"}, DisruptionControls{DriftMode: DriftModeReplace, BreakerReset: "2026-11-28"}, nil},
+		{"breaker", map[string]string{DisruptionBreakerAnnotationKey: "5/30m"}, DisruptionControls{DriftMode: DriftModeReplace, Breaker: &BreakerPolicy{5, 30 * time.Minute}}, nil},
 		{"both invalid", map[string]string{DisruptionPausedAnnotationKey: "yes please", DriftModeAnnotationKey: "watch"},
 			DisruptionControls{DriftMode: DriftModeReplace}, []string{DisruptionPausedAnnotationKey, DriftModeAnnotationKey}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, errs := ParseDisruptionControls(tc.ann)
-			if got != tc.want {
+			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("controls %+v, want %+v", got, tc.want)
 			}
 			var keys []string
@@ -37,10 +39,21 @@ func TestParseDisruptionControls(t *testing.T) {
 				t.Errorf("errors for %v, want %v", keys, tc.errKeys)
 			}
 			if len(errs) == 0 {
-				if back, _ := ParseDisruptionControls(got.Annotations()); back != got {
+				if back, _ := ParseDisruptionControls(got.Annotations()); !reflect.DeepEqual(back, got) {
 					t.Errorf("rendered %v reads back as %+v", got.Annotations(), back)
 				}
 			}
 		})
+	}
+}
+
+func TestParseBreakerPolicy(t *testing.T) {
+	if p, err := ParseBreakerPolicy("5/30m"); err != nil || p != (BreakerPolicy{5, 30 * time.Minute}) {
+		t.Errorf("5/30m: %v %v", p, err)
+	}
+	for _, bad := range []string{"", "5", "0/1h", "x/1h", "3/10s", "3/soon"} {
+		if _, err := ParseBreakerPolicy(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
 	}
 }
