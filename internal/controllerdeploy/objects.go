@@ -69,7 +69,7 @@ func Objects(s Spec) ([]*unstructured.Unstructured, error) {
 		deployment(s, res, meta(Name, s.Namespace)),
 		&corev1.ConfigMap{
 			TypeMeta: tm("v1", "ConfigMap"), ObjectMeta: meta(v1.DisruptionSettingsConfigMap, s.Namespace),
-			Data: map[string]string{v1.DisruptionSettingsPausedKey: strconv.FormatBool(s.DisruptionPaused)},
+			Data: disruptionSettings(s),
 		},
 		&policyv1.PodDisruptionBudget{
 			TypeMeta: tm("policy/v1", "PodDisruptionBudget"), ObjectMeta: meta(Name, s.Namespace),
@@ -374,4 +374,14 @@ func Env(deploy *unstructured.Unstructured) (map[string]string, error) {
 		return out, nil
 	}
 	return nil, fmt.Errorf("deployment %s/%s has no %s container", d.Namespace, d.Name, Name)
+}
+
+// disruptionSettings are the cluster-wide disruption controls the
+// controller reads live from its ConfigMap.
+func disruptionSettings(s Spec) map[string]string {
+	data := map[string]string{v1.DisruptionSettingsPausedKey: strconv.FormatBool(s.DisruptionPaused)}
+	if s.DisruptionBreaker != "" {
+		data[v1.DisruptionSettingsBreakerKey] = s.DisruptionBreaker
+	}
+	return data
 }

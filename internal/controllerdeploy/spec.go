@@ -47,6 +47,9 @@ type Spec struct {
 	// DisruptionPaused pauses voluntary disruption cluster-wide, through
 	// the ConfigMap the controller reads on every pass (no restart).
 	DisruptionPaused bool
+	// DisruptionBreaker is the cluster-wide breaker's "<failures>/<window>";
+	// "" is the controller's default.
+	DisruptionBreaker string
 
 	// AdditionalLabels and AdditionalAnnotations go on every object.
 	AdditionalLabels, AdditionalAnnotations map[string]string

@@ -1,11 +1,15 @@
 package provider
 
 import (
+	"context"
+	"fmt"
+
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
@@ -27,6 +31,18 @@ func controlAttributes() map[string]schema.Attribute {
 				"interruption and node repair go on. Takes effect on the controller's next disruption pass, and the pool's " +
 				"`DisruptionPaused` condition shows it. A Joist extension (annotation `" + v1.DisruptionPausedAnnotationKey + "`).",
 		},
+		"disruption_breaker": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "When the pool's disruption circuit breaker opens, as `<failures>/<window>`: after that many replacements " +
+				"(made by drift, consolidation or repair) fail within the window, the pool's voluntary disruption halts, shown as its " +
+				"`DisruptionHalted` condition and a `DisruptionHalted` warning event. Unset is `3/1h`. It closes when the pool's or its " +
+				"node class's spec changes, or `disruption_breaker_reset` changes. A Joist extension (annotation `" + v1.DisruptionBreakerAnnotationKey + "`).",
+		},
+		"disruption_breaker_reset": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "Any new value closes the pool's disruption circuit breaker (e.g. a date or a counter). " +
+				"A Joist extension (annotation `" + v1.DisruptionBreakerResetAnnotationKey + "`).",
+		},
 		"rollout": schema.SingleNestedAttribute{
 			Optional:            true,
 			MarkdownDescription: "How drift proceeds in this pool. A Joist extension; unset, drifted nodes are replaced as Karpenter replaces them.",
@@ -43,14 +59,24 @@ func controlAttributes() map[string]schema.Attribute {
 
 // controlExtras are the attributes' values for an imported or moved state.
 func controlExtras() map[string]attr.Value {
-	return map[string]attr.Value{"disruption_paused": types.BoolValue(false), "rollout": types.ObjectNull(rolloutType.AttrTypes)}
+	return map[string]attr.Value{
+		"disruption_paused": types.BoolValue(false), "rollout": types.ObjectNull(rolloutType.AttrTypes),
+		"disruption_breaker": types.StringNull(), "disruption_breaker_reset": types.StringNull(),
+	}
 }
 
 // controlFields maps each annotation to the attribute that sets it, so an
 // error names the attribute.
 var controlFields = map[string]path.Path{
-	v1.DisruptionPausedAnnotationKey: path.Root("disruption_paused"),
-	v1.DriftModeAnnotationKey:        path.Root("rollout").AtName("mode"),
+	v1.DisruptionPausedAnnotationKey:  path.Root("disruption_paused"),
+	v1.DriftModeAnnotationKey:         path.Root("rollout").AtName("mode"),
+	v1.DisruptionBreakerAnnotationKey: path.Root("disruption_breaker"),
+}
+
+// stringAnnotations are the string attributes rendered as annotations.
+var stringAnnotations = map[string]string{
+	"disruption_breaker":       v1.DisruptionBreakerAnnotationKey,
+	"disruption_breaker_reset": v1.DisruptionBreakerResetAnnotationKey,
 }
 
 // controlAnnotations renders the attributes as annotations; unknown values
@@ -62,6 +88,15 @@ func controlAnnotations(attrs map[string]attr.Value) (ann map[string]string, kno
 			known = false
 		} else if p.ValueBool() {
 			ann[v1.DisruptionPausedAnnotationKey] = "true"
+		}
+	}
+	for name, key := range stringAnnotations {
+		if v, ok := attrs[name].(basetypes.StringValue); ok && !v.IsNull() {
+			if v.IsUnknown() {
+				known = false
+			} else {
+				ann[key] = v.ValueString()
+			}
 		}
 	}
 	r, ok := attrs["rollout"].(basetypes.ObjectValue)
@@ -95,3 +130,23 @@ func controlDiagnostics(attrs map[string]attr.Value) diag.Diagnostics {
 }
 
 func quoted(s string) string { return `"` + s + `"` }
+
+// breakerPolicyValidator checks a "<failures>/<window>" breaker policy with
+// the controller's parser.
+type breakerPolicyValidator struct{}
+
+func (breakerPolicyValidator) Description(context.Context) string {
+	return `"<failures>/<window>", e.g. "3/1h"`
+}
+func (v breakerPolicyValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+func (breakerPolicyValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if _, err := v1.ParseBreakerPolicy(req.ConfigValue.ValueString()); err != nil {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid disruption breaker",
+			fmt.Sprintf("%s: %q %s", req.Path, req.ConfigValue.ValueString(), err))
+	}
+}

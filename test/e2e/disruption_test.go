@@ -34,6 +34,7 @@ func testDisruption(t *testing.T) {
 		t.Run("delete-nodepool", testDeleteNodePool)
 	})
 	t.Run("controls", testDisruptionControls)
+	t.Run("breaker", testDisruptionBreaker)
 	t.Run("ami-drift", testAMIDrift)
 }
 
