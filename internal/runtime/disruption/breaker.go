@@ -36,6 +36,9 @@ func init() { crmetrics.Registry.MustRegister(breakerOpen) }
 // change (which would close the breaker).
 func (c *Controller) specIdentity(ctx context.Context, pool *v1.NodePool) (string, bool) {
 	id := pool.Annotations[v1.NodePoolHashAnnotationKey]
+	if c.cloud == nil {
+		return id, true // no provider, no node classes
+	}
 	kind, ok := cloud.NodeClassKindOf(c.cloud, pool.Spec.Template.Spec.NodeClassRef)
 	if !ok {
 		return id, true
@@ -72,6 +75,7 @@ func (c *Controller) commandFailed(ctx context.Context, cmd *Command, cause erro
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
+	c.stopRollout(ctx, cmd, cause)
 	pools := map[string]bool{}
 	for _, cand := range cmd.Candidates {
 		if cand.Pool != nil {

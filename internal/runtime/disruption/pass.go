@@ -54,7 +54,11 @@ func (c *Controller) Pass(ctx context.Context) (bool, error) {
 	logPass(ctx, env, tEnv, c.clock.Since(start), took, batch, now)
 	switch {
 	case now != nil:
+		if err := c.startInRollout(ctx, env, now); err != nil {
+			return false, err
+		}
 		if err := c.queue.Execute(ctx, now, env.Snapshot.NodePools); err != nil {
+			c.stopRollout(ctx, now, err)
 			return false, fmt.Errorf("starting %s: %w", now, err)
 		}
 		return true, nil

@@ -20,6 +20,13 @@ const (
 	// NodePool: under "observe" its NodeClaims are still marked Drifted but
 	// none is replaced until the mode changes.
 	DriftModeAnnotationKey = "joist.dev/drift-mode"
+	// DriftRolloutAnnotationKey ("canary=<n|n%>,bake=<duration>") on a
+	// NodePool rolls drift out as a canary, baked, then waves of the
+	// budget's size, each baked; a failed replacement stops it.
+	DriftRolloutAnnotationKey = "joist.dev/drift-rollout"
+	// DriftRolloutStateAnnotationKey is the controller's own: the rollout's
+	// wave, members and bake start, so a restart resumes at the same wave.
+	DriftRolloutStateAnnotationKey = "joist.dev/drift-rollout-state"
 	// DisruptionBreakerResetAnnotationKey on a NodePool: any new value
 	// closes the pool's disruption circuit breaker.
 	DisruptionBreakerResetAnnotationKey = "joist.dev/disruption-breaker-reset"
@@ -84,6 +91,8 @@ type DisruptionControls struct {
 	BreakerReset string
 	// Breaker is nil for the default policy.
 	Breaker *BreakerPolicy
+	// Rollout is nil when drift replaces nodes as the budgets allow.
+	Rollout *DriftRollout
 }
 
 // BreakerPolicy opens a disruption circuit breaker when Failures
@@ -140,6 +149,14 @@ func ParseDisruptionControls(annotations map[string]string) (DisruptionControls,
 			c.Breaker = &p
 		}
 	}
+	if v, ok := annotations[DriftRolloutAnnotationKey]; ok {
+		r, err := ParseDriftRollout(v)
+		if err != nil {
+			errs = append(errs, &ControlError{Key: DriftRolloutAnnotationKey, Value: v, Fix: err.Error()})
+		} else {
+			c.Rollout = &r
+		}
+	}
 	if v, ok := annotations[DriftModeAnnotationKey]; ok {
 		switch DriftMode(strings.TrimSpace(v)) {
 		case DriftModeReplace:
@@ -174,6 +191,9 @@ func (c DisruptionControls) Annotations() map[string]string {
 	if c.DriftMode != "" && c.DriftMode != DriftModeReplace {
 		out[DriftModeAnnotationKey] = string(c.DriftMode)
 	}
+	if c.Rollout != nil {
+		out[DriftRolloutAnnotationKey] = c.Rollout.String()
+	}
 	if c.Breaker != nil {
 		out[DisruptionBreakerAnnotationKey] = c.Breaker.String()
 	}
@@ -181,4 +201,62 @@ func (c DisruptionControls) Annotations() map[string]string {
 		out[DisruptionBreakerResetAnnotationKey] = c.BreakerReset
 	}
 	return out
+}
+
+// DriftRollout is how a pool's drift proceeds: a canary first (Count nodes, or
+// Percent of the pool's nodes), baked, then waves of the budget's size,
+// each baked the same way.
+type DriftRollout struct {
+	Count, Percent int
+	Bake           time.Duration
+}
+
+// ParseDriftRollout reads "canary=<n|n%>,bake=<duration>" ("canary=1,bake=15m").
+func ParseDriftRollout(s string) (DriftRollout, error) {
+	var p DriftRollout
+	seen := map[string]bool{}
+	for _, part := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok || seen[k] {
+			return DriftRollout{}, fmt.Errorf(`is not a rollout; write "canary=<nodes or percent>,bake=<duration>", e.g. "canary=1,bake=15m"`)
+		}
+		seen[k] = true
+		switch k {
+		case "canary":
+			if n, found := strings.CutSuffix(v, "%"); found {
+				pct, err := strconv.Atoi(n)
+				if err != nil || pct < 1 || pct > 100 {
+					return DriftRollout{}, fmt.Errorf(`has a canary percentage that is not 1%% to 100%%; write e.g. "canary=10%%"`)
+				}
+				p.Percent = pct
+			} else {
+				n, err := strconv.Atoi(v)
+				if err != nil || n < 1 {
+					return DriftRollout{}, fmt.Errorf(`has a canary that is not a positive node count or a percentage; write e.g. "canary=1" or "canary=10%%"`)
+				}
+				p.Count = n
+			}
+		case "bake":
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				return DriftRollout{}, fmt.Errorf(`has a bake that is not a duration; write e.g. "bake=15m"`)
+			}
+			p.Bake = d
+		default:
+			return DriftRollout{}, fmt.Errorf(`has an unknown key %q; write "canary=<nodes or percent>,bake=<duration>"`, k)
+		}
+	}
+	if !seen["canary"] {
+		return DriftRollout{}, fmt.Errorf(`has no canary; write e.g. "canary=1,bake=15m"`)
+	}
+	return p, nil
+}
+
+// String is the rollout as ParseDriftRollout reads it.
+func (p DriftRollout) String() string {
+	c := strconv.Itoa(p.Count)
+	if p.Percent > 0 {
+		c = strconv.Itoa(p.Percent) + "%"
+	}
+	return fmt.Sprintf("canary=%s,bake=%s", c, p.Bake)
 }

@@ -57,3 +57,24 @@ func TestParseBreakerPolicy(t *testing.T) {
 		}
 	}
 }
+
+func TestParseDriftRollout(t *testing.T) {
+	for in, want := range map[string]DriftRollout{
+		"canary=1,bake=15m": {Count: 1, Bake: 15 * time.Minute},
+		"canary=10%":        {Percent: 10},
+		"bake=1h,canary=2":  {Count: 2, Bake: time.Hour},
+	} {
+		got, err := ParseDriftRollout(in)
+		if err != nil || got != want {
+			t.Errorf("ParseDriftRollout(%q) = %+v, %v; want %+v", in, got, err, want)
+		}
+		if back, err := ParseDriftRollout(got.String()); err != nil || back != got {
+			t.Errorf("%q does not read back: %+v %v", got.String(), back, err)
+		}
+	}
+	for _, bad := range []string{"", "bake=15m", "canary=0", "canary=101%", "canary=x", "canary=1,bake=soon", "canary=1,waves=2", "canary=1,canary=2"} {
+		if _, err := ParseDriftRollout(bad); err == nil {
+			t.Errorf("ParseDriftRollout(%q) accepted", bad)
+		}
+	}
+}
