@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -20,7 +21,7 @@ import (
 // provider renders into the NodePool's joist.dev annotations, which the
 // controller reads through the same v1.ParseDisruptionControls.
 
-var rolloutType = types.ObjectType{AttrTypes: map[string]attr.Type{"mode": types.StringType}}
+var rolloutType = types.ObjectType{AttrTypes: map[string]attr.Type{"mode": types.StringType, "canary": types.StringType, "bake": types.StringType}}
 
 // controlAttributes are the attributes, by name.
 func controlAttributes() map[string]schema.Attribute {
@@ -47,6 +48,18 @@ func controlAttributes() map[string]schema.Attribute {
 			Optional:            true,
 			MarkdownDescription: "How drift proceeds in this pool. A Joist extension; unset, drifted nodes are replaced as Karpenter replaces them.",
 			Attributes: map[string]schema.Attribute{
+				"canary": schema.StringAttribute{
+					Optional: true,
+					MarkdownDescription: "Replace this many drifted nodes first (`\"1\"`), or this share of the pool's nodes (`\"10%\"`, at least one), " +
+						"then wait for `bake`; later waves are the size of the pool's drift budget, each baked the same way. A wave's " +
+						"replacements must be registered, initialized and Ready with their pods Ready before its bake starts. A failed " +
+						"replacement (launch error, registration timeout, not initialized in time) stops the pool's rollout until the pool " +
+						"or its node class changes. Unset, drift is not rolled out in waves (annotation `" + v1.DriftRolloutAnnotationKey + "`).",
+				},
+				"bake": schema.StringAttribute{
+					Optional:            true,
+					MarkdownDescription: "How long each wave's ready replacements run before the next wave starts, as a Go duration (`15m`). Needs `canary`; unset is no bake.",
+				},
 				"mode": schema.StringAttribute{
 					Optional: true,
 					MarkdownDescription: "`replace` (the default) replaces drifted nodes within the budgets; `observe` marks NodeClaims " +
@@ -71,6 +84,7 @@ var controlFields = map[string]path.Path{
 	v1.DisruptionPausedAnnotationKey:  path.Root("disruption_paused"),
 	v1.DriftModeAnnotationKey:         path.Root("rollout").AtName("mode"),
 	v1.DisruptionBreakerAnnotationKey: path.Root("disruption_breaker"),
+	v1.DriftRolloutAnnotationKey:      path.Root("rollout"),
 }
 
 // stringAnnotations are the string attributes rendered as annotations.
@@ -106,6 +120,20 @@ func controlAnnotations(attrs map[string]attr.Value) (ann map[string]string, kno
 	if r.IsUnknown() {
 		return ann, false
 	}
+	var parts []string
+	for _, name := range []string{"canary", "bake"} {
+		v, ok := r.Attributes()[name].(basetypes.StringValue)
+		switch {
+		case !ok || v.IsNull():
+		case v.IsUnknown():
+			known = false
+		default:
+			parts = append(parts, name+"="+v.ValueString())
+		}
+	}
+	if len(parts) > 0 {
+		ann[v1.DriftRolloutAnnotationKey] = strings.Join(parts, ",")
+	}
 	if m, ok := r.Attributes()["mode"].(basetypes.StringValue); ok && !m.IsNull() {
 		if m.IsUnknown() {
 			known = false
@@ -124,7 +152,11 @@ func controlDiagnostics(attrs map[string]attr.Value) diag.Diagnostics {
 	_, errs := v1.ParseDisruptionControls(ann)
 	for _, e := range errs {
 		p := controlFields[e.Key]
-		diags.AddAttributeError(p, "Invalid joist_node_pool", p.String()+": "+quoted(e.Value)+" "+e.Fix)
+		fix := e.Fix
+		if e.Key == v1.DriftRolloutAnnotationKey {
+			fix = "is not a rollout: set canary to a node count (\"1\") or a percentage (\"10%\") and bake to a Go duration (\"15m\")"
+		}
+		diags.AddAttributeError(p, "Invalid joist_node_pool", p.String()+": "+quoted(e.Value)+" "+fix)
 	}
 	return diags
 }

@@ -12,7 +12,11 @@ import (
 )
 
 func rolloutMode(mode string) attr.Value {
-	return types.ObjectValueMust(rolloutType.AttrTypes, map[string]attr.Value{"mode": types.StringValue(mode)})
+	return rolloutOf(types.StringValue(mode), types.StringNull(), types.StringNull())
+}
+
+func rolloutOf(mode, canary, bake types.String) attr.Value {
+	return types.ObjectValueMust(rolloutType.AttrTypes, map[string]attr.Value{"mode": mode, "canary": canary, "bake": bake})
 }
 
 // TestNodePoolControlsRenderAnnotations: the typed attributes become the
@@ -25,12 +29,12 @@ func TestNodePoolControlsRenderAnnotations(t *testing.T) {
 	}
 	attrs := controlExtras()
 	attrs["disruption_paused"] = types.BoolValue(true)
-	attrs["rollout"] = rolloutMode("observe")
+	attrs["rollout"] = rolloutOf(types.StringValue("observe"), types.StringValue("10%"), types.StringValue("15m"))
 	attrs["disruption_breaker"] = types.StringValue("2/30m")
 	attrs["disruption_breaker_reset"] = types.StringValue("r1")
 	got, _ = controlAnnotations(attrs)
 	want := map[string]string{
-		v1.DisruptionPausedAnnotationKey: "true", v1.DriftModeAnnotationKey: "observe",
+		v1.DisruptionPausedAnnotationKey: "true", v1.DriftModeAnnotationKey: "observe", v1.DriftRolloutAnnotationKey: "canary=10%,bake=15m",
 		v1.DisruptionBreakerAnnotationKey: "2/30m", v1.DisruptionBreakerResetAnnotationKey: "r1",
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -55,6 +59,9 @@ func TestNodePoolControlsRejectedAtPlan(t *testing.T) {
 	}{
 		{"rollout", rolloutMode("watch"), []string{"rollout.mode", `"replace" or "observe"`}},
 		{"disruption_breaker", types.StringValue("3"), []string{"disruption_breaker", `"3/1h"`}},
+		{"rollout", rolloutOf(types.StringNull(), types.StringValue("0"), types.StringNull()), []string{"rollout", "canary", `"10%"`}},
+		{"rollout", rolloutOf(types.StringNull(), types.StringNull(), types.StringValue("15m")), []string{"rollout", "canary"}},
+		{"rollout", rolloutOf(types.StringNull(), types.StringValue("1"), types.StringValue("soon")), []string{"rollout", "bake", `"15m"`}},
 		{"disruption_breaker", types.StringValue("3/5s"), []string{"disruption_breaker", "at least 1m"}},
 	} {
 		attrs := controlExtras()
