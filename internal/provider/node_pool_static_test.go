@@ -118,6 +118,9 @@ func TestNodePoolStaticPlanChecks(t *testing.T) {
 		attrs["planned_disruption"] = types.ObjectNull(plannedDisruptionType.AttrTypes)
 		attrs["force_destroy"] = types.BoolNull()
 		attrs["delete_timeout"] = types.StringNull()
+		for k, v := range controlExtras() {
+			attrs[k] = v
+		}
 		raw, diags := rawOf(ctx, s.Type(), attrs)
 		if diags.HasError() {
 			t.Fatal(diags)
