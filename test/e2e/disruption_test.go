@@ -35,6 +35,7 @@ func testDisruption(t *testing.T) {
 	})
 	t.Run("controls", testDisruptionControls)
 	t.Run("breaker", testDisruptionBreaker)
+	t.Run("canary", testDriftCanary)
 	t.Run("ami-drift", testAMIDrift)
 }
 
