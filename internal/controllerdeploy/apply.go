@@ -28,6 +28,7 @@ var resources = map[string]schema.GroupVersionResource{
 	"Namespace":                {Version: "v1", Resource: "namespaces"},
 	"ServiceAccount":           {Version: "v1", Resource: "serviceaccounts"},
 	"Service":                  {Version: "v1", Resource: "services"},
+	"ConfigMap":                {Version: "v1", Resource: "configmaps"},
 	"ClusterRole":              {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
 	"ClusterRoleBinding":       {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
 	"Role":                     {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},

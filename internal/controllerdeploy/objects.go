@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 )
 
 // nodePoolLabel marks nodes the controller manages; it must not run on them.
@@ -65,6 +67,10 @@ func Objects(s Spec) ([]*unstructured.Unstructured, error) {
 			RoleRef: rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: Name}, Subjects: subject,
 		},
 		deployment(s, res, meta(Name, s.Namespace)),
+		&corev1.ConfigMap{
+			TypeMeta: tm("v1", "ConfigMap"), ObjectMeta: meta(v1.DisruptionSettingsConfigMap, s.Namespace),
+			Data: disruptionSettings(s),
+		},
 		&policyv1.PodDisruptionBudget{
 			TypeMeta: tm("policy/v1", "PodDisruptionBudget"), ObjectMeta: meta(Name, s.Namespace),
 			Spec: policyv1.PodDisruptionBudgetSpec{
@@ -368,4 +374,14 @@ func Env(deploy *unstructured.Unstructured) (map[string]string, error) {
 		return out, nil
 	}
 	return nil, fmt.Errorf("deployment %s/%s has no %s container", d.Namespace, d.Name, Name)
+}
+
+// disruptionSettings are the cluster-wide disruption controls the
+// controller reads live from its ConfigMap.
+func disruptionSettings(s Spec) map[string]string {
+	data := map[string]string{v1.DisruptionSettingsPausedKey: strconv.FormatBool(s.DisruptionPaused)}
+	if s.DisruptionBreaker != "" {
+		data[v1.DisruptionSettingsBreakerKey] = s.DisruptionBreaker
+	}
+	return data
 }

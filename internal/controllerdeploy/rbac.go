@@ -2,6 +2,8 @@ package controllerdeploy
 
 import (
 	rbacv1 "k8s.io/api/rbac/v1"
+
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 )
 
 // clusterRules are what the runtime's controllers do cluster-wide, each
@@ -72,5 +74,7 @@ func namespaceRules(lease string) []rbacv1.PolicyRule {
 		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "watch"}},
 		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, ResourceNames: []string{lease}, Verbs: []string{"patch", "update"}},
 		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"create"}},
+		// the cluster-wide disruption controls, read on every disruption pass
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{v1.DisruptionSettingsConfigMap}, Verbs: []string{"get"}},
 	}
 }

@@ -88,6 +88,12 @@ func TestRBACCoversTheRuntimesObjects(t *testing.T) {
 				if !allows(namespaceRules(LeaderElectionLease), gv.Group, plural(kind), "get", "create", "update") {
 					t.Errorf("%s uses %s; the Role does not allow it", p, kind)
 				}
+			case gv.Group == "" && kind == "ConfigMap":
+				// The cluster-wide disruption controls: one ConfigMap in the
+				// controller's namespace, read by name.
+				if !allows(namespaceRules(LeaderElectionLease), "", "configmaps", "get") {
+					t.Errorf("%s reads a ConfigMap; the Role does not allow getting it", p)
+				}
 			default:
 				if !allows(clusterRules, gv.Group, plural(kind), "get", "list", "watch") {
 					t.Errorf("%s uses %s.%s; the ClusterRole does not allow reading %s", p, kind, gv.Group, plural(kind))

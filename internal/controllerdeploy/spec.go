@@ -44,6 +44,12 @@ type Spec struct {
 	// RolloutToken changes the pod template when it changes (the CRD
 	// bundle's hash), so the controller restarts on new APIs.
 	RolloutToken string
+	// DisruptionPaused pauses voluntary disruption cluster-wide, through
+	// the ConfigMap the controller reads on every pass (no restart).
+	DisruptionPaused bool
+	// DisruptionBreaker is the cluster-wide breaker's "<failures>/<window>";
+	// "" is the controller's default.
+	DisruptionBreaker string
 
 	// AdditionalLabels and AdditionalAnnotations go on every object.
 	AdditionalLabels, AdditionalAnnotations map[string]string

@@ -33,6 +33,7 @@ import (
 
 	"github.com/joistdev/terraform-provider-joist/internal/controllerdeploy"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/crds"
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/operator/settings"
 )
 
@@ -84,6 +85,8 @@ type controllerModel struct {
 	FeatureGates              types.Map    `tfsdk:"feature_gates"`
 	AWSFeatureGates           types.Map    `tfsdk:"aws_feature_gates"`
 	ExtraEnv                  types.Map    `tfsdk:"extra_env"`
+	DisruptionPaused          types.Bool   `tfsdk:"disruption_paused"`
+	DisruptionBreaker         types.String `tfsdk:"disruption_breaker"`
 	controllerSettingsModel
 	controllerPodModel
 	WaitForRollout types.Bool   `tfsdk:"wait_for_rollout"`
@@ -152,6 +155,18 @@ func (r *ControllerResource) Schema(_ context.Context, _ resource.SchemaRequest,
 		"memory_limit": schema.StringAttribute{Optional: true, Computed: true, Validators: []validator.String{quantityValidator{}},
 			MarkdownDescription: "Memory limit of the controller container, at least `memory_request`; the Go heap's soft limit is 90% of it (`MEMORY_LIMIT`)." +
 				chart("controller.resources.limits.memory") + " Defaults to `memory_request`."},
+		"disruption_paused": schema.BoolAttribute{
+			Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+			MarkdownDescription: "Pause voluntary disruption (emptiness, drift, consolidation) of every node pool; expiry, interruption and node repair go on. " +
+				"Written to the ConfigMap `" + v1.DisruptionSettingsConfigMap + "` in `namespace`, which the controller reads on every disruption pass: " +
+				"it takes effect within a pass, without a restart, and each node pool's `DisruptionPaused` condition shows it. A Joist extension; defaults to `false`.",
+		},
+		"disruption_breaker": schema.StringAttribute{
+			Optional: true, Validators: []validator.String{breakerPolicyValidator{}},
+			MarkdownDescription: "When the cluster-wide disruption circuit breaker opens, as `<failures>/<window>`: after that many " +
+				"replacements fail within the window across all node pools, every pool's voluntary disruption halts (each pool's " +
+				"`DisruptionHalted` condition). Unset is `10/1h`. Written to the ConfigMap `" + v1.DisruptionSettingsConfigMap + "` and read live. A Joist extension.",
+		},
 		"aws_region": schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: "`AWS_REGION` of the controller; defaults to the provider's AWS region when known."},
 		"feature_gates": schema.MapAttribute{Optional: true, ElementType: types.BoolType,
 			MarkdownDescription: "`FEATURE_GATES`, by Karpenter's gate names, e.g. `{ SpotToSpotConsolidation = true }`; a gate left out keeps Karpenter's default. " +
@@ -379,6 +394,7 @@ func (m *controllerModel) spec(ctx context.Context, crdHash string, diags *diag.
 		Replicas: int32(m.Replicas.ValueInt64()), IRSARoleARN: m.IRSARoleARN.ValueString(), Settings: env.env,
 		CPURequest: m.CPURequest.ValueString(), CPULimit: m.CPULimit.ValueString(),
 		MemoryRequest: m.MemoryRequest.ValueString(), MemoryLimit: m.MemoryLimit.ValueString(), RolloutToken: crdHash,
+		DisruptionPaused: m.DisruptionPaused.ValueBool(), DisruptionBreaker: m.DisruptionBreaker.ValueString(),
 	}
 	m.podSpec(ctx, &s, diags)
 	return s

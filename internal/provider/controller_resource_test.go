@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"testing"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/joistdev/terraform-provider-joist/internal/controllerdeploy"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/crds"
+	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/sandbox"
 )
 
@@ -132,12 +134,24 @@ func checkController(t *testing.T, env map[string]string) resource.TestCheckFunc
 	}
 }
 
+// podTemplate is the controller Deployment's pod template as JSON.
+func podTemplate(t *testing.T) string {
+	t.Helper()
+	tpl, _, _ := unstructured.NestedMap(deploymentOf(t).Object, "spec", "template")
+	b, err := json.Marshal(tpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 func TestAccControllerLifecycle(t *testing.T) {
 	awsSim(t)
 	controllerNodes(t)
 	ctx := context.Background()
 	t.Cleanup(func() { controllerCRDManifests = crds.Manifests })
 	var generation int64
+	var pausedTemplate string
 	claim := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim", "metadata": map[string]any{"name": "acc-controller-claim"},
 		"spec": map[string]any{
@@ -191,6 +205,28 @@ func TestAccControllerLifecycle(t *testing.T) {
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(controllerAddr, tfjsonpath.New("in_sync"), knownvalue.Bool(true)),
+				},
+			},
+			{
+				// The cluster-wide pause goes to the ConfigMap the controller
+				// reads every pass: the Deployment's pod template is
+				// untouched, so no replica restarts.
+				PreConfig: func() { pausedTemplate = podTemplate(t) },
+				Config:    controllerTestConfig(`log_level = "info"` + "\n  disruption_paused = true\n  disruption_breaker = \"5/30m\""),
+				Check: func(*terraform.State) error {
+					cm, err := testCluster.kube.Resource(k8sschema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("kube-system").
+						Get(ctx, v1.DisruptionSettingsConfigMap, metav1.GetOptions{})
+					if err != nil {
+						return err
+					}
+					data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
+					if data[v1.DisruptionSettingsPausedKey] != "true" || data[v1.DisruptionSettingsBreakerKey] != "5/30m" {
+						return fmt.Errorf("ConfigMap %s data %v, want paused true and breaker 5/30m", v1.DisruptionSettingsConfigMap, data)
+					}
+					if after := podTemplate(t); after != pausedTemplate {
+						return fmt.Errorf("the pod template changed: the pause would restart the controller\n%s\n%s", pausedTemplate, after)
+					}
+					return nil
 				},
 			},
 			{ResourceName: controllerAddr, ImportState: true, ImportStateId: "kube-system", ImportStateVerify: true, ImportStateVerifyIgnore: []string{"wait_timeout"}},

@@ -174,6 +174,9 @@ func TestNodePoolPreviewWarning(t *testing.T) {
 		attrs["planned_disruption"] = types.ObjectNull(plannedDisruptionType.AttrTypes)
 		attrs["planned_impact"] = types.ObjectNull(plannedImpactType.AttrTypes)
 		attrs["force_destroy"] = types.BoolValue(false)
+		for k, v := range controlExtras() {
+			attrs[k] = v
+		}
 		attrs["delete_timeout"] = types.StringValue(defaultDeleteTimeout)
 		raw, diags := rawOf(ctx, s.Type(), attrs)
 		if diags.HasError() {

@@ -42,6 +42,9 @@ type manifestResource struct {
 	// extras are the values of the resource's own attributes (not the
 	// object's) when a state is imported or moved in.
 	extras map[string]attr.Value
+	// annotations, when set, renders the resource's own attributes that
+	// the object carries as metadata.annotations (Joist's extensions).
+	annotations func(map[string]attr.Value) map[string]string
 }
 
 // baseAttributes are the attributes beside the spec's.
@@ -126,6 +129,15 @@ func (r *manifestResource) manifest(attrs map[string]attr.Value) (obj map[string
 			enc.Unknown = append(enc.Unknown, validate.Path{}.Child("metadata").Child("name"))
 		} else {
 			meta["name"] = n.ValueString()
+		}
+	}
+	if r.annotations != nil {
+		if a := r.annotations(attrs); len(a) > 0 {
+			m := make(map[string]any, len(a))
+			for k, v := range a {
+				m[k] = v
+			}
+			meta["annotations"] = m
 		}
 	}
 	return map[string]any{

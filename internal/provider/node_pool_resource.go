@@ -31,12 +31,17 @@ type NodePoolResource struct {
 
 // NewNodePoolResource returns the joist_node_pool resource.
 func NewNodePoolResource() resource.Resource {
-	return &NodePoolResource{manifestResource{kind: nodePoolKind(), typeName: "joist_node_pool", extras: map[string]attr.Value{
+	extras := map[string]attr.Value{
 		"force_destroy":      types.BoolValue(false),
 		"delete_timeout":     types.StringValue(defaultDeleteTimeout),
 		"planned_disruption": types.ObjectNull(plannedDisruptionType.AttrTypes),
 		"planned_impact":     types.ObjectNull(plannedImpactType.AttrTypes),
-	}}}
+	}
+	for k, v := range controlExtras() {
+		extras[k] = v
+	}
+	return &NodePoolResource{manifestResource{kind: nodePoolKind(), typeName: "joist_node_pool", extras: extras,
+		annotations: func(attrs map[string]attr.Value) map[string]string { a, _ := controlAnnotations(attrs); return a }}}
 }
 
 // largeStaticReplicas is the replicas above which a static pool without
@@ -73,6 +78,9 @@ func (r *NodePoolResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 	attrs := r.baseAttributes("NodePool")
 	attrs["planned_disruption"] = plannedDisruptionAttribute()
 	attrs["planned_impact"] = plannedImpactAttribute()
+	for k, v := range controlAttributes() {
+		attrs[k] = v
+	}
 	attrs["force_destroy"] = schema.BoolAttribute{
 		Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 		MarkdownDescription: "On destroy, when no controller has held the leader-election Lease for a whole lease " +
@@ -106,6 +114,7 @@ func (r *NodePoolResource) ValidateConfig(ctx context.Context, req resource.Vali
 	if attrs, diags := attrsOf(ctx, req.Config.Schema.Type(), req.Config.Raw); !diags.HasError() {
 		obj, _ := r.manifest(attrs)
 		resp.Diagnostics.Append(unboundedStaticPool(obj)...)
+		resp.Diagnostics.Append(controlDiagnostics(attrs)...)
 	}
 	var timeout types.String
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("delete_timeout"), &timeout)...)

@@ -119,6 +119,9 @@ func TestNodePoolStaticPlanChecks(t *testing.T) {
 		attrs["planned_impact"] = types.ObjectNull(plannedImpactType.AttrTypes)
 		attrs["force_destroy"] = types.BoolNull()
 		attrs["delete_timeout"] = types.StringNull()
+		for k, v := range controlExtras() {
+			attrs[k] = v
+		}
 		raw, diags := rawOf(ctx, s.Type(), attrs)
 		if diags.HasError() {
 			t.Fatal(diags)

@@ -88,6 +88,9 @@ func newCandidate(env *Env, n *state.StateNode, reason v1.DisruptionReason) (*Ca
 	if pool == nil {
 		return nil, fmt.Sprintf("nodepool %q not found", poolName)
 	}
+	if why := env.Holds[poolName].blocks(reason); why != "" {
+		return nil, why
+	}
 	labels := n.Labels()
 	typeName := labels[corev1.LabelInstanceTypeStable]
 	zone := labels[corev1.LabelTopologyZone]

@@ -43,6 +43,11 @@ type Options struct {
 	// PollPeriod and ValidationDelay default to the constants above.
 	PollPeriod      time.Duration
 	ValidationDelay time.Duration
+	// Settings reads the cluster-wide disruption controls (the ConfigMap
+	// v1.DisruptionSettingsConfigMap in SettingsNamespace) on every pass,
+	// uncached, so a change takes effect without a restart. Nil: none.
+	Settings          client.Reader
+	SettingsNamespace string
 }
 
 // Controller is the disruption loop, a leader-elected manager runnable.
@@ -77,10 +82,12 @@ func NewController(kube client.Client, cluster *state.Cluster, provider cloud.Pr
 	if opts.ValidationDelay == 0 {
 		opts.ValidationDelay = ValidationDelay
 	}
-	return &Controller{
+	c := &Controller{
 		kube: kube, cluster: cluster, cloud: provider, recorder: rec, clock: clk, opts: opts,
 		queue: NewQueue(kube, cluster, rec, clk), lastEvents: map[string]eventMemo{},
 	}
+	c.queue.failed = c.commandFailed
+	return c
 }
 
 // repairMatcher compiles the provider's repair policies when the NodeRepair

@@ -29,7 +29,7 @@ func Drift(env *Env, candidates []*Candidate, budgets Budgets) Outcome {
 		return driftedSince(drifted[i]).Before(driftedSince(drifted[j]))
 	})
 	for _, c := range drifted {
-		if budgets[c.Pool.Name] <= 0 {
+		if budgets[c.Pool.Name] <= 0 || !env.driftAllowed(c.Pool.Name) {
 			continue
 		}
 		if c.Pool.Spec.Replicas != nil {

@@ -38,6 +38,13 @@ type Env struct {
 	// Repair matches Nodes against the repair policies; nil when the
 	// NodeRepair gate is off.
 	Repair *repair.Matcher
+	// Holds are the NodePools whose voluntary disruption, or drift, Joist's
+	// disruption controls hold this pass (see Holds).
+	Holds map[string]Hold
+	// DriftAllowed says, for each pool that rolls drift out, how many of
+	// its drifted nodes may start now (see stepRollouts); others are
+	// bound by their budgets alone.
+	DriftAllowed map[string]int
 
 	// catalog indexes the NodePools' instance types once for every
 	// simulation of the decision (see catalogFor).
@@ -91,6 +98,9 @@ func (c *Controller) Env(ctx context.Context) (*Env, error) {
 		}
 		env.InstanceTypes[pool.Name] = its
 	}
+	specs := c.specIdentities(ctx, snap.NodePools)
+	env.Holds = Holds(env, c.readClusterPause(ctx), specs)
+	c.stepRollouts(ctx, env, specs)
 	pdbs := &policyv1.PodDisruptionBudgetList{}
 	if err := c.kube.List(ctx, pdbs); err != nil {
 		return nil, fmt.Errorf("listing poddisruptionbudgets: %w", err)
@@ -104,4 +114,10 @@ func (c *Controller) Env(ctx context.Context) (*Env, error) {
 		return nil, err
 	}
 	return env, nil
+}
+
+// driftAllowed reports whether another drifted node of pool may start.
+func (e *Env) driftAllowed(pool string) bool {
+	n, ok := e.DriftAllowed[pool]
+	return !ok || n > 0
 }

@@ -88,6 +88,8 @@ func consolidationFingerprint(env *Env, budgets Budgets) uint64 {
 	for _, p := range env.Snapshot.NodePools {
 		str(p.Name)
 		str(p.ResourceVersion)
+		// The cluster-wide pause is in no NodePool's version.
+		str(env.Holds[p.Name].Message)
 	}
 	// DaemonSets take room on every node and on replacements alike; the
 	// Snapshot lists them in no set order.

@@ -50,11 +50,16 @@ func (c *Controller) Pass(ctx context.Context) (bool, error) {
 	tEnv := c.clock.Since(start)
 	c.forgetEvents(env)
 	c.removeStaleTaints(ctx, env)
+	c.reportHolds(ctx, env)
 	batch, now, took := c.decide(ctx, env)
 	logPass(ctx, env, tEnv, c.clock.Since(start), took, batch, now)
 	switch {
 	case now != nil:
+		if err := c.startInRollout(ctx, env, now); err != nil {
+			return false, err
+		}
 		if err := c.queue.Execute(ctx, now, env.Snapshot.NodePools); err != nil {
+			c.stopRollout(ctx, now, err)
 			return false, fmt.Errorf("starting %s: %w", now, err)
 		}
 		return true, nil
@@ -120,6 +125,9 @@ func (c *Controller) decide(ctx context.Context, env *Env) (batch []*Command, no
 		if !blockedReported && m.reason != v1.DisruptionReasonUnhealthy {
 			c.reportBlocked(blocked)
 			blockedReported = true
+		}
+		if m.reason == v1.DisruptionReasonDrifted {
+			c.reportObserved(blocked)
 		}
 		budgets, errs := BuildBudgets(env.Snapshot.Nodes, env.Snapshot.NodePools, m.reason, env.Now)
 		for _, err := range errs {

@@ -53,6 +53,9 @@ type Queue struct {
 	// executing counts the commands started and not yet finished or
 	// rolled back.
 	executing int
+	// failed, when set, hears of every command whose replacements failed
+	// (the disruption breaker counts them).
+	failed func(context.Context, *Command, error)
 }
 
 // CommandTimeout is how long a command waits for its replacements to
@@ -209,6 +212,9 @@ func (q *Queue) finish(ctx context.Context, cmd *Command, replacements []*v1.Nod
 		logger.Error(err, "abandoning disruption command")
 		failedQueue(cmd)
 		q.rollback(context.WithoutCancel(ctx), cmd)
+		if q.failed != nil {
+			q.failed(ctx, cmd, err)
+		}
 		return
 	}
 	var errs []error

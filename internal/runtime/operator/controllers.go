@@ -3,6 +3,7 @@ package operator
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -126,7 +127,8 @@ func (o *Operator) Controllers(p *awsprovider.Provider) []Controller {
 		{Name: "disruption", add: func(m manager.Manager) error {
 			return disruption.NewController(kube, cluster, o.Cloud, rec, clk, disruption.Options{
 				SpotToSpot: s.FeatureGates.Enabled("SpotToSpotConsolidation"), NodeRepair: s.FeatureGates.Enabled("NodeRepair"),
-				Solver: solver,
+				Solver:   solver,
+				Settings: m.GetAPIReader(), SettingsNamespace: ownNamespace(s.LeaderElectionNamespace, os.ReadFile),
 			}).Register(m)
 		}},
 
