@@ -47,7 +47,7 @@ func (c *Controller) specIdentity(ctx context.Context, pool *v1.NodePool) (strin
 	if err := c.kube.Get(ctx, client.ObjectKey{Name: pool.Spec.Template.Spec.NodeClassRef.Name}, nc); err != nil {
 		return "", false
 	}
-	hashes := nc.HashAnnotations()
+	hashes := kind.HashAnnotations(nc)
 	for _, k := range slices.Sorted(maps.Keys(hashes)) {
 		id += "/" + hashes[k]
 	}
