@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
 	"strings"
 	"testing"
@@ -282,6 +283,7 @@ func TestNodePoolImpactWarning(t *testing.T) {
 		attrs["planned_impact"] = types.ObjectNull(plannedImpactType.AttrTypes)
 		attrs["force_destroy"] = types.BoolValue(false)
 		attrs["delete_timeout"] = types.StringValue(defaultDeleteTimeout)
+		maps.Copy(attrs, controlExtras())
 		raw, diags := rawOf(ctx, s.Type(), attrs)
 		if diags.HasError() {
 			t.Fatal(diags)
