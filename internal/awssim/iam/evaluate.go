@@ -106,8 +106,8 @@ func statements(doc string) []statement {
 }
 
 func (st statement) applies(req evalRequest) bool {
-	actionMatch := func(p string) bool { return wildcard(strings.ToLower(p), strings.ToLower(req.action)) }
-	resourceMatch := func(p string) bool { return wildcard(p, req.resource) }
+	actionMatch := func(p string) bool { return Wildcard(strings.ToLower(p), strings.ToLower(req.action)) }
+	resourceMatch := func(p string) bool { return Wildcard(p, req.resource) }
 	switch {
 	case st.Action != nil && !anyOf(st.Action, actionMatch):
 		return false
@@ -140,7 +140,7 @@ func conditionHolds(op, key string, raw json.RawMessage, context map[string]stri
 	}
 	want := stringValues(raw)
 	equal := func(w string) bool { return w == got }
-	like := func(w string) bool { return wildcard(w, got) }
+	like := func(w string) bool { return Wildcard(w, got) }
 	var positive, negated bool
 	var match func(string) bool
 	switch base {
@@ -189,22 +189,22 @@ func stringValues(raw json.RawMessage) []string {
 	return many
 }
 
-// wildcard matches s against an IAM pattern: "*" any run of characters,
-// "?" any one character.
-func wildcard(pattern, s string) bool {
+// Wildcard matches s against an IAM pattern: "*" any run of characters,
+// "?" any one character. Resource policies (SQS's) match with it too.
+func Wildcard(pattern, s string) bool {
 	if pattern == "" {
 		return s == ""
 	}
 	switch pattern[0] {
 	case '*':
 		for i := 0; i <= len(s); i++ {
-			if wildcard(pattern[1:], s[i:]) {
+			if Wildcard(pattern[1:], s[i:]) {
 				return true
 			}
 		}
 		return false
 	case '?':
-		return s != "" && wildcard(pattern[1:], s[1:])
+		return s != "" && Wildcard(pattern[1:], s[1:])
 	}
-	return s != "" && s[0] == pattern[0] && wildcard(pattern[1:], s[1:])
+	return s != "" && s[0] == pattern[0] && Wildcard(pattern[1:], s[1:])
 }

@@ -2,6 +2,7 @@ package sqs
 
 import (
 	"encoding/json"
+	"github.com/joistdev/terraform-provider-joist/internal/awssim/iam"
 	"slices"
 	"strings"
 )
@@ -94,33 +95,13 @@ func conditionHolds(op string, want []string, got string) bool {
 	case "ArnEquals", "StringEquals":
 		return slices.Contains(want, got)
 	case "ArnLike", "StringLike":
-		return slices.ContainsFunc(want, func(w string) bool { return wildcardMatch(w, got) })
+		return slices.ContainsFunc(want, func(w string) bool { return iam.Wildcard(w, got) })
 	case "ArnNotEquals", "StringNotEquals":
 		return !slices.Contains(want, got)
 	case "ArnNotLike", "StringNotLike":
-		return !slices.ContainsFunc(want, func(w string) bool { return wildcardMatch(w, got) })
+		return !slices.ContainsFunc(want, func(w string) bool { return iam.Wildcard(w, got) })
 	}
 	return true
-}
-
-// wildcardMatch matches s against an IAM pattern: "*" any run of
-// characters, "?" any one.
-func wildcardMatch(pattern, s string) bool {
-	if pattern == "" {
-		return s == ""
-	}
-	switch pattern[0] {
-	case '*':
-		for i := 0; i <= len(s); i++ {
-			if wildcardMatch(pattern[1:], s[i:]) {
-				return true
-			}
-		}
-		return false
-	case '?':
-		return s != "" && wildcardMatch(pattern[1:], s[1:])
-	}
-	return s != "" && s[0] == pattern[0] && wildcardMatch(pattern[1:], s[1:])
 }
 
 // matchesPrincipal reports whether the statement's Principal covers the
