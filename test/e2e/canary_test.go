@@ -90,22 +90,3 @@ func testDriftCanary(t *testing.T) {
 		t.Errorf("%d nodes disrupting at once; waves are the 50%% budget of 4 nodes, 2", worst)
 	}
 }
-
-// waitLong is eventually with a bound of its own, for waits that include
-// the disruption queue's 10 minute command timeout.
-func waitLong(t *testing.T, what string, bound time.Duration, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(bound)
-	last := ""
-	for {
-		ok, msg := cond()
-		if ok {
-			return
-		}
-		last = msg
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %s: %s", what, bound, last)
-		}
-		time.Sleep(time.Second)
-	}
-}

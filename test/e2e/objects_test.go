@@ -26,7 +26,14 @@ const waitTimeout = 4 * time.Minute
 // last explanation when waitTimeout passes.
 func eventually(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
+	waitLong(t, what, waitTimeout, cond)
+}
+
+// waitLong is eventually with its own bound, for waits that outlast
+// waitTimeout (the disruption queue's 10-minute command timeout).
+func waitLong(t *testing.T, what string, bound time.Duration, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(bound)
 	last := ""
 	for {
 		ok, msg := cond()
@@ -35,7 +42,7 @@ func eventually(t *testing.T, what string, cond func() (bool, string)) {
 		}
 		last = msg
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %s: %s", what, waitTimeout, last)
+			t.Fatalf("%s: not reached within %s: %s", what, bound, last)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}

@@ -138,7 +138,7 @@ func conditionHolds(op, key string, raw json.RawMessage, context map[string]stri
 			got, present = v, true
 		}
 	}
-	want := stringValues(raw)
+	want := StringValues(raw)
 	equal := func(w string) bool { return w == got }
 	like := func(w string) bool { return Wildcard(w, got) }
 	var positive, negated bool
@@ -170,7 +170,7 @@ func conditionHolds(op, key string, raw json.RawMessage, context map[string]stri
 }
 
 func anyOf(raw json.RawMessage, match func(string) bool) bool {
-	for _, v := range stringValues(raw) {
+	for _, v := range StringValues(raw) {
 		if match(v) {
 			return true
 		}
@@ -178,8 +178,8 @@ func anyOf(raw json.RawMessage, match func(string) bool) bool {
 	return false
 }
 
-// stringValues reads a policy value: a string or a list of strings.
-func stringValues(raw json.RawMessage) []string {
+// StringValues reads a policy value: a string or a list of strings.
+func StringValues(raw json.RawMessage) []string {
 	var one string
 	if json.Unmarshal(raw, &one) == nil {
 		return []string{one}

@@ -79,7 +79,7 @@ func (st policyStatement) sourceMatches(sourceARN string) bool {
 			default:
 				continue
 			}
-			if !conditionHolds(base, stringOrList(values), got) {
+			if !conditionHolds(base, iam.StringValues(values), got) {
 				return false
 			}
 		}
@@ -121,7 +121,7 @@ func (st policyStatement) matchesPrincipal(service string) bool {
 // matchesAction reports whether an Action value (a string or a list, with
 // "*" wildcards) covers action.
 func matchesAction(raw json.RawMessage, action string) bool {
-	for _, a := range stringOrList(raw) {
+	for _, a := range iam.StringValues(raw) {
 		prefix, wildcard := strings.CutSuffix(a, "*")
 		if strings.EqualFold(a, action) || (wildcard && strings.HasPrefix(strings.ToLower(action), strings.ToLower(prefix))) {
 			return true
@@ -131,20 +131,10 @@ func matchesAction(raw json.RawMessage, action string) bool {
 }
 
 func contains(raw json.RawMessage, want string) bool {
-	for _, v := range stringOrList(raw) {
+	for _, v := range iam.StringValues(raw) {
 		if v == want {
 			return true
 		}
 	}
 	return false
-}
-
-func stringOrList(raw json.RawMessage) []string {
-	var one string
-	if json.Unmarshal(raw, &one) == nil {
-		return []string{one}
-	}
-	var many []string
-	_ = json.Unmarshal(raw, &many)
-	return many
 }
