@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/repair"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/rollout"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/pods"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
@@ -39,12 +41,22 @@ func (c *Controller) stepRollouts(ctx context.Context, env *Env, specs map[strin
 			continue
 		}
 		old := rollout.ParseState(p.Annotations[v1.DriftRolloutStateAnnotationKey])
-		next, allowed := rollout.Step(old, *controls.Rollout, spec, total, budgets[p.Name], readyMembers(env.Snapshot.Nodes, old.Members), env.Now)
+		replacements := replacementsByMember(env.Snapshot.Nodes)
+		next, allowed := rollout.Step(old, *controls.Rollout, spec, total, budgets[p.Name], readyMembers(env.Snapshot.Nodes, replacements, old.Members), env.Now)
+		why := ""
+		if next.Failed == "" {
+			if why = failingReplacement(replacements, next.Members, env.Repair, env.Now); why != "" {
+				next, allowed = next.Fail(why), 0
+			}
+		}
 		if next.Encode() != old.Encode() {
 			if err := c.writeRollout(ctx, p.Name, func(rollout.State) rollout.State { return next }); err != nil {
 				log.FromContext(ctx).Error(err, "recording the drift rollout", "nodepool", p.Name)
 				continue
 			}
+		}
+		if why != "" {
+			c.announceRolloutStopped(p, why)
 		}
 		env.DriftAllowed[p.Name] = allowed
 	}
@@ -64,22 +76,32 @@ func poolNodes(nodes []*state.StateNode, pool string) (total, drifted int) {
 	return total, drifted
 }
 
-// readyMembers counts the members (NodeClaims a wave replaced) whose
-// replacements are all ready: registered and initialized, the Node Ready
-// and every pod on it Ready. A member replaced by nothing (its pods fit
-// elsewhere) is ready once it is gone.
-func readyMembers(nodes []*state.StateNode, members []string) int {
+// replacementsByMember maps each NodeClaim a disruption replaced to the
+// nodes launched as its replacements.
+func replacementsByMember(nodes []*state.StateNode) map[string][]*state.StateNode {
 	byMember := map[string][]*state.StateNode{}
-	present := map[string]bool{}
 	for _, n := range nodes {
 		if n.NodeClaim == nil {
 			continue
 		}
-		present[n.NodeClaim.Name] = true
 		for _, m := range strings.Split(n.NodeClaim.Annotations[v1.ReplacementForAnnotationKey], ",") {
 			if m != "" {
 				byMember[m] = append(byMember[m], n)
 			}
+		}
+	}
+	return byMember
+}
+
+// readyMembers counts the members (NodeClaims a wave replaced) whose
+// replacements are all ready: registered and initialized, the Node Ready
+// and every pod on it Ready. A member replaced by nothing (its pods fit
+// elsewhere) is ready once it is gone.
+func readyMembers(nodes []*state.StateNode, byMember map[string][]*state.StateNode, members []string) int {
+	present := map[string]bool{}
+	for _, n := range nodes {
+		if n.NodeClaim != nil {
+			present[n.NodeClaim.Name] = true
 		}
 	}
 	ready := 0
@@ -96,6 +118,32 @@ func readyMembers(nodes []*state.StateNode, members []string) int {
 		}
 	}
 	return ready
+}
+
+// failingReplacement says why a replacement of the wave's members has
+// failed while the wave waits for it or bakes: node repair would replace
+// it now (a covered condition held past its toleration; health is nil when
+// node repair is off), or a pod on it is crash-looping. Either stops the
+// rollout before the next wave.
+func failingReplacement(byMember map[string][]*state.StateNode, members []string, health *repair.Matcher, now time.Time) string {
+	for _, m := range members {
+		for _, n := range byMember[m] {
+			if n.Node == nil || n.Deleting() {
+				continue
+			}
+			if health != nil {
+				if r := health.Resolve(n.Node, now); r.Eligible {
+					return fmt.Sprintf("replacement %s of %s needs node repair (%s=%s)", n.Node.Name, m, r.Condition, r.Status)
+				}
+			}
+			for _, p := range n.Pods {
+				if pods.IsCrashLooping(p) {
+					return fmt.Sprintf("pod %s/%s is crash-looping on replacement %s of %s", p.Namespace, p.Name, n.Node.Name, m)
+				}
+			}
+		}
+	}
+	return ""
 }
 
 func replacementReady(n *state.StateNode) bool {
@@ -182,7 +230,12 @@ func (c *Controller) stopRollout(ctx context.Context, cmd *Command, cause error)
 			log.FromContext(ctx).Error(err, "stopping the drift rollout", "nodepool", pool.Name)
 			continue
 		}
-		c.recorder.Warning(pool, reasonDriftRolloutStopped, actionDisrupt,
-			"Drift rollout stopped: %s; no further drifted node is replaced until the nodepool or its node class changes", why)
+		c.announceRolloutStopped(pool, why)
 	}
+}
+
+// announceRolloutStopped tells the pool that its drift rollout stopped.
+func (c *Controller) announceRolloutStopped(pool *v1.NodePool, why string) {
+	c.recorder.Warning(pool, reasonDriftRolloutStopped, actionDisrupt,
+		"Drift rollout stopped: %s; no further drifted node is replaced until the nodepool or its node class changes", why)
 }

@@ -2,16 +2,22 @@ package disruption
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sevents "k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/repair"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/rollout"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/events"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 )
 
@@ -113,5 +119,100 @@ func TestRolloutResumesAtTheSameWaveAfterRestart(t *testing.T) {
 	}
 	if got := step(now.Add(17*time.Minute), replacement).DriftAllowed[pool.Name]; got != 5 {
 		t.Fatalf("after the bake %d may start, want the budget: 100%% of the 5 nodes", got)
+	}
+}
+
+// TestRolloutStopsOnAFailingReplacement: while the canary waits or
+// bakes, a replacement that node repair would replace now, or one with a
+// crash-looping pod, stops the rollout with a Warning on the pool; one that
+// is not Ready yet within the repair toleration does not.
+func TestRolloutStopsOnAFailingReplacement(t *testing.T) {
+	kube := apiserver(t)
+	ctx := context.Background()
+	health, err := repair.NewMatcher([]cloud.RepairPolicy{
+		{ConditionType: corev1.NodeReady, ConditionStatus: corev1.ConditionFalse, TolerationDuration: 30 * time.Minute, Action: cloud.ReplaceNode},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashLooping := func(p *corev1.Pod) {
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}}
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", RestartCount: 4,
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}}
+	}
+	for i, tc := range []struct {
+		name     string
+		notReady time.Duration // how long the replacement's Node has been Ready=False; 0 is Ready
+		pod      podOpt
+		want     string // in the stop reason; "" is not stopped
+	}{
+		{"not ready within the toleration", time.Minute, nil, ""},
+		{"needs node repair", 31 * time.Minute, nil, "needs node repair (Ready=False)"},
+		{"crash-looping pod", 0, crashLooping, "is crash-looping on replacement"},
+		{"healthy pod", 0, func(*corev1.Pod) {}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pool := mkPool(fmt.Sprintf("stop-%d", i), poolAnnotated(v1.DriftRolloutAnnotationKey, "canary=1,bake=15m"))
+			if err := kube.Create(ctx, pool); err != nil {
+				t.Fatal(err)
+			}
+			f := k8sevents.NewFakeRecorder(10)
+			c := &Controller{kube: kube, clock: clocktesting.NewFakeClock(now), lastEvents: map[string]eventMemo{}, recorder: events.NewRecorder(f)}
+			step := func(extra ...*state.StateNode) *Env {
+				np := &v1.NodePool{}
+				if err := kube.Get(ctx, client.ObjectKey{Name: pool.Name}, np); err != nil {
+					t.Fatal(err)
+				}
+				nodes := []*state.StateNode{
+					mkNode("a", np, 0, 4, v1.CapacityTypeOnDemand, nil, drifted(now.Add(-time.Hour))),
+					mkNode("b", np, 0, 4, v1.CapacityTypeOnDemand, nil, drifted(now.Add(-time.Hour))),
+				}
+				env := mkEnv([]*v1.NodePool{np}, append(nodes, extra...), 1)
+				env.Repair = health
+				c.stepRollouts(ctx, env, map[string]string{np.Name: "v2"})
+				return env
+			}
+			env := step()
+			cmd := &Command{Method: MethodDrift, Candidates: []*Candidate{{StateNode: env.Snapshot.Nodes[0], Pool: env.Snapshot.NodePools[0]}}}
+			if err := c.startInRollout(ctx, env, cmd); err != nil {
+				t.Fatal(err)
+			}
+
+			var pods []*corev1.Pod
+			if tc.pod != nil {
+				pods = append(pods, mkPod("1", tc.pod))
+			}
+			replacement := mkNode("a2", pool, 0, 4, v1.CapacityTypeOnDemand, pods)
+			replacement.NodeClaim.Annotations = map[string]string{v1.ReplacementForAnnotationKey: "a"}
+			ready := corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionTrue}
+			if tc.notReady > 0 {
+				ready = corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionFalse, LastTransitionTime: metav1.NewTime(now.Add(-tc.notReady))}
+				replacement.Node.CreationTimestamp = metav1.NewTime(now.Add(-time.Hour))
+			}
+			replacement.Node.Status.Conditions = []corev1.NodeCondition{ready}
+			allowed := step(replacement).DriftAllowed[pool.Name]
+
+			np := &v1.NodePool{}
+			if err := kube.Get(ctx, client.ObjectKey{Name: pool.Name}, np); err != nil {
+				t.Fatal(err)
+			}
+			st := rollout.ParseState(np.Annotations[v1.DriftRolloutStateAnnotationKey])
+			var got []string
+			for len(f.Events) > 0 {
+				got = append(got, <-f.Events)
+			}
+			if tc.want == "" {
+				if st.Failed != "" || len(got) != 0 {
+					t.Fatalf("stopped: %q, events %q", st.Failed, got)
+				}
+				return
+			}
+			if !strings.Contains(st.Failed, tc.want) || allowed != 0 {
+				t.Fatalf("rollout state %+v, %d allowed; want stopped with %q", st, allowed, tc.want)
+			}
+			if len(got) != 1 || !strings.Contains(got[0], reasonDriftRolloutStopped) || !strings.Contains(got[0], tc.want) {
+				t.Fatalf("events %q, want one %s naming %q", got, reasonDriftRolloutStopped, tc.want)
+			}
+		})
 	}
 }

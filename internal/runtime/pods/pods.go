@@ -91,3 +91,17 @@ func DoNotDisrupt(pod *corev1.Pod, now time.Time) bool {
 	p, _ := HasDoNotDisrupt(pod, now)
 	return p
 }
+
+// IsCrashLooping says whether one of the pod's containers (init containers
+// included) is waiting in CrashLoopBackOff, as the kubelet reports a
+// container that keeps exiting.
+func IsCrashLooping(pod *corev1.Pod) bool {
+	for _, statuses := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for _, s := range statuses {
+			if s.State.Waiting != nil && s.State.Waiting.Reason == "CrashLoopBackOff" {
+				return true
+			}
+		}
+	}
+	return false
+}
