@@ -50,10 +50,7 @@ func TestLowerBoundCostParallelShapes(t *testing.T) {
 // TestLPLowerBoundForPodsSameRatio: pods that all ask 2Gi per CPU make
 // every type's usable capacity parallel to the demand.
 func TestLPLowerBoundForPodsSameRatio(t *testing.T) {
-	types, err := loadFixture("testdata/catalog.json.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
+	types := catalogFixture(t)
 	var pods []*corev1.Pod
 	for i, sz := range [][2]string{{"250m", "512Mi"}, {"500m", "1Gi"}, {"1", "2Gi"}, {"2", "4Gi"}} {
 		for j := 0; j < 25; j++ {
