@@ -140,6 +140,22 @@ func BenchmarkGeneric(b *testing.B) {
 	}
 }
 
+// BenchmarkGenericKarpenter is the generic mix exactly as Karpenter's
+// benchmark generator makes it (makeGenericPods: a random "my-label" value
+// drawn before each pod's requests), on the real catalog with burstable
+// types at full CPU, as Karpenter counts them: the row to compare with
+// Karpenter's own plan of the same pods (hack/karpbench -mix generic).
+func BenchmarkGenericKarpenter(b *testing.B) {
+	its := catalogFixture(b)
+	for _, n := range []int{1000, 5000} {
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+			runBench(b, func() Input {
+				return Input{NodePools: []*NodePool{benchPool(its)}, Pods: benchfixture.GenericPods(n, rand.New(rand.NewSource(42)))}
+			}, true)
+		})
+	}
+}
+
 // rootVolumeHourly is what the default 20 GiB gp3 root volume of an AL2023
 // node costs per hour at us-east-1's list price ($0.08 per GB-month, 730
 // hours a month): the cloud provider adds it to every offering's price.
