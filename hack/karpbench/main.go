@@ -1,0 +1,131 @@
+// Command karpbench solves the same pending pods with Karpenter v1.15's
+// provisioning scheduler and with Joist's solver, on the real EC2 catalog
+// the solver's benchmarks use, and prints both times and their ratio.
+//
+// Karpenter is driven as its own scheduling benchmark drives it (one
+// NodePool with large limits, no existing nodes, a controller-runtime fake
+// client with no objects), except that each run gets a fresh scheduler and
+// only Solve is timed. Joist's time is one whole Solve: it builds its
+// topology and catalog view inside.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/joistdev/terraform-provider-joist/hack/benchfixture"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
+)
+
+func main() {
+	sizes := flag.String("pods", "1000,5000,20000", "comma-separated pod counts")
+	mix := flag.String("mix", "diverse", "pod mix: diverse (makeDiversePods) or generic (makeGenericPods)")
+	budget := flag.Duration("budget", 5*time.Second, "time to spend per solver and size after the first run (at least one run each)")
+	flag.Parse()
+	if err := run(*sizes, *mix, *budget); err != nil {
+		fmt.Fprintln(os.Stderr, "karpbench:", err)
+		os.Exit(1)
+	}
+}
+
+type result struct {
+	median time.Duration
+	runs   int
+	nodes  int
+	cost   float64
+	failed int
+}
+
+func run(sizes, mix string, budget time.Duration) error {
+	its, err := benchfixture.InstanceTypes()
+	if err != nil {
+		return err
+	}
+	gen := map[string]func(int, *rand.Rand) []*corev1.Pod{"diverse": benchfixture.DiversePods, "generic": benchfixture.GenericPods}[mix]
+	if gen == nil {
+		return fmt.Errorf("unknown mix %q", mix)
+	}
+	karp := newKarpenter(its)
+	tw := tabwriter.NewWriter(os.Stdout, 0, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "mix\tpods\tkarpenter ms\truns\tnodes\t$/h\tunplaced\tjoist ms\truns\tnodes\t$/h\tunplaced\tratio\t\n")
+	for _, field := range strings.Split(sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(field))
+		if err != nil {
+			return fmt.Errorf("pods %q: %w", field, err)
+		}
+		// Both solvers get the same pods; each run gets a fresh copy, since
+		// neither promises to leave its input alone.
+		pods := gen(n, rand.New(rand.NewSource(42)))
+		k, err := measure(budget, func() (result, error) { return karp.solve(context.Background(), deepCopy(pods)) })
+		if err != nil {
+			return fmt.Errorf("karpenter at %d pods: %w", n, err)
+		}
+		j, err := measure(budget, func() (result, error) { return joistSolve(its, deepCopy(pods)) })
+		if err != nil {
+			return fmt.Errorf("joist at %d pods: %w", n, err)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%d\t%d\t%.2f\t%d\t%.1f\t%d\t%d\t%.2f\t%d\t%.0fx\t\n", mix, n,
+			ms(k.median), k.runs, k.nodes, k.cost, k.failed, ms(j.median), j.runs, j.nodes, j.cost, j.failed,
+			float64(k.median)/float64(j.median))
+		tw.Flush()
+	}
+	fmt.Println("\nms: median wall time of one solve; ratio: Karpenter's median over Joist's, same process, same input.")
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func deepCopy(pods []*corev1.Pod) []*corev1.Pod {
+	out := make([]*corev1.Pod, len(pods))
+	for i, p := range pods {
+		out[i] = p.DeepCopy()
+	}
+	return out
+}
+
+// measure runs solve at least once and until budget is spent (at most 25
+// runs), and returns the median run with the first run's plan.
+func measure(budget time.Duration, solve func() (result, error)) (result, error) {
+	var first result
+	var times []time.Duration
+	start := time.Now()
+	for len(times) == 0 || (time.Since(start) < budget && len(times) < 25) {
+		t0 := time.Now()
+		r, err := solve()
+		d := time.Since(t0)
+		if err != nil {
+			return result{}, err
+		}
+		if r.median > 0 { // the solver timed itself, leaving setup out
+			d = r.median
+		}
+		if len(times) == 0 {
+			first = r
+		}
+		times = append(times, d)
+	}
+	slices.Sort(times)
+	first.median, first.runs = times[len(times)/2], len(times)
+	return first, nil
+}
+
+// joistSolve is one provisioning solve as the benchmarks run it: the
+// fixture's types in one on-demand NodePool with large limits.
+func joistSolve(its []*scheduling.InstanceType, pods []*corev1.Pod) (result, error) {
+	in := scheduling.Input{NodePools: []*scheduling.NodePool{benchfixture.NodePool(its)}, Pods: pods}
+	plan, err := scheduling.Solve(in)
+	if err != nil {
+		return result{}, err
+	}
+	return result{nodes: len(plan.NewClaims), cost: plan.Cost(), failed: len(plan.Errors)}, nil
+}
