@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -102,13 +101,12 @@ func (k *karpenter) solve(ctx context.Context, pods []*corev1.Pod) (result, erro
 	}
 	s := ksched.NewScheduler(ctx, client, []*v1.NodePool{k.nodePool}, cluster, nil, topology, byPool, nil,
 		events.NewRecorder(&record.FakeRecorder{}), clk, nil, nil, ksched.NumConcurrentReconciles(5))
-	start := time.Now()
-	res, err := s.Solve(ctx, pods)
-	elapsed := time.Since(start)
+	var res ksched.Results
+	wall, cpu := timed(func() { res, err = s.Solve(ctx, pods) })
 	if err != nil {
 		return result{}, err
 	}
-	r := result{median: elapsed, nodes: len(res.NewNodeClaims), failed: len(res.PodErrors)}
+	r := result{wall: wall, cpu: cpu, nodes: len(res.NewNodeClaims), failed: len(res.PodErrors)}
 	for _, nc := range res.NewNodeClaims {
 		price, err := cheapest(nc)
 		if err != nil {

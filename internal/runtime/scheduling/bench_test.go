@@ -98,17 +98,7 @@ func runBench(b *testing.B, build func() Input, lpBound bool) {
 	b.ReportMetric(plan.Cost(), "$/h")
 	b.ReportMetric(float64(len(plan.Errors)), "unplaced")
 	if lpBound {
-		var its []*InstanceType
-		for _, it := range in.NodePools[0].InstanceTypes {
-			cp := *it
-			cp.Offerings = nil
-			for _, o := range it.Offerings {
-				if o.CapacityType == CapacityTypeOnDemand {
-					cp.Offerings = append(cp.Offerings, o)
-				}
-			}
-			its = append(its, &cp)
-		}
+		its := withOnDemandOnly(in.NodePools[0].InstanceTypes)
 		demand := corev1.ResourceList{}
 		for _, p := range in.Pods {
 			AddResources(demand, PodRequests(p))
@@ -116,6 +106,23 @@ func runBench(b *testing.B, build func() Input, lpBound bool) {
 		b.ReportMetric(plan.Cost()/oracle.LPLowerBound(its, demand), "xLP")
 		b.ReportMetric(plan.Cost()/oracle.LPLowerBoundForPods(its, in.Pods), "xLPfit")
 	}
+}
+
+// withOnDemandOnly returns copies of its with their on-demand offerings
+// only: the benchmarks' pool buys nothing else.
+func withOnDemandOnly(its []*InstanceType) []*InstanceType {
+	out := make([]*InstanceType, 0, len(its))
+	for _, it := range its {
+		cp := *it
+		cp.Offerings = nil
+		for _, o := range it.Offerings {
+			if o.CapacityType == CapacityTypeOnDemand {
+				cp.Offerings = append(cp.Offerings, o)
+			}
+		}
+		out = append(out, &cp)
+	}
+	return out
 }
 
 func BenchmarkDiverse(b *testing.B) {
