@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,8 +33,21 @@ func main() {
 	sizes := flag.String("pods", "1000,5000,20000", "comma-separated pod counts")
 	mix := flag.String("mix", "diverse", "pod mix: diverse (makeDiversePods) or generic (makeGenericPods)")
 	budget := flag.Duration("budget", 5*time.Second, "time to spend per solver and size after the first run (at least one run each)")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (both solvers) to this file")
 	flag.Parse()
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "karpbench:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if err := run(*sizes, *mix, *budget); err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "karpbench:", err)
 		os.Exit(1)
 	}
