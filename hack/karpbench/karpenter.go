@@ -107,6 +107,10 @@ func (k *karpenter) solve(ctx context.Context, pods []*corev1.Pod) (result, erro
 		return result{}, err
 	}
 	r := result{wall: wall, cpu: cpu, nodes: len(res.NewNodeClaims), failed: len(res.PodErrors)}
+	for pod, err := range res.PodErrors {
+		r.sample = fmt.Sprintf("%s: %v", pod.Name, err)
+		break
+	}
 	for _, nc := range res.NewNodeClaims {
 		price, err := cheapest(nc)
 		if err != nil {

@@ -60,6 +60,7 @@ type result struct {
 	nodes  int
 	cost   float64
 	failed int
+	sample string // one unplaced pod and why
 }
 
 func run(sizes, mix string, budget time.Duration) error {
@@ -94,6 +95,14 @@ func run(sizes, mix string, budget time.Duration) error {
 			ms(k.wall), ms(k.cpu), k.runs, k.nodes, k.cost, k.failed, ms(j.wall), ms(j.cpu), j.runs, j.nodes, j.cost, j.failed,
 			float64(k.wall)/float64(j.wall), float64(k.cpu)/float64(j.cpu))
 		tw.Flush()
+		for _, r := range []struct {
+			name string
+			result
+		}{{"karpenter", k}, {"joist", j}} {
+			if r.sample != "" {
+				fmt.Fprintf(os.Stderr, "%s left %d pods unplaced at %d pods, e.g. %s\n", r.name, r.failed, n, r.sample)
+			}
+		}
 	}
 	fmt.Println("\nms: median wall time of one solve; cpu-ms: median process CPU time of one solve (all goroutines, GC included);")
 	fmt.Println("ratio, cpu ratio: Karpenter's median over Joist's, same process, same input.")
@@ -163,5 +172,9 @@ func joistSolve(its []*scheduling.InstanceType, pods []*corev1.Pod) (result, err
 	if err != nil {
 		return result{}, err
 	}
-	return result{wall: wall, cpu: cpu, nodes: len(plan.NewClaims), cost: plan.Cost(), failed: len(plan.Errors)}, nil
+	r := result{wall: wall, cpu: cpu, nodes: len(plan.NewClaims), cost: plan.Cost(), failed: len(plan.Errors)}
+	if len(plan.Errors) > 0 {
+		r.sample = fmt.Sprintf("%s: %v", plan.Errors[0].Pod.Name, plan.Errors[0].Err)
+	}
+	return r, nil
 }
