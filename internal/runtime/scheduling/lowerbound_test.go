@@ -94,11 +94,11 @@ func TestLowerBoundCostOnNodes(t *testing.T) {
 }
 
 // TestGenericKarpenterOnAThirdOfTheNodes: Karpenter's generic mix of 5,000
-// pods on the fixture catalog (GenericKarpenter; about 1,930 nodes from
-// either solver, $69.4/h) cannot go on a third of the nodes for anywhere
-// near the price: with burstable types at full CPU, two vCPU for a few
-// cents make many small nodes the cheap plan, and even the linear
-// relaxation on 643 nodes costs over $80/h.
+// pods on the fixture catalog (GenericKarpenter: 1,916 nodes, $69.29/h)
+// cannot go on a third of the nodes for anywhere near the price: with
+// burstable types at full CPU, two vCPU for a few cents make many small
+// nodes the cheap plan, and even the linear relaxation on 643 nodes costs
+// over $80/h.
 func TestGenericKarpenterOnAThirdOfTheNodes(t *testing.T) {
 	its := withOnDemandOnly(catalogFixture(t))
 	pods := benchfixture.GenericPods(5000, rand.New(rand.NewSource(42)))
