@@ -45,6 +45,9 @@ type Provisioner struct {
 	recorder *events.Recorder
 	clock    clock.Clock
 	opts     Options
+	// catalogs keeps the instance-type index from pass to pass while the
+	// cloud provider lists the same types.
+	catalogs scheduling.CatalogCache
 }
 
 // NewProvisioner wires the provisioner.
@@ -111,6 +114,7 @@ func (p *Provisioner) Schedule(ctx context.Context) (*Result, error) {
 			return nil, err
 		}
 		t0 := p.clock.Now()
+		in.Catalog = p.catalogs.For(in.NodePools)
 		plan, err := scheduling.Solve(*in)
 		if err != nil {
 			return nil, fmt.Errorf("solving for %d pods: %w", len(pods), err)

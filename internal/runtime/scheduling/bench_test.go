@@ -10,55 +10,26 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/joistdev/terraform-provider-joist/hack/benchfixture"
 	. "github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling/oracle"
 )
 
 // The benchmark mixes follow Karpenter's scheduling benchmark: 400 instance
-// types, CPU from {100m,250m,500m,1,1.5} and memory from
-// {100Mi,256Mi,512Mi,1Gi,2Gi,4Gi}, seeded RNG 42.
+// types, requests from benchfixture's sizes, seeded RNG 42.
 
 var (
-	benchCPU = []string{"100m", "250m", "500m", "1", "1.5"}
-	benchMem = []string{"100Mi", "256Mi", "512Mi", "1Gi", "2Gi", "4Gi"}
+	benchCPU = benchfixture.PodCPU
+	benchMem = benchfixture.PodMemory
 )
 
 func randomSized(r *rand.Rand, name string, opts ...podOpt) *corev1.Pod {
 	return mkPod(name, benchCPU[r.Intn(len(benchCPU))], benchMem[r.Intn(len(benchMem))], opts...)
 }
 
-// diversePods follows Karpenter's benchmark generator (makeDiversePods)
-// kind for kind, with one RNG drawn in the same order: a fifth each of
-// generic pods, zonal spread and hostname spread (maxSkew 1, DoNotSchedule,
-// the pod's label and the spread's selector drawn independently from seven
-// values, so a spread need not select its own pod), zonal self affinity over
-// seven label values, and hostname anti-affinity among all "app: nginx"
-// pods; the remainder is generic.
-func diversePods(n int, r *rand.Rand) []*corev1.Pod {
-	value := func() string { return string(rune('a' + r.Intn(7))) }
-	per := n / 5
-	var out []*corev1.Pod
-	for i := 0; i < per; i++ {
-		out = append(out, randomSized(r, fmt.Sprintf("generic-%d", i), withLabels("my-label", value())))
-	}
-	for _, key := range []string{labelZone, labelHostname} {
-		for i := 0; i < per; i++ {
-			own, sel := value(), value()
-			out = append(out, randomSized(r, fmt.Sprintf("spread-%s-%d", key, i), withLabels("my-label", own), withSpread(key, 1, corev1.DoNotSchedule, "my-label", sel)))
-		}
-	}
-	for i := 0; i < per; i++ {
-		v := value()
-		out = append(out, randomSized(r, fmt.Sprintf("affinity-%d", i), withLabels("my-affininity", v), withPodAffinity(term(labelZone, "my-affininity", v))))
-	}
-	for i := 0; i < per; i++ {
-		out = append(out, randomSized(r, fmt.Sprintf("anti-%d", i), withLabels("app", "nginx"), withAntiAffinity(term(labelHostname, "app", "nginx"))))
-	}
-	for i := len(out); i < n; i++ {
-		out = append(out, randomSized(r, fmt.Sprintf("generic-%d", i), withLabels("my-label", value())))
-	}
-	return out
-}
+// diversePods is Karpenter's benchmark mix (makeDiversePods), from the
+// generator the side-by-side harness (hack/karpbench) gives both solvers.
+func diversePods(n int, r *rand.Rand) []*corev1.Pod { return benchfixture.DiversePods(n, r) }
 
 func genericPods(n int, r *rand.Rand) []*corev1.Pod {
 	out := make([]*corev1.Pod, n)
@@ -68,11 +39,7 @@ func genericPods(n int, r *rand.Rand) []*corev1.Pod {
 	return out
 }
 
-func benchPool(its []*InstanceType) *NodePool {
-	p := mkPool("default", its, expr(labelCapacityType, corev1.NodeSelectorOpIn, CapacityTypeOnDemand))
-	p.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10000000"), corev1.ResourceMemory: resource.MustParse("10000000Gi")}
-	return p
-}
+func benchPool(its []*InstanceType) *NodePool { return benchfixture.NodePool(its) }
 
 // deploymentsInput: 30 deployments of mixed sizes, two daemonsets and three
 // NodePools of different weights (a small high-weight arm64 pool with a
@@ -131,17 +98,7 @@ func runBench(b *testing.B, build func() Input, lpBound bool) {
 	b.ReportMetric(plan.Cost(), "$/h")
 	b.ReportMetric(float64(len(plan.Errors)), "unplaced")
 	if lpBound {
-		var its []*InstanceType
-		for _, it := range in.NodePools[0].InstanceTypes {
-			cp := *it
-			cp.Offerings = nil
-			for _, o := range it.Offerings {
-				if o.CapacityType == CapacityTypeOnDemand {
-					cp.Offerings = append(cp.Offerings, o)
-				}
-			}
-			its = append(its, &cp)
-		}
+		its := withOnDemandOnly(in.NodePools[0].InstanceTypes)
 		demand := corev1.ResourceList{}
 		for _, p := range in.Pods {
 			AddResources(demand, PodRequests(p))
@@ -149,6 +106,23 @@ func runBench(b *testing.B, build func() Input, lpBound bool) {
 		b.ReportMetric(plan.Cost()/oracle.LPLowerBound(its, demand), "xLP")
 		b.ReportMetric(plan.Cost()/oracle.LPLowerBoundForPods(its, in.Pods), "xLPfit")
 	}
+}
+
+// withOnDemandOnly returns copies of its with their on-demand offerings
+// only: the benchmarks' pool buys nothing else.
+func withOnDemandOnly(its []*InstanceType) []*InstanceType {
+	out := make([]*InstanceType, 0, len(its))
+	for _, it := range its {
+		cp := *it
+		cp.Offerings = nil
+		for _, o := range it.Offerings {
+			if o.CapacityType == CapacityTypeOnDemand {
+				cp.Offerings = append(cp.Offerings, o)
+			}
+		}
+		out = append(out, &cp)
+	}
+	return out
 }
 
 func BenchmarkDiverse(b *testing.B) {
@@ -168,6 +142,22 @@ func BenchmarkGeneric(b *testing.B) {
 		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
 			runBench(b, func() Input {
 				return Input{NodePools: []*NodePool{benchPool(its)}, Pods: genericPods(n, rand.New(rand.NewSource(42)))}
+			}, true)
+		})
+	}
+}
+
+// BenchmarkGenericKarpenter is the generic mix exactly as Karpenter's
+// benchmark generator makes it (makeGenericPods: a random "my-label" value
+// drawn before each pod's requests), on the real catalog with burstable
+// types at full CPU, as Karpenter counts them: the row to compare with
+// Karpenter's own plan of the same pods (hack/karpbench -mix generic).
+func BenchmarkGenericKarpenter(b *testing.B) {
+	its := catalogFixture(b)
+	for _, n := range []int{1000, 5000} {
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+			runBench(b, func() Input {
+				return Input{NodePools: []*NodePool{benchPool(its)}, Pods: benchfixture.GenericPods(n, rand.New(rand.NewSource(42)))}
 			}, true)
 		})
 	}

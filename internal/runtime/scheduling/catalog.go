@@ -3,6 +3,7 @@ package scheduling
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 
@@ -387,4 +388,37 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// CatalogCache keeps the last Catalog built for a caller that solves pass
+// after pass over the same NodePools (provisioning), and hands it out again
+// while the pools list the very same instance types in the same order: the
+// cloud provider lists new types whenever prices, availability or a node
+// class change, so the same types mean the same catalog. Safe for
+// concurrent use.
+type CatalogCache struct {
+	mu    sync.Mutex
+	types []*InstanceType
+	cat   *Catalog
+}
+
+// For returns the catalog of pools' instance types, built only when they
+// differ from the last call's; nil when it cannot be built (Solve then
+// builds its own and reports why).
+func (cc *CatalogCache) For(pools []*NodePool) *Catalog {
+	var types []*InstanceType
+	for _, p := range pools {
+		types = append(types, p.InstanceTypes...)
+	}
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if cc.cat == nil || !slices.Equal(types, cc.types) {
+		cat, err := NewCatalog(pools)
+		if err != nil {
+			cc.types, cc.cat = nil, nil
+			return nil
+		}
+		cc.types, cc.cat = types, cat
+	}
+	return cc.cat
 }

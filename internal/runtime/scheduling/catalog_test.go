@@ -106,3 +106,30 @@ func TestCatalogOfOtherTypesIsNotUsed(t *testing.T) {
 		}
 	}
 }
+
+// TestCatalogCacheKeepsCatalogWhileTypesAreTheSame: the cache hands out the
+// catalog it built while the pools list the same type objects in the same
+// order, and builds a new one when a type is replaced, added or reordered.
+func TestCatalogCacheKeepsCatalogWhileTypesAreTheSame(t *testing.T) {
+	a, b := mkType("a.large", "amd64", 2, 4, 0.10), mkType("b.large", "amd64", 4, 8, 0.15)
+	var cc CatalogCache
+	first := cc.For([]*NodePool{mkPool("default", []*InstanceType{a, b})})
+	if first == nil {
+		t.Fatal("no catalog")
+	}
+	// Another pass: new NodePool values over the same types.
+	if got := cc.For([]*NodePool{mkPool("default", []*InstanceType{a, b})}); got != first {
+		t.Fatal("the same types got a new catalog")
+	}
+	relisted := *a // the cloud provider lists a new generation of a type
+	for name, types := range map[string][]*InstanceType{
+		"replaced":  {&relisted, b},
+		"added":     {a, b, mkType("c.large", "amd64", 2, 4, 0.01)},
+		"reordered": {b, a},
+	} {
+		prev := cc.For([]*NodePool{mkPool("default", []*InstanceType{a, b})})
+		if got := cc.For([]*NodePool{mkPool("default", types)}); got == prev || got == nil {
+			t.Errorf("%s: kept the catalog of other types", name)
+		}
+	}
+}

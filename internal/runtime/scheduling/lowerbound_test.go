@@ -3,11 +3,13 @@ package scheduling_test
 import (
 	"fmt"
 	"math"
+	"math/rand"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/joistdev/terraform-provider-joist/hack/benchfixture"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling/oracle"
 )
 
@@ -50,10 +52,7 @@ func TestLowerBoundCostParallelShapes(t *testing.T) {
 // TestLPLowerBoundForPodsSameRatio: pods that all ask 2Gi per CPU make
 // every type's usable capacity parallel to the demand.
 func TestLPLowerBoundForPodsSameRatio(t *testing.T) {
-	types, err := loadFixture("testdata/catalog.json.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
+	types := catalogFixture(t)
 	var pods []*corev1.Pod
 	for i, sz := range [][2]string{{"250m", "512Mi"}, {"500m", "1Gi"}, {"1", "2Gi"}, {"2", "4Gi"}} {
 		for j := 0; j < 25; j++ {
@@ -69,5 +68,44 @@ func TestLPLowerBoundForPodsSameRatio(t *testing.T) {
 	got := oracle.LPLowerBoundForPods(types, pods)
 	if !(got > 0) || got < plain-1e-9 {
 		t.Fatalf("LPLowerBoundForPods = %v; want positive and at least the plain LP bound %v", got, plain)
+	}
+}
+
+// TestLowerBoundCostOnNodes: a small shape cheaper per unit than a large
+// one, and a cap on the node count that forces large ones in.
+func TestLowerBoundCostOnNodes(t *testing.T) {
+	opts := []oracle.BoundOption{
+		{Price: 1, CPUMillis: 2000, MemoryBytes: 2}, // $0.50 a unit
+		{Price: 3, CPUMillis: 4000, MemoryBytes: 4}, // $0.75 a unit
+	}
+	for _, tc := range []struct {
+		nodes, want float64
+	}{
+		{10, 4},          // four small ones; the cap does not bind
+		{3, 5},           // two small and one large
+		{2, 6},           // two large
+		{1, math.Inf(1)}, // one node holds at most half the demand
+	} {
+		got := oracle.LowerBoundCostOnNodes(opts, 8000, 8, tc.nodes)
+		if !(math.IsInf(tc.want, 1) && math.IsInf(got, 1)) && math.Abs(got-tc.want) > 1e-6 {
+			t.Errorf("at most %v nodes: %v, want %v", tc.nodes, got, tc.want)
+		}
+	}
+}
+
+// TestGenericKarpenterOnAThirdOfTheNodes: Karpenter's generic mix of 5,000
+// pods on the fixture catalog (GenericKarpenter: 1,916 nodes, $69.29/h)
+// cannot go on a third of the nodes for anywhere near the price: with
+// burstable types at full CPU, two vCPU for a few cents make many small
+// nodes the cheap plan, and even the linear relaxation on 643 nodes costs
+// over $80/h.
+func TestGenericKarpenterOnAThirdOfTheNodes(t *testing.T) {
+	its := withOnDemandOnly(catalogFixture(t))
+	pods := benchfixture.GenericPods(5000, rand.New(rand.NewSource(42)))
+	free := oracle.LPLowerBoundForPods(its, pods)
+	third := oracle.LPLowerBoundForPodsOnNodes(its, pods, 643)
+	t.Logf("LP bound: any node count $%.2f/h, at most 643 nodes $%.2f/h", free, third)
+	if !(third > 80) || !(third > free) {
+		t.Fatalf("bound on 643 nodes $%.2f/h (any count $%.2f/h), want over $80/h", third, free)
 	}
 }

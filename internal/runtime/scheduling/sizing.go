@@ -16,6 +16,14 @@ import (
 // sizingCandidates bounds how many types are simulated per new claim.
 const sizingCandidates = 16
 
+// fillCredit is the value a fill simulation credits each pod on top of its
+// demand share (see take); tieTolerance is how close to the best fill per
+// dollar a type counts as tied.
+const (
+	fillCredit   = 1e-12
+	tieTolerance = 1e-9
+)
+
 type sizingCand struct {
 	t            int
 	price, ratio float64
@@ -57,13 +65,21 @@ func (s *solver) chooseTarget(c *class, ps *poolState, types bitset, slots uint6
 	free := s.scratch()
 	bestScore := 0.0
 	for i := range cands {
+		// A fill is worth at most the node's whole room (plus the per-pod
+		// tie credit), and cands come best bound first: once the bound is
+		// below the tie tolerance of the best fill, no later type can win,
+		// so their fills are not simulated.
+		if bound := cands[i].ratio + float64(ps.allocD[cands[i].t][resPods])*fillCredit/cands[i].price; bound < bestScore*(1-tieTolerance) {
+			cands = cands[:i]
+			break
+		}
 		cands[i].ratio = s.simulateFill(c, ps, cands[i].t, perClaim, free, value) / cands[i].price
 		bestScore = max(bestScore, cands[i].ratio)
 	}
 	// Ties go to the larger type: fewer nodes for the same efficiency.
 	best := -1
 	for i, cd := range cands {
-		if cd.ratio >= bestScore*(1-1e-9) && (best < 0 || cd.price > cands[best].price) {
+		if cd.ratio >= bestScore*(1-tieTolerance) && (best < 0 || cd.price > cands[best].price) {
 			best = i
 		}
 	}
@@ -387,7 +403,7 @@ func (s *solver) take(c, o *class, free []int64, limit int, value func([]int64) 
 		}
 	}
 	// A small per-pod credit breaks ties towards holding more pods.
-	return float64(k) * (value(o.req) + 1e-12)
+	return float64(k) * (value(o.req) + fillCredit)
 }
 
 // classRun is a maximal stretch of the queue order whose classes request the

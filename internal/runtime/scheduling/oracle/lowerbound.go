@@ -29,6 +29,52 @@ func LowerBoundCost(options []BoundOption, cpu, memory float64) float64 {
 	return cost
 }
 
+// LowerBoundCostOnNodes is LowerBoundCost with at most nodes options
+// bought in all (Σ x_t ≤ nodes); +Inf when that many cannot cover the
+// demand. By LP duality it is the largest, over λ ≥ 0, of LowerBoundCost
+// with every price raised by λ, less λ·nodes. Every λ gives a lower bound,
+// so the search over λ only decides how tight it is; the function is
+// concave in λ, so a ternary search finds its maximum.
+func LowerBoundCostOnNodes(options []BoundOption, cpu, memory, nodes float64) float64 {
+	shifted := func(by func(BoundOption) float64) []BoundOption {
+		out := make([]BoundOption, len(options))
+		for i, o := range options {
+			out[i] = o
+			out[i].Price = by(o)
+		}
+		return out
+	}
+	// The fewest nodes that cover the demand: the LP with every price 1.
+	unit := func(o BoundOption) float64 {
+		if math.IsInf(o.Price, 1) {
+			return o.Price
+		}
+		return 1
+	}
+	if LowerBoundCost(shifted(unit), cpu, memory) > nodes*(1+1e-9) {
+		return math.Inf(1)
+	}
+	dual := func(lambda float64) float64 {
+		return LowerBoundCost(shifted(func(o BoundOption) float64 { return o.Price + lambda }), cpu, memory) - lambda*nodes
+	}
+	hi := 0.0
+	for _, o := range options {
+		if !math.IsInf(o.Price, 1) {
+			hi = max(hi, o.Price)
+		}
+	}
+	lo, hi := 0.0, 1000*(hi+1)
+	for range 100 {
+		a, b := lo+(hi-lo)/3, hi-(hi-lo)/3
+		if dual(a) < dual(b) {
+			lo = a
+		} else {
+			hi = b
+		}
+	}
+	return max(dual(0), dual((lo+hi)/2))
+}
+
 // solveLP returns the optimum of the relaxation and its basis: the indices
 // of the one or two options used (b = -1 for a single option, a = -1 when
 // nothing helps).
@@ -107,6 +153,21 @@ func LPLowerBound(types []*scheduling.InstanceType, demand corev1.ResourceList) 
 // types whose CPU or memory no pod can use (tiny burstables, memory-only
 // shapes).
 func LPLowerBoundForPods(types []*scheduling.InstanceType, pods []*corev1.Pod) float64 {
+	opts, cpu, mem := podBoundOptions(types, pods)
+	return LowerBoundCost(opts, cpu, mem)
+}
+
+// LPLowerBoundForPodsOnNodes is LPLowerBoundForPods for plans of at most
+// nodes new nodes: what fewer, larger nodes must cost at least.
+func LPLowerBoundForPodsOnNodes(types []*scheduling.InstanceType, pods []*corev1.Pod, nodes float64) float64 {
+	opts, cpu, mem := podBoundOptions(types, pods)
+	return LowerBoundCostOnNodes(opts, cpu, mem, nodes)
+}
+
+// podBoundOptions is each type at its cheapest available offering with the
+// CPU and memory pods can use of it (see LPLowerBoundForPods), and the
+// pods' total CPU and memory.
+func podBoundOptions(types []*scheduling.InstanceType, pods []*corev1.Pod) ([]BoundOption, float64, float64) {
 	type size struct{ cpu, mem float64 }
 	counts := map[size]float64{}
 	var demCPU, demMem float64
@@ -183,5 +244,5 @@ func LPLowerBoundForPods(types []*scheduling.InstanceType, pods []*corev1.Pod) f
 		um := min(m, knapsack(c, func(i item) (float64, float64) { return i.cpu, i.mem }), largest(func(i item) float64 { return i.mem }))
 		opts = append(opts, BoundOption{Price: price, CPUMillis: uc, MemoryBytes: um})
 	}
-	return LowerBoundCost(opts, demCPU, demMem)
+	return opts, demCPU, demMem
 }
