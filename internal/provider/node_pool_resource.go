@@ -41,7 +41,8 @@ func NewNodePoolResource() resource.Resource {
 		extras[k] = v
 	}
 	return &NodePoolResource{manifestResource{kind: nodePoolKind(), typeName: "joist_node_pool", extras: extras,
-		annotations: func(attrs map[string]attr.Value) map[string]string { a, _ := controlAnnotations(attrs); return a }}}
+		annotations:     func(attrs map[string]attr.Value) map[string]string { a, _ := controlAnnotations(attrs); return a },
+		readAnnotations: controlsFromAnnotations}}
 }
 
 // largeStaticReplicas is the replicas above which a static pool without
