@@ -102,7 +102,9 @@ type BreakerPolicy struct {
 	Window   time.Duration
 }
 
-func (p BreakerPolicy) String() string { return fmt.Sprintf("%d/%s", p.Failures, ShortDuration(p.Window)) }
+func (p BreakerPolicy) String() string {
+	return fmt.Sprintf("%d/%s", p.Failures, ShortDuration(p.Window))
+}
 
 // ShortDuration spells d as people write it ("15m", "1h30m", not
 // "15m0s"), so a control read back from its annotation matches the
