@@ -141,7 +141,11 @@ func (r *NodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if !resp.Diagnostics.HasError() {
 		r.warnRename(ctx, plan, state, &resp.Diagnostics)
 	}
-	if resp.Diagnostics.HasError() || !r.specChanged(plan, state) {
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	holds := r.warnHolds(plan, state, &resp.Diagnostics)
+	if !r.specChanged(plan, state) {
 		return
 	}
 	preview, err := r.previewDisruption(ctx, plan, state)
@@ -151,6 +155,7 @@ func (r *NodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 			fmt.Sprintf("The cluster could not be asked which nodes this change of node pool %s drifts: %v. The plan is otherwise unaffected.",
 				plan["name"].(basetypes.StringValue).ValueString(), err))
 	} else if preview != nil {
+		preview.Holds = holds
 		value = preview.value()
 		if preview.Drifted > 0 || preview.Total > 0 {
 			resp.Diagnostics.AddWarning("Disruption preview", preview.String())

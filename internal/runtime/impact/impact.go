@@ -59,6 +59,10 @@ type Input struct {
 	// PreferencePolicy and MinValuesPolicy are the controller's settings
 	// ("" for the defaults).
 	PreferencePolicy, MinValuesPolicy string
+	// NodeClassHashes and PlannedNodeClassHashes, when the change is to
+	// Planned's node class, are the class's hash annotations now and
+	// after: a new hash closes the pool's disruption breaker.
+	NodeClassHashes, PlannedNodeClassHashes map[string]string
 }
 
 // InstanceTypes are instance types by NodePool name.
@@ -91,6 +95,10 @@ type Result struct {
 	// are allowed at all while some are needed: see BudgetBlocked).
 	AllowedAtOnce, Waves int
 	BudgetBlocked        bool
+	// Holds keep the pool's drifted nodes in place after the change (a
+	// pause, an open breaker, the drift mode observe): none is replaced
+	// and there are no waves while one holds.
+	Holds []Hold
 	// Unplaceable are pods the change leaves with no pool that admits
 	// them: pods of replaced nodes, and pending pods placeable before it.
 	Unplaceable       int
@@ -160,7 +168,12 @@ func Predict(in Input) *Result {
 
 	// Solve with every drifted node gone; a node with a pod that finds no
 	// place is kept, as the controller keeps it, and the rest solved again.
+	// A held pool replaces none.
 	replaced := drifted
+	res.Holds = DriftHolds(in.Planned, current, in.NodeClassHashes, in.PlannedNodeClassHashes)
+	if len(res.Holds) > 0 {
+		replaced = map[string]bool{}
+	}
 	var plan *scheduling.Plan
 	for pass := range 2 {
 		plan = solve(after, append(moving(after.Nodes, replaced), pending...), typesAfter, opts, replaced)
