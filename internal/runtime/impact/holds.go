@@ -32,7 +32,7 @@ type Hold struct {
 // not lift. A pool's own breaker closes when the change gives the pool a
 // new spec identity or reset token (rollout.Record.For); classBefore and
 // classAfter are its node class's hash annotations before and after the
-// change (nil when the plan leaves the class alone).
+// change (equal, or both nil, when the plan leaves the class alone).
 func DriftHolds(planned, current *v1.NodePool, classBefore, classAfter map[string]string) []Hold {
 	controls, errs := v1.ParseDisruptionControls(planned.Annotations)
 	var out []Hold

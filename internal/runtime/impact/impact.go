@@ -59,10 +59,9 @@ type Input struct {
 	// PreferencePolicy and MinValuesPolicy are the controller's settings
 	// ("" for the defaults).
 	PreferencePolicy, MinValuesPolicy string
-	// NodeClassHashes and PlannedNodeClassHashes, when the change is to
-	// Planned's node class, are the class's hash annotations now and
-	// after: a new hash closes the pool's disruption breaker.
-	NodeClassHashes, PlannedNodeClassHashes map[string]string
+	// NodeClass, when not nil, is a change of Planned's EC2NodeClass
+	// (Planned itself unchanged).
+	NodeClass *NodeClassChange
 }
 
 // InstanceTypes are instance types by NodePool name.
@@ -150,7 +149,8 @@ func Predict(in Input) *Result {
 		}
 		ours = append(ours, n)
 		res.CostNow += nodePrice(n, typesBefore[name])
-		if current != nil && PlannedDrift(n.NodeClaim, in.Planned, current) != "" {
+		if current != nil && PlannedDrift(n.NodeClaim, in.Planned, current) != "" ||
+			in.NodeClass.Drift(n.NodeClaim, typeLabels(n.NodeClaim, typesBefore[name])) != "" {
 			drifted[n.Name()] = true
 		}
 	}
@@ -170,7 +170,8 @@ func Predict(in Input) *Result {
 	// place is kept, as the controller keeps it, and the rest solved again.
 	// A held pool replaces none.
 	replaced := drifted
-	res.Holds = DriftHolds(in.Planned, current, in.NodeClassHashes, in.PlannedNodeClassHashes)
+	classBefore, classAfter := in.NodeClass.hashes()
+	res.Holds = DriftHolds(in.Planned, current, classBefore, classAfter)
 	if len(res.Holds) > 0 {
 		replaced = map[string]bool{}
 	}

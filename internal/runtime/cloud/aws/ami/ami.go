@@ -18,7 +18,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/structhash"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awserr"
@@ -349,19 +348,4 @@ func requirementsKey(reqs []corev1.NodeSelectorRequirement) string {
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, ";")
-}
-
-// ForLabels returns the first (newest) AMI whose requirements an instance
-// type with these labels meets.
-func ForLabels(amis []awsv1.AMI, labels map[string]string) (awsv1.AMI, bool) {
-	for _, a := range amis {
-		reqs, err := requirements.FromNodeSelectorRequirements(a.Requirements, nil)
-		if err != nil {
-			continue
-		}
-		if reqs.MatchesLabels(labels) {
-			return a, true
-		}
-	}
-	return awsv1.AMI{}, false
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/structhash"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/ami"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/cache"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/placementgroup"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/pricing"
@@ -311,7 +310,7 @@ func (p *Provider) compute(nc *awsv1.EC2NodeClass, zones []string, pg *placement
 			continue // Windows Server runs on x86_64 only
 		}
 		labels[v1.LabelNodeClass] = nc.Name
-		if _, ok := ami.ForLabels(nc.Status.AMIs, labels); !ok {
+		if _, ok := awsv1.AMIForLabels(nc.Status.AMIs, labels); !ok {
 			continue
 		}
 		pgID := ""
