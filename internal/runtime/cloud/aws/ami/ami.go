@@ -349,3 +349,9 @@ func requirementsKey(reqs []corev1.NodeSelectorRequirement) string {
 	sort.Strings(parts)
 	return strings.Join(parts, ";")
 }
+
+// MinorVersion renders an API server's "1" and "36+" (as some
+// distributions report) as "1.36", the version the alias parameters name.
+func MinorVersion(major, minor string) string {
+	return major + "." + strings.TrimRight(minor, "+")
+}
