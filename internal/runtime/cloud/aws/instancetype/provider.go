@@ -299,7 +299,8 @@ func (p *Provider) compute(nc *awsv1.EC2NodeClass, zones []string, pg *placement
 	out := make([]*scheduling.InstanceType, 0, len(names))
 	for _, name := range names {
 		info := p.infos[name]
-		if !FitsNetworkInterfaces(info, nc.Spec.NetworkInterfaces) || !FitsLaunchOptions(info, nc.Spec) || !placementgroup.Supports(info, pg) {
+		if !FitsNetworkInterfaces(info, nc.Spec.NetworkInterfaces) || !FitsLaunchOptions(info, nc.Spec) || !placementgroup.Supports(info, pg) ||
+			!awsv1.FamilyRunsOn(family, name) {
 			continue
 		}
 		labels := LabelsFor(info, p.opts.Region, family)
