@@ -105,7 +105,9 @@ func (r *NodePoolResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 			"launch for unschedulable pods, and how it may disrupt them. Every field of the API is an attribute " +
 			"(`template`, `disruption`, `limits`, `weight`); the CRD's validation rules run at plan time. Changes " +
 			"apply in place; on update the plan warns how many existing nodes the change drifts and how many " +
-			"the disruption budgets replace at once.",
+			"the disruption budgets replace at once. While the live NodePool's voluntary disruption is halted by a disruption " +
+			"circuit breaker (`DisruptionHalted`) or paused (`DisruptionPaused`), every plan warns with the condition's reason " +
+			"and message and how to lift it, and the prediction replaces no drifted node.",
 		Attributes: attrs,
 	}
 }
