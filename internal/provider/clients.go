@@ -8,8 +8,11 @@ import (
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/ami"
 )
 
 // errNotKnownYet is returned while a client's settings depend on values
@@ -95,4 +98,24 @@ func (c *clients) kubeServer(ctx context.Context) (host string, ca []byte, err e
 		}
 	}
 	return c.rest.Host, ca, nil
+}
+
+// kubernetesVersion is the API server's minor version ("1.36"), which the
+// AMI aliases' parameters name.
+func (c *clients) kubernetesVersion(ctx context.Context) (string, error) {
+	if _, err := c.Kubernetes(ctx); err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	cfg := c.rest
+	c.mu.Unlock()
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return "", err
+	}
+	v, err := dc.ServerVersion()
+	if err != nil {
+		return "", fmt.Errorf("asking the API server for its version: %w", err)
+	}
+	return ami.MinorVersion(v.Major, v.Minor), nil
 }

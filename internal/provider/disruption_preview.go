@@ -43,6 +43,8 @@ func plannedDisruptionAttribute() schema.SingleNestedAttribute {
 type disruptionPreview struct {
 	Pool                          string
 	Drifted, Total, AllowedAtOnce int
+	// Holds keep the drifted nodes in place after the change.
+	Holds []impact.Hold
 }
 
 func (p *disruptionPreview) value() basetypes.ObjectValue {
@@ -54,6 +56,10 @@ func (p *disruptionPreview) value() basetypes.ObjectValue {
 }
 
 func (p *disruptionPreview) String() string {
+	if len(p.Holds) > 0 {
+		return fmt.Sprintf("this change drifts %d of %d nodes of node pool %s; none is replaced while %s",
+			p.Drifted, p.Total, p.Pool, impact.HoldsText(p.Holds))
+	}
 	return fmt.Sprintf("this change drifts %d of %d nodes of node pool %s; budgets allow %d at a time",
 		p.Drifted, p.Total, p.Pool, p.AllowedAtOnce)
 }

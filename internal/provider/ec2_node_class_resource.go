@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
@@ -40,6 +41,7 @@ type EC2NodeClassResource struct {
 func NewEC2NodeClassResource() resource.Resource {
 	return &EC2NodeClassResource{manifestResource{kind: ec2NodeClassKind(), typeName: "joist_ec2_node_class", extras: map[string]attr.Value{
 		"force_destroy": types.BoolValue(false), "wait_for_ready": types.BoolValue(true), "wait_timeout": types.StringValue(defaultResolveTimeout),
+		"planned_impact": types.MapNull(plannedImpactType),
 	}}}
 }
 
@@ -72,6 +74,7 @@ func (r *EC2NodeClassResource) Schema(_ context.Context, _ resource.SchemaReques
 		Optional: true, Computed: true, Default: stringdefault.StaticString(defaultResolveTimeout), Validators: []validator.String{durationValidator{}},
 		MarkdownDescription: "How long create and update wait for the controller to resolve the EC2NodeClass (Go duration). Defaults to `" + defaultResolveTimeout + "`.",
 	}
+	attrs["planned_impact"] = nodeClassImpactAttribute()
 	attrs["force_destroy"] = schema.BoolAttribute{
 		Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 		MarkdownDescription: "On destroy, when no controller is running to release the node class (it removes " +
@@ -91,8 +94,13 @@ func (r *EC2NodeClassResource) Schema(_ context.Context, _ resource.SchemaReques
 }
 
 // ModifyPlan refuses at plan time the changes the CRD's transition rules
-// refuse (instanceProfile back to role).
+// refuse (instanceProfile back to role), and predicts what a changed class
+// does to the pools that use it (planned_impact).
 func (r *EC2NodeClassResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if r.clients != nil && !req.Plan.Raw.IsNull() && req.State.Raw.IsNull() {
+		r.createImpact(ctx, req, resp)
+		return
+	}
 	plan, state, ok := planAndState(ctx, req, &resp.Diagnostics)
 	if !ok {
 		return
@@ -101,14 +109,44 @@ func (r *EC2NodeClassResource) ModifyPlan(ctx context.Context, req resource.Modi
 	// An update waits for the controller's answer about the new class,
 	// which may differ from the one in state.
 	for k, v := range plan {
-		if k != "ready" && k != "id" && !v.Equal(state[k]) {
+		if k != "ready" && k != "id" && k != "planned_impact" && !v.Equal(state[k]) {
 			plan["ready"] = types.BoolUnknown()
+			if a, unknown := r.manifest(plan); !resp.Diagnostics.HasError() && len(unknown) == 0 && r.clients != nil {
+				if b, _ := r.manifest(state); fmt.Sprint(a) != fmt.Sprint(b) {
+					plan["planned_impact"] = r.impact(ctx, plan, &resp.Diagnostics)
+				}
+			}
 			raw, d := rawOf(ctx, req.Plan.Schema.Type(), plan)
 			resp.Diagnostics.Append(d...)
 			resp.Plan.Raw = raw
 			return
 		}
 	}
+}
+
+// createImpact sets planned_impact on create: empty when the cluster says
+// the class is not there yet (no node runs on it), unknown when the cluster
+// cannot say, and predicted when a class of that name is already there.
+func (r *EC2NodeClassResource) createImpact(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	plan, diags := attrsOf(ctx, req.Plan.Schema.Type(), req.Plan.Raw)
+	if diags.HasError() {
+		return
+	}
+	if _, unknown := r.manifest(plan); len(unknown) > 0 {
+		return
+	}
+	name := plan["name"].(basetypes.StringValue).ValueString()
+	value := types.MapValueMust(plannedImpactType, map[string]attr.Value{})
+	_, err := r.get(ctx, name)
+	switch {
+	case err == nil:
+		value = r.impact(ctx, plan, &resp.Diagnostics)
+	case !apierrors.IsNotFound(err):
+		resp.Diagnostics.AddWarning("Planned impact unknown",
+			fmt.Sprintf("The impact of EC2NodeClass %s could not be predicted: %v. planned_impact is unknown; the plan is otherwise unaffected.", name, err))
+		value = types.MapUnknown(plannedImpactType)
+	}
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("planned_impact"), value)...)
 }
 
 // Create writes the EC2NodeClass and waits for the controller to resolve it.

@@ -155,6 +155,7 @@ type impactEnv struct {
 	cluster impact.Cluster
 	base    impact.InstanceTypes
 	st      *settings.Settings
+	classes []awsv1.EC2NodeClass
 }
 
 // snapshotForImpact gathers an impactEnv. planned, when not nil, is a pool
@@ -195,7 +196,7 @@ func snapshotForImpact(ctx context.Context, c *clients, planned, current *v1.Nod
 	if err != nil {
 		return nil, err
 	}
-	return &impactEnv{cluster: cluster, base: base, st: st}, nil
+	return &impactEnv{cluster: cluster, base: base, st: st, classes: classes}, nil
 }
 
 // input is the prediction's input for planned over the snapshot.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -45,6 +46,10 @@ type manifestResource struct {
 	// annotations, when set, renders the resource's own attributes that
 	// the object carries as metadata.annotations (Joist's extensions).
 	annotations func(map[string]attr.Value) map[string]string
+	// readAnnotations, when set, is its inverse for refresh and import:
+	// those attributes' values from the live object's annotations, given
+	// the prior ones.
+	readAnnotations func(name string, live map[string]string, prior map[string]attr.Value) (map[string]attr.Value, diag.Diagnostics)
 }
 
 // baseAttributes are the attributes beside the spec's.
@@ -393,7 +398,13 @@ func (r *manifestResource) Read(ctx context.Context, req resource.ReadRequest, r
 		resp.Diagnostics.AddError(fmt.Sprintf("Reading %s %s", r.kind.gvk.Kind, name), err.Error())
 		return
 	}
-	raw, d := rawOf(ctx, req.State.Schema.Type(), r.withLive(attrs, live, true))
+	out := r.withLive(attrs, live, true)
+	if r.readAnnotations != nil {
+		read, d := r.readAnnotations(name, live.GetAnnotations(), attrs)
+		resp.Diagnostics.Append(d...)
+		maps.Copy(out, read)
+	}
+	raw, d := rawOf(ctx, req.State.Schema.Type(), out)
 	resp.Diagnostics.Append(d...)
 	resp.State.Raw = raw
 }

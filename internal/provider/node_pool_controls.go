@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -142,6 +143,67 @@ func controlAnnotations(attrs map[string]attr.Value) (ann map[string]string, kno
 		}
 	}
 	return ann, known
+}
+
+// controlsFromAnnotations reads the attributes back from a live NodePool's
+// annotations with the controller's parser, so an import, or a refresh after
+// a change made outside Terraform, puts the controls the controller obeys in
+// the state. A prior value that means the same as the live one is kept, so
+// the configuration's spelling ("90m") survives a refresh.
+func controlsFromAnnotations(name string, live map[string]string, prior map[string]attr.Value) (map[string]attr.Value, diag.Diagnostics) {
+	c, errs := v1.ParseDisruptionControls(live)
+	out := controlExtras()
+	out["disruption_paused"] = types.BoolValue(c.Paused)
+	if c.Breaker != nil {
+		out["disruption_breaker"] = types.StringValue(c.Breaker.String())
+	}
+	if c.BreakerReset != "" {
+		out["disruption_breaker_reset"] = types.StringValue(c.BreakerReset)
+	}
+	_, moded := live[v1.DriftModeAnnotationKey]
+	if c.Rollout != nil || moded {
+		r := map[string]attr.Value{"canary": types.StringNull(), "bake": types.StringNull(), "mode": types.StringNull()}
+		if moded {
+			r["mode"] = types.StringValue(string(c.DriftMode))
+		}
+		if c.Rollout != nil {
+			r["canary"] = types.StringValue(c.Rollout.Canary())
+			if c.Rollout.Bake > 0 {
+				r["bake"] = types.StringValue(v1.ShortDuration(c.Rollout.Bake))
+			}
+		}
+		out["rollout"] = types.ObjectValueMust(rolloutType.AttrTypes, r)
+	}
+	for k, v := range out {
+		if p, ok := prior[k]; ok && sameControl(k, p, v) {
+			out[k] = p
+		}
+	}
+	var diags diag.Diagnostics
+	for _, e := range errs {
+		diags.AddAttributeWarning(controlFields[e.Key], "Unreadable disruption control",
+			fmt.Sprintf("NodePool %s: %s. The controller holds the pool's voluntary disruption while it cannot read it "+
+				"(condition DisruptionPaused, reason %s); set the attribute in the configuration and apply.", name, e.Error(), v1.DisruptionPausedReasonInvalid))
+	}
+	return out, diags
+}
+
+// sameControl reports whether two values of the attribute name render
+// annotations the controller reads the same way.
+func sameControl(name string, a, b attr.Value) bool {
+	x, _ := controlAnnotations(map[string]attr.Value{name: a})
+	y, _ := controlAnnotations(map[string]attr.Value{name: b})
+	cx, ex := v1.ParseDisruptionControls(x)
+	cy, ey := v1.ParseDisruptionControls(y)
+	if len(ex) > 0 || len(ey) > 0 || len(x) != len(y) {
+		return false
+	}
+	for k := range x {
+		if _, ok := y[k]; !ok {
+			return false
+		}
+	}
+	return reflect.DeepEqual(cx, cy)
 }
 
 // controlDiagnostics checks the attributes with the controller's own

@@ -41,7 +41,8 @@ func NewNodePoolResource() resource.Resource {
 		extras[k] = v
 	}
 	return &NodePoolResource{manifestResource{kind: nodePoolKind(), typeName: "joist_node_pool", extras: extras,
-		annotations: func(attrs map[string]attr.Value) map[string]string { a, _ := controlAnnotations(attrs); return a }}}
+		annotations:     func(attrs map[string]attr.Value) map[string]string { a, _ := controlAnnotations(attrs); return a },
+		readAnnotations: controlsFromAnnotations}}
 }
 
 // largeStaticReplicas is the replicas above which a static pool without
@@ -104,7 +105,9 @@ func (r *NodePoolResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 			"launch for unschedulable pods, and how it may disrupt them. Every field of the API is an attribute " +
 			"(`template`, `disruption`, `limits`, `weight`); the CRD's validation rules run at plan time. Changes " +
 			"apply in place; on update the plan warns how many existing nodes the change drifts and how many " +
-			"the disruption budgets replace at once.",
+			"the disruption budgets replace at once. While the live NodePool's voluntary disruption is halted by a disruption " +
+			"circuit breaker (`DisruptionHalted`) or paused (`DisruptionPaused`), every plan warns with the condition's reason " +
+			"and message and how to lift it, and the prediction replaces no drifted node.",
 		Attributes: attrs,
 	}
 }
@@ -140,7 +143,11 @@ func (r *NodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if !resp.Diagnostics.HasError() {
 		r.warnRename(ctx, plan, state, &resp.Diagnostics)
 	}
-	if resp.Diagnostics.HasError() || !r.specChanged(plan, state) {
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	holds := r.warnHolds(plan, state, &resp.Diagnostics)
+	if !r.specChanged(plan, state) {
 		return
 	}
 	preview, err := r.previewDisruption(ctx, plan, state)
@@ -150,6 +157,7 @@ func (r *NodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 			fmt.Sprintf("The cluster could not be asked which nodes this change of node pool %s drifts: %v. The plan is otherwise unaffected.",
 				plan["name"].(basetypes.StringValue).ValueString(), err))
 	} else if preview != nil {
+		preview.Holds = holds
 		value = preview.value()
 		if preview.Drifted > 0 || preview.Total > 0 {
 			resp.Diagnostics.AddWarning("Disruption preview", preview.String())

@@ -33,6 +33,7 @@ var plannedImpactType = types.ObjectType{AttrTypes: map[string]attr.Type{
 	"nodes_removed":                 types.Int64Type,
 	"allowed_at_once":               types.Int64Type,
 	"disruption_waves":              types.Int64Type,
+	"drift_held_by":                 types.StringType,
 	"pods_without_pool":             types.Int64Type,
 	"pods_without_pool_groups":      types.ListType{ElemType: podGroupType},
 	"pending_pods":                  types.Int64Type,
@@ -68,7 +69,12 @@ func plannedImpactAttribute() schema.SingleNestedAttribute {
 			"allowed_at_once": i("How many nodes the pool's disruption budgets let drift replace at a time, " +
 				"counted as the disruption controller counts them."),
 			"disruption_waves": i("How many budget-sized rounds the replacements take (0 when the budgets allow " +
-				"none now)."),
+				"none now, or while `drift_held_by` holds them)."),
+			"drift_held_by": schema.StringAttribute{Computed: true, MarkdownDescription: "What keeps the drifted nodes in " +
+				"place after the change, as the reasons of the pool's conditions: `NodePoolBreakerOpen` or `ClusterBreakerOpen` " +
+				"(`DisruptionHalted`: a disruption circuit breaker is open and the change does not close it), `NodePoolPaused`, " +
+				"`ClusterPaused` or `InvalidDisruptionControls` (`DisruptionPaused`), `DriftModeObserve` (`rollout.mode = \"observe\"`), " +
+				"comma-separated. Nothing is replaced while one holds (`replaced_nodes` and `disruption_waves` are 0). Null when none does."},
 			"pods_without_pool": i("Pods the change leaves with no node pool that admits them: pods of the nodes it " +
 				"replaces, and pending pods a pool admits now."),
 			"pods_without_pool_groups": schema.ListNestedAttribute{
@@ -98,6 +104,14 @@ func impactValue(res *impact.Result) types.Object {
 		}))
 	}
 	n := func(v int) attr.Value { return types.Int64Value(int64(v)) }
+	heldBy := types.StringNull()
+	if len(res.Holds) > 0 {
+		reasons := make([]string, len(res.Holds))
+		for i, h := range res.Holds {
+			reasons[i] = h.Reason
+		}
+		heldBy = types.StringValue(strings.Join(reasons, ","))
+	}
 	return types.ObjectValueMust(plannedImpactType.AttrTypes, map[string]attr.Value{
 		"cost_per_hour_now":             types.Float64Value(round(res.CostNow)),
 		"cost_per_hour_after":           types.Float64Value(round(res.CostAfter)),
@@ -109,6 +123,7 @@ func impactValue(res *impact.Result) types.Object {
 		"nodes_removed":                 n(res.Removed),
 		"allowed_at_once":               n(res.AllowedAtOnce),
 		"disruption_waves":              n(res.Waves),
+		"drift_held_by":                 heldBy,
 		"pods_without_pool":             n(res.Unplaceable),
 		"pods_without_pool_groups":      types.ListValueMust(podGroupType, groups),
 		"pending_pods":                  n(res.PendingNow),
@@ -127,12 +142,14 @@ func impactSentence(res *impact.Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: $%.2f/h → $%.2f/h, %d of %d nodes replaced", res.Pool, res.CostNow, res.CostAfter, res.Replaced, res.NodesNow)
 	switch {
+	case len(res.Holds) > 0 && res.Drifted > 0:
+		fmt.Fprintf(&b, " (%d drifted %s kept while %s)", res.Drifted, plural(res.Drifted, "node", "nodes"), impact.HoldsText(res.Holds))
 	case res.BudgetBlocked:
 		b.WriteString(" once the disruption budgets allow (they allow none now)")
 	case res.Waves > 0:
 		fmt.Fprintf(&b, " in %d %s of ≤ %d", res.Waves, plural(res.Waves, "wave", "waves"), res.AllowedAtOnce)
 	}
-	if held := res.Drifted - res.Replaced; held > 0 {
+	if held := res.Drifted - res.Replaced; held > 0 && len(res.Holds) == 0 {
 		fmt.Fprintf(&b, " (%d drifted %s kept: %s pods would have nowhere to go)", held, plural(held, "node", "nodes"), plural(held, "its", "their"))
 	}
 	if res.Added > 0 || res.Removed > 0 {

@@ -29,7 +29,7 @@ import (
 const impactZone = "us-west-2a"
 
 // resolvedNodeClass creates an EC2NodeClass as the controller leaves it
-// once resolved: one subnet in impactZone and an al2023 amd64 AMI.
+// once resolved (see resolveNodeClass).
 func resolvedNodeClass(t *testing.T, name string) {
 	t.Helper()
 	ctx := context.Background()
@@ -42,13 +42,25 @@ func resolvedNodeClass(t *testing.T, name string) {
 			"securityGroupSelectorTerms": []any{map[string]any{"tags": map[string]any{"acc": name}}},
 		},
 	}}
-	created, err := testCluster.kube.Resource(ec2NodeClassGVR).Create(ctx, nc, metav1.CreateOptions{})
-	if err != nil {
+	if _, err := testCluster.kube.Resource(ec2NodeClassGVR).Create(ctx, nc, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating EC2NodeClass %s: %v", name, err)
 	}
 	t.Cleanup(func() {
 		_ = testCluster.kube.Resource(ec2NodeClassGVR).Delete(context.Background(), name, metav1.DeleteOptions{})
 	})
+	resolveNodeClass(t, name)
+}
+
+// resolveNodeClass writes the status the controller leaves on EC2NodeClass
+// name once resolved: one subnet in impactZone and the al2023 amd64 AMI
+// ami-acc.
+func resolveNodeClass(t *testing.T, name string) {
+	t.Helper()
+	ctx := context.Background()
+	created, err := testCluster.kube.Resource(ec2NodeClassGVR).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	status := fmt.Sprintf(`{"status":{
 		"subnets":[{"id":"subnet-acc","zone":%q}],
 		"amis":[{"id":"ami-acc","name":"al2023","requirements":[{"key":"kubernetes.io/arch","operator":"In","values":["amd64"]}]}],

@@ -30,8 +30,8 @@ var breakerOpen = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 
 func init() { crmetrics.Registry.MustRegister(breakerOpen) }
 
-// specIdentity is what a pool's breaker is counted against: the pool's
-// hash and its node class's hash annotations. ok is false when the node
+// specIdentity is what a pool's breaker is counted against (see
+// rollout.SpecIdentity). ok is false when the node
 // class cannot be read now, so a transient error never passes for a
 // change (which would close the breaker).
 func (c *Controller) specIdentity(ctx context.Context, pool *v1.NodePool) (string, bool) {
@@ -47,11 +47,7 @@ func (c *Controller) specIdentity(ctx context.Context, pool *v1.NodePool) (strin
 	if err := c.kube.Get(ctx, client.ObjectKey{Name: pool.Spec.Template.Spec.NodeClassRef.Name}, nc); err != nil {
 		return "", false
 	}
-	hashes := kind.HashAnnotations(nc)
-	for _, k := range slices.Sorted(maps.Keys(hashes)) {
-		id += "/" + hashes[k]
-	}
-	return id, true
+	return rollout.SpecIdentity(id, kind.HashAnnotations(nc)), true
 }
 
 // specIdentities are the pools' identities this pass; a pool whose node

@@ -59,6 +59,9 @@ type Input struct {
 	// PreferencePolicy and MinValuesPolicy are the controller's settings
 	// ("" for the defaults).
 	PreferencePolicy, MinValuesPolicy string
+	// NodeClass, when not nil, is a change of Planned's EC2NodeClass
+	// (Planned itself unchanged).
+	NodeClass *NodeClassChange
 }
 
 // InstanceTypes are instance types by NodePool name.
@@ -91,6 +94,10 @@ type Result struct {
 	// are allowed at all while some are needed: see BudgetBlocked).
 	AllowedAtOnce, Waves int
 	BudgetBlocked        bool
+	// Holds keep the pool's drifted nodes in place after the change (a
+	// pause, an open breaker, the drift mode observe): none is replaced
+	// and there are no waves while one holds.
+	Holds []Hold
 	// Unplaceable are pods the change leaves with no pool that admits
 	// them: pods of replaced nodes, and pending pods placeable before it.
 	Unplaceable       int
@@ -142,7 +149,8 @@ func Predict(in Input) *Result {
 		}
 		ours = append(ours, n)
 		res.CostNow += nodePrice(n, typesBefore[name])
-		if current != nil && PlannedDrift(n.NodeClaim, in.Planned, current) != "" {
+		if current != nil && PlannedDrift(n.NodeClaim, in.Planned, current) != "" ||
+			in.NodeClass.Drift(n.NodeClaim, typeLabels(n.NodeClaim, typesBefore[name])) != "" {
 			drifted[n.Name()] = true
 		}
 	}
@@ -160,7 +168,13 @@ func Predict(in Input) *Result {
 
 	// Solve with every drifted node gone; a node with a pod that finds no
 	// place is kept, as the controller keeps it, and the rest solved again.
+	// A held pool replaces none.
 	replaced := drifted
+	classBefore, classAfter := in.NodeClass.hashes()
+	res.Holds = DriftHolds(in.Planned, current, classBefore, classAfter)
+	if len(res.Holds) > 0 {
+		replaced = map[string]bool{}
+	}
 	var plan *scheduling.Plan
 	for pass := range 2 {
 		plan = solve(after, append(moving(after.Nodes, replaced), pending...), typesAfter, opts, replaced)

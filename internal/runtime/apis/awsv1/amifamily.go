@@ -21,6 +21,13 @@ var AliasFamilies = []string{
 	AMIFamilyWindows2019, AMIFamilyWindows2022, AMIFamilyWindows2025,
 }
 
+// FamilyRunsOn reports whether family's images run on instanceType:
+// AL2023 does not support a1 (first-generation Graviton) types, which
+// Karpenter leaves out for that family.
+func FamilyRunsOn(family, instanceType string) bool {
+	return family != AMIFamilyAL2023 || !strings.HasPrefix(instanceType, "a1.")
+}
+
 // AliasVersionLatest is the alias version that follows every new release.
 const AliasVersionLatest = "latest"
 

@@ -102,7 +102,23 @@ type BreakerPolicy struct {
 	Window   time.Duration
 }
 
-func (p BreakerPolicy) String() string { return fmt.Sprintf("%d/%s", p.Failures, p.Window) }
+func (p BreakerPolicy) String() string {
+	return fmt.Sprintf("%d/%s", p.Failures, ShortDuration(p.Window))
+}
+
+// ShortDuration spells d as people write it ("15m", "1h30m", not
+// "15m0s"), so a control read back from its annotation matches the
+// configuration that wrote it.
+func ShortDuration(d time.Duration) string {
+	s := d.String()
+	if t, ok := strings.CutSuffix(s, "m0s"); ok {
+		s = t + "m"
+	}
+	if t, ok := strings.CutSuffix(s, "h0m"); ok {
+		s = t + "h"
+	}
+	return s
+}
 
 // ParseBreakerPolicy reads "<failures>/<window>" ("3/1h").
 func ParseBreakerPolicy(s string) (BreakerPolicy, error) {
@@ -254,9 +270,13 @@ func ParseDriftRollout(s string) (DriftRollout, error) {
 
 // String is the rollout as ParseDriftRollout reads it.
 func (p DriftRollout) String() string {
-	c := strconv.Itoa(p.Count)
+	return fmt.Sprintf("canary=%s,bake=%s", p.Canary(), ShortDuration(p.Bake))
+}
+
+// Canary is the canary as written: a node count ("1") or a share ("10%").
+func (p DriftRollout) Canary() string {
 	if p.Percent > 0 {
-		c = strconv.Itoa(p.Percent) + "%"
+		return strconv.Itoa(p.Percent) + "%"
 	}
-	return fmt.Sprintf("canary=%s,bake=%s", c, p.Bake)
+	return strconv.Itoa(p.Count)
 }

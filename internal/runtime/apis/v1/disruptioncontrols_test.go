@@ -58,6 +58,26 @@ func TestParseBreakerPolicy(t *testing.T) {
 	}
 }
 
+func TestShortDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0: "0s", 90 * time.Second: "1m30s", 15 * time.Minute: "15m", time.Hour: "1h",
+		90 * time.Minute: "1h30m", time.Hour + time.Second: "1h0m1s", 1500 * time.Millisecond: "1.5s",
+	} {
+		if got := ShortDuration(d); got != want {
+			t.Errorf("ShortDuration(%s) = %q, want %q", d, got, want)
+		}
+		if back, err := time.ParseDuration(ShortDuration(d)); err != nil || back != d {
+			t.Errorf("%q reads back as %s, %v", ShortDuration(d), back, err)
+		}
+	}
+	if got := (BreakerPolicy{3, time.Hour}).String(); got != "3/1h" {
+		t.Errorf("breaker renders as %q, want 3/1h", got)
+	}
+	if got := (DriftRollout{Percent: 10, Bake: 15 * time.Minute}).String(); got != "canary=10%,bake=15m" {
+		t.Errorf("rollout renders as %q", got)
+	}
+}
+
 func TestParseDriftRollout(t *testing.T) {
 	for in, want := range map[string]DriftRollout{
 		"canary=1,bake=15m": {Count: 1, Bake: 15 * time.Minute},

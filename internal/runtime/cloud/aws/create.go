@@ -19,7 +19,6 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/ami"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instance"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instancetype"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/launchtemplate"
@@ -160,7 +159,7 @@ func launchGroups(claim *v1.NodeClaim, nc *awsv1.EC2NodeClass, cands []candidate
 	groups := map[string]*launchGroup{}
 	images := map[string]string{}
 	for _, c := range cands {
-		image, ok := ami.ForLabels(nc.Status.AMIs, c.it.Labels)
+		image, ok := awsv1.AMIForLabels(nc.Status.AMIs, c.it.Labels)
 		if !ok {
 			continue
 		}

@@ -14,11 +14,11 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/ami"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instance"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instanceprofile"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instancetype"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/ownership"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/drift"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/scheduling"
 )
 
@@ -209,10 +209,10 @@ func (p *Provider) poolInstanceTypes(ctx context.Context, nc *awsv1.EC2NodeClass
 
 // Drift reasons.
 const (
-	DriftAMI           cloud.DriftReason = "AMIDrift"
+	DriftAMI           cloud.DriftReason = drift.AMIDrift
 	DriftSubnet        cloud.DriftReason = "SubnetDrift"
 	DriftSecurityGroup cloud.DriftReason = "SecurityGroupDrift"
-	DriftNodeClass     cloud.DriftReason = "NodeClassDrift"
+	DriftNodeClass     cloud.DriftReason = drift.NodeClassDrift
 	// DriftCapacityReservation: the instance runs in a reservation the
 	// node class no longer selects.
 	DriftCapacityReservation cloud.DriftReason = "CapacityReservationDrift"
@@ -244,7 +244,7 @@ func (p *Provider) IsDrifted(ctx context.Context, claim *v1.NodeClaim) (cloud.Dr
 		}
 		return "", err
 	}
-	if reason := dynamicDrift(nc, inst, p.amisFor(nc, inst)); reason != "" {
+	if reason := dynamicDrift(nc, inst, p.labelsFor(nc, inst)); reason != "" {
 		return reason, nil
 	}
 	if !p.settings.DisableReservedCapacity && inst.ReservationID != "" &&
@@ -273,39 +273,24 @@ func (p *Provider) placementGroupDrift(ctx context.Context, nc *awsv1.EC2NodeCla
 	return ""
 }
 
-// amisFor are the AMI IDs the node class would launch the instance's type with.
-func (p *Provider) amisFor(nc *awsv1.EC2NodeClass, inst *instance.Instance) []string {
-	labels := map[string]string{corev1.LabelArchStable: inst.Architecture}
+// labelsFor are the labels of the instance's type, which pick its AMI.
+func (p *Provider) labelsFor(nc *awsv1.EC2NodeClass, inst *instance.Instance) map[string]string {
 	if info, ok := p.instanceTypes.Info(inst.Type); ok {
-		labels = instancetype.LabelsFor(info, p.region, nc.AMIFamily())
+		return instancetype.LabelsFor(info, p.region, nc.AMIFamily())
 	}
-	var out []string
-	for _, a := range nc.Status.AMIs {
-		if _, ok := ami.ForLabels([]awsv1.AMI{a}, labels); ok {
-			out = append(out, a.ID)
-		}
-	}
-	return out
+	return map[string]string{corev1.LabelArchStable: inst.Architecture}
 }
 
 // staticDrift compares the node class hash stamped on the claim at launch
-// with the node class's (want), when both were computed by the same hash
-// version.
+// with the node class's (want): see drift.NodeClassHash.
 func staticDrift(want map[string]string, claim *v1.NodeClaim) cloud.DriftReason {
-	got, ok := claim.Annotations[v1.EC2NodeClassHashAnnotationKey]
-	if !ok || claim.Annotations[v1.EC2NodeClassHashVersionAnnotationKey] != want[v1.EC2NodeClassHashVersionAnnotationKey] {
-		return ""
-	}
-	if got != want[v1.EC2NodeClassHashAnnotationKey] {
-		return DriftNodeClass
-	}
-	return ""
+	return cloud.DriftReason(drift.NodeClassHash(want, claim))
 }
 
 // dynamicDrift compares the instance with the node class's resolved values.
-func dynamicDrift(nc *awsv1.EC2NodeClass, inst *instance.Instance, amis []string) cloud.DriftReason {
-	if inst.ImageID != "" && len(nc.Status.AMIs) > 0 && !slices.Contains(amis, inst.ImageID) {
-		return DriftAMI
+func dynamicDrift(nc *awsv1.EC2NodeClass, inst *instance.Instance, labels map[string]string) cloud.DriftReason {
+	if reason := drift.AMI(inst.ImageID, nc.Status.AMIs, labels); reason != "" {
+		return cloud.DriftReason(reason)
 	}
 	if len(nc.Status.Subnets) > 0 && !slices.ContainsFunc(nc.Status.Subnets, func(s awsv1.Subnet) bool { return s.ID == inst.SubnetID }) {
 		return DriftSubnet

@@ -3,13 +3,14 @@ package aws
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
+
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/ami"
 )
 
 // DiscoverKubernetesVersion returns a function that asks the API server for
@@ -24,13 +25,8 @@ func DiscoverKubernetesVersion(cfg *rest.Config) func() (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("asking the API server for its version: %w", err)
 		}
-		return MinorVersion(v.Major, v.Minor), nil
+		return ami.MinorVersion(v.Major, v.Minor), nil
 	}
-}
-
-// MinorVersion renders "1" and "36+" (as some distributions report) as "1.36".
-func MinorVersion(major, minor string) string {
-	return major + "." + strings.TrimRight(minor, "+")
 }
 
 // EKSKubernetesVersion returns a function that asks eks:DescribeCluster

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 )
 
@@ -165,3 +166,34 @@ func TestNodePoolDriftOfUnlaunchedClaims(t *testing.T) {
 }
 
 func resourceQuantity(s string) resource.Quantity { return resource.MustParse(s) }
+
+func TestNodeClassDrift(t *testing.T) {
+	want := map[string]string{v1.EC2NodeClassHashAnnotationKey: "new", v1.EC2NodeClassHashVersionAnnotationKey: "v4"}
+	claim := &v1.NodeClaim{}
+	claim.Annotations = map[string]string{v1.EC2NodeClassHashAnnotationKey: "old", v1.EC2NodeClassHashVersionAnnotationKey: "v4"}
+	if got := NodeClassHash(want, claim); got != NodeClassDrift {
+		t.Errorf("another hash: %q, want %s", got, NodeClassDrift)
+	}
+	claim.Annotations[v1.EC2NodeClassHashVersionAnnotationKey] = "v3"
+	if got := NodeClassHash(want, claim); got != "" {
+		t.Errorf("another hash version is not judged: %q", got)
+	}
+	amd64 := awsv1.AMI{ID: "ami-amd", Requirements: []corev1.NodeSelectorRequirement{{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"amd64"}}}}
+	arm64 := awsv1.AMI{ID: "ami-arm", Requirements: []corev1.NodeSelectorRequirement{{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"arm64"}}}}
+	labels := map[string]string{corev1.LabelArchStable: "amd64"}
+	for _, tc := range []struct {
+		image string
+		amis  []awsv1.AMI
+		want  string
+	}{
+		{"ami-amd", []awsv1.AMI{amd64, arm64}, ""},
+		{"ami-old", []awsv1.AMI{amd64, arm64}, AMIDrift},
+		{"ami-arm", []awsv1.AMI{amd64, arm64}, AMIDrift}, // not the image of its type
+		{"", []awsv1.AMI{amd64}, ""},
+		{"ami-old", nil, ""},
+	} {
+		if got := AMI(tc.image, tc.amis, labels); got != tc.want {
+			t.Errorf("image %q: %q, want %q", tc.image, got, tc.want)
+		}
+	}
+}

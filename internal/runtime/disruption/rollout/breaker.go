@@ -2,6 +2,8 @@ package rollout
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -26,6 +28,17 @@ type Record struct {
 	Reset    string      `json:"reset,omitempty"`
 	Failures []time.Time `json:"failures,omitempty"`
 	Opened   *time.Time  `json:"opened,omitempty"`
+}
+
+// SpecIdentity is what a pool's breaker is counted against: the pool's
+// hash and its node class's hash annotations (in key order). A change of
+// either is a new spec, which closes the breaker (see For).
+func SpecIdentity(poolHash string, classHashes map[string]string) string {
+	id := poolHash
+	for _, k := range slices.Sorted(maps.Keys(classHashes)) {
+		id += "/" + classHashes[k]
+	}
+	return id
 }
 
 // Parse reads a persisted record; an unreadable one is empty (the breaker

@@ -18,7 +18,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/structhash"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/awserr"
@@ -351,17 +350,8 @@ func requirementsKey(reqs []corev1.NodeSelectorRequirement) string {
 	return strings.Join(parts, ";")
 }
 
-// ForLabels returns the first (newest) AMI whose requirements an instance
-// type with these labels meets.
-func ForLabels(amis []awsv1.AMI, labels map[string]string) (awsv1.AMI, bool) {
-	for _, a := range amis {
-		reqs, err := requirements.FromNodeSelectorRequirements(a.Requirements, nil)
-		if err != nil {
-			continue
-		}
-		if reqs.MatchesLabels(labels) {
-			return a, true
-		}
-	}
-	return awsv1.AMI{}, false
+// MinorVersion renders an API server's "1" and "36+" (as some
+// distributions report) as "1.36", the version the alias parameters name.
+func MinorVersion(major, minor string) string {
+	return major + "." + strings.TrimRight(minor, "+")
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/structhash"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/ami"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/cache"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/placementgroup"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/pricing"
@@ -300,7 +299,8 @@ func (p *Provider) compute(nc *awsv1.EC2NodeClass, zones []string, pg *placement
 	out := make([]*scheduling.InstanceType, 0, len(names))
 	for _, name := range names {
 		info := p.infos[name]
-		if !FitsNetworkInterfaces(info, nc.Spec.NetworkInterfaces) || !FitsLaunchOptions(info, nc.Spec) || !placementgroup.Supports(info, pg) {
+		if !FitsNetworkInterfaces(info, nc.Spec.NetworkInterfaces) || !FitsLaunchOptions(info, nc.Spec) || !placementgroup.Supports(info, pg) ||
+			!awsv1.FamilyRunsOn(family, name) {
 			continue
 		}
 		labels := LabelsFor(info, p.opts.Region, family)
@@ -311,7 +311,7 @@ func (p *Provider) compute(nc *awsv1.EC2NodeClass, zones []string, pg *placement
 			continue // Windows Server runs on x86_64 only
 		}
 		labels[v1.LabelNodeClass] = nc.Name
-		if _, ok := ami.ForLabels(nc.Status.AMIs, labels); !ok {
+		if _, ok := awsv1.AMIForLabels(nc.Status.AMIs, labels); !ok {
 			continue
 		}
 		pgID := ""
