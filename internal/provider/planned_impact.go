@@ -35,6 +35,7 @@ var plannedImpactType = types.ObjectType{AttrTypes: map[string]attr.Type{
 	"disruption_waves":              types.Int64Type,
 	"pods_without_pool":             types.Int64Type,
 	"pods_without_pool_groups":      types.ListType{ElemType: podGroupType},
+	"pods_pending_after":            types.Int64Type,
 	"pending_pods":                  types.Int64Type,
 	"pending_pods_placed":           types.Int64Type,
 	"nodes_added_elsewhere":         types.Int64Type,
@@ -81,6 +82,9 @@ func plannedImpactAttribute() schema.SingleNestedAttribute {
 					"reason":    schema.StringAttribute{Computed: true, MarkdownDescription: "Why no pool admits them, as the controller reports it."},
 				}},
 			},
+			"pods_pending_after": i("Pods Pending once the change has settled: pending pods no pool places and pods of " +
+				"replaced nodes that find no place. Pods of a drifted node the controller keeps keep running: they count " +
+				"in pods_without_pool, not here."),
 			"pending_pods":                  i("Pods pending now that a provisioning pass would try to place."),
 			"pending_pods_placed":           i("Of those, the pods no pool admits now that the change would place."),
 			"nodes_added_elsewhere":         i("Nodes other pools launch for pods this change moves or places."),
@@ -111,6 +115,7 @@ func impactValue(res *impact.Result) types.Object {
 		"disruption_waves":              n(res.Waves),
 		"pods_without_pool":             n(res.Unplaceable),
 		"pods_without_pool_groups":      types.ListValueMust(podGroupType, groups),
+		"pods_pending_after":            n(res.PendingAfter),
 		"pending_pods":                  n(res.PendingNow),
 		"pending_pods_placed":           n(res.PendingPlaced),
 		"nodes_added_elsewhere":         n(res.ElsewhereAdded),

@@ -95,6 +95,11 @@ type Result struct {
 	// them: pods of replaced nodes, and pending pods placeable before it.
 	Unplaceable       int
 	UnplaceableGroups []PodGroup
+	// PendingAfter are the pods Pending once the change has settled: the
+	// pending pods no pool places and the pods of replaced nodes that find
+	// no place. Pods of a drifted node the controller keeps keep running,
+	// so they count in Unplaceable but not here.
+	PendingAfter int
 	// PendingNow are provisionable pending pods; PendingPlaced those of
 	// them no pool admits now that the change would place.
 	PendingNow, PendingPlaced int
@@ -181,6 +186,7 @@ func Predict(in Input) *Result {
 	}
 	res.Replaced = len(replaced)
 	res.Removed = len(replaced)
+	res.PendingAfter = pendingAfter(plan, replaced)
 	res.placed(plan, stuckBefore, pending)
 
 	for _, n := range ours {
@@ -213,6 +219,19 @@ func (res *Result) placed(plan *scheduling.Plan, stuckBefore map[types.UID]bool,
 			res.PendingPlaced++
 		}
 	}
+}
+
+// pendingAfter counts the pods plan leaves without a place that will be
+// Pending: pending pods and pods of replaced nodes, not the pods of a node
+// the controller keeps.
+func pendingAfter(plan *scheduling.Plan, replaced map[string]bool) int {
+	n := 0
+	for _, pe := range plan.Errors {
+		if node := pe.Pod.Spec.NodeName; node == "" || replaced[node] {
+			n++
+		}
+	}
+	return n
 }
 
 // unplaceable groups the pods plan leaves without a place, except those no

@@ -95,8 +95,9 @@ func TestLimitBelowUsageLeavesPendingPodsWithoutAPool(t *testing.T) {
 	if res.PendingNow != 4 {
 		t.Fatalf("%d pods pending now, want 4", res.PendingNow)
 	}
-	if res.Unplaceable != 4 || len(res.UnplaceableGroups) != 1 {
-		t.Fatalf("%d pods left without a pool in %+v, want the 4 pending batch pods", res.Unplaceable, res.UnplaceableGroups)
+	if res.Unplaceable != 4 || len(res.UnplaceableGroups) != 1 || res.PendingAfter != 4 {
+		t.Fatalf("%d pods left without a pool in %+v, %d Pending after; want the 4 pending batch pods both",
+			res.Unplaceable, res.UnplaceableGroups, res.PendingAfter)
 	}
 	g := res.UnplaceableGroups[0]
 	if g.Owner != "ReplicaSet/batch" || g.Pods != 4 || !strings.Contains(g.Reason, "limit") {
@@ -130,9 +131,11 @@ func TestAddedTaintLeavesPodsWithoutAPool(t *testing.T) {
 	if g := res.UnplaceableGroups[0]; g.Owner != "ReplicaSet/web" || !strings.Contains(g.Reason, "dedicated") {
 		t.Errorf("group %+v, want ReplicaSet/web with a reason naming the taint", g)
 	}
-	// The controller keeps a node whose pods have nowhere to go.
-	if res.Replaced != 0 || !near(res.CostAfter, res.CostNow) {
-		t.Errorf("replaced %d, cost $%.4f → $%.4f; want nodes kept", res.Replaced, res.CostNow, res.CostAfter)
+	// The controller keeps a node whose pods have nowhere to go, so they
+	// keep running: none is left Pending.
+	if res.Replaced != 0 || !near(res.CostAfter, res.CostNow) || res.PendingAfter != 0 {
+		t.Errorf("replaced %d, cost $%.4f → $%.4f, %d pods Pending after; want nodes kept and none Pending",
+			res.Replaced, res.CostNow, res.CostAfter, res.PendingAfter)
 	}
 }
 
