@@ -107,13 +107,23 @@ type Result struct {
 	// pods this change moves or places, and their price per hour.
 	ElsewhereAdded int
 	ElsewhereCost  float64
+
+	// unchanged is what provisioning does for the pending pods without the
+	// change (the pool's nodes added and their cost, other pools' nodes):
+	// the change does not do it.
+	unchanged struct {
+		added, elsewhere int
+		cost             float64
+	}
 }
 
 // Changed reports whether the change does anything the result shows: a
-// cost (to the ten-thousandth of a dollar), a node, or a pod.
+// cost (to the ten-thousandth of a dollar), a node, or a pod. The nodes
+// provisioning launches for pending pods either way are not the change's.
 func (res *Result) Changed() bool {
-	return math.Round(res.CostNow*1e4) != math.Round(res.CostAfter*1e4) || res.Drifted > 0 || res.Added > 0 ||
-		res.Removed > 0 || res.Unplaceable > 0 || res.PendingPlaced > 0 || res.ElsewhereAdded > 0
+	u := res.unchanged
+	return math.Round((res.CostNow+u.cost)*1e4) != math.Round(res.CostAfter*1e4) || res.Drifted > 0 || res.Added != u.added ||
+		res.Removed > 0 || res.Unplaceable > 0 || res.PendingPlaced > 0 || res.ElsewhereAdded != u.elsewhere
 }
 
 // Predict runs the prediction.
@@ -161,6 +171,7 @@ func Predict(in Input) *Result {
 		for _, pe := range plan.Errors {
 			stuckBefore[pe.Pod.UID] = true
 		}
+		res.provisionedUnchanged(plan)
 	}
 
 	// Solve with every drifted node gone; a node with a pod that finds no
@@ -206,6 +217,19 @@ func Predict(in Input) *Result {
 	res.NodesAfter = res.NodesNow - res.Removed + res.Added
 	res.waves(after, in.Planned, in.Now)
 	return res
+}
+
+// provisionedUnchanged records what plan, the pending pods placed without
+// the change, launches.
+func (res *Result) provisionedUnchanged(plan *scheduling.Plan) {
+	for _, nc := range plan.NewClaims {
+		if nc.NodePool == res.Pool {
+			res.unchanged.added++
+			res.unchanged.cost += nc.Price()
+		} else {
+			res.unchanged.elsewhere++
+		}
+	}
 }
 
 // placed counts the pending pods no pool admits now that plan places.

@@ -172,3 +172,19 @@ func TestRaisedOverlayPriceRaisesCost(t *testing.T) {
 		t.Errorf("gate off: cost $%.4f/h → $%.4f/h, want $%.4f/h both", res.CostNow, res.CostAfter, base)
 	}
 }
+
+// Pending pods a pool launches nodes for with or without a change are not
+// the change's doing: the same pool planned again changes nothing.
+func TestPendingPodsAloneAreNoChange(t *testing.T) {
+	w, pool := tenSpotNodes()
+	for range 4 {
+		w.pod("batch", "", "2")
+	}
+	res := w.predict(pool)
+	if res.Added == 0 {
+		t.Fatalf("no node added for 4 pending pods: %+v", res)
+	}
+	if res.Changed() {
+		t.Errorf("the pool unchanged reads as a change: $%.4f/h → $%.4f/h, %d added", res.CostNow, res.CostAfter, res.Added)
+	}
+}
