@@ -167,13 +167,19 @@ func plural(n int, one, many string) string {
 // predictImpact snapshots the cluster and predicts what the planned pool
 // (current is the pool as the state has it; nil on create) does.
 func (r *NodePoolResource) predictImpact(ctx context.Context, planned, current *v1.NodePool) (*impact.Result, error) {
-	env, err := snapshotForImpact(ctx, r.clients, planned, current)
+	host, _, err := r.clients.kubeServer(ctx)
 	if err != nil {
 		return nil, err
 	}
-	in := env.input(planned)
-	in.PlannedBaseTypes = env.base[planned.Name]
-	return impact.Predict(in), nil
+	return cachedPrediction([]any{"joist_node_pool", r.clients.clusterName, host, planned, current}, func() (*impact.Result, error) {
+		env, err := snapshotForImpact(ctx, r.clients, planned, current)
+		if err != nil {
+			return nil, err
+		}
+		in := env.input(planned)
+		in.PlannedBaseTypes = env.base[planned.Name]
+		return impact.Predict(in), nil
+	})
 }
 
 // addImpact sets planned_impact and adds the warning (or, with
