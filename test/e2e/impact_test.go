@@ -12,15 +12,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/instancetype"
-	"github.com/joistdev/terraform-provider-joist/internal/runtime/nodeoverlay/overlays"
+	"github.com/joistdev/terraform-provider-joist/internal/sandbox"
 )
 
 // impactClass is the EC2NodeClass of the planned-impact scenarios.
@@ -264,35 +263,23 @@ func (c *impactCase) state(t *testing.T) (key, busy string) {
 }
 
 // cost is the pool's live instances priced as the controller prices
-// offerings: its prices read from AWS as it reads them, the node class's
-// EBS volumes added, changed by the overlay's price adjustment.
+// them, with the overlay's price adjustment.
 func (c *impactCase) cost(t *testing.T, overlay string) (float64, int) {
 	t.Helper()
 	ctx := context.Background()
-	prices := instancetype.NewFromConfig(worldOf(t).sim.AWSConfig()).Prices()
-	for _, update := range []func(context.Context) error{prices.UpdateOnDemandPricing, prices.UpdateSpotPricing, prices.UpdateVolumePricing} {
-		if err := update(ctx); err != nil {
-			t.Fatalf("reading prices: %v", err)
-		}
-	}
 	nc := &awsv1.EC2NodeClass{}
 	if err := worldOf(t).kube.Get(ctx, client.ObjectKey{Name: impactClass}, nc); err != nil {
 		t.Fatal(err)
 	}
-	volumes := instancetype.VolumeCost(nc, prices)
-	var total float64
-	insts := instances(t, c.name)
-	for _, inst := range insts {
-		price, ok := prices.OnDemandPrice(string(inst.InstanceType))
-		if inst.InstanceLifecycle == "spot" {
-			price, ok = prices.SpotPrice(string(inst.InstanceType), aws.ToString(inst.Placement.AvailabilityZone))
-		}
-		if !ok {
-			t.Fatalf("no price for %s", inst.InstanceType)
-		}
-		total += overlays.AdjustedPrice(price+volumes, overlay)
+	var insts []ec2types.Instance
+	for _, inst := range instances(t, c.name) {
+		insts = append(insts, inst)
 	}
-	return total, len(insts)
+	cost, err := sandbox.ControllerCost(ctx, worldOf(t).sim.AWSConfig(), nc, insts, overlay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cost, len(insts)
 }
 
 // impactOf reads the pool's planned_impact from `terraform show -json`:
