@@ -53,7 +53,7 @@ func (d *demo) plannedChange(ctx context.Context, p *Phase) error {
 	if err != nil {
 		return err
 	}
-	d.say("   terraform plan predicts: $%.4f/h after, %d nodes replaced, %d pods Pending", predicted.CostPerHour, predicted.Replaced, predicted.Pending)
+	d.say("   terraform plan predicts: $%.4f/h after; nodes replaced: %d; pods Pending: %d", predicted.CostPerHour, predicted.Replaced, predicted.Pending)
 	before, err := d.poolClaims(ctx)
 	if err != nil {
 		return err
