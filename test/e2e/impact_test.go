@@ -50,10 +50,10 @@ type poolConfig struct {
 type impactCase struct {
 	name          string
 	before, after poolConfig
-	// drifts says the change is one the controller must notice on the
-	// pool's nodes (as Drifted, or by replacing them) before the pool can
-	// count as settled; it is the scenario's, not the prediction's.
-	drifts bool
+	// drifts picks the nodeclaims the change drifts, which the controller
+	// must notice (as Drifted, or by replacing them) before the pool can
+	// count as settled; it is the scenario's rule, not the prediction's.
+	drifts func(v1.NodeClaim) bool
 
 	tf        *tfDir
 	original  map[string]bool // the pool's nodeclaims when planned
@@ -93,16 +93,16 @@ func TestPlannedImpact(t *testing.T) {
 	onDemandCM := poolConfig{capacityTypes: []string{v1.CapacityTypeOnDemand}, families: []string{"c5", "m5"}, cpuLimit: "100"}
 	with := func(c poolConfig, edit func(*poolConfig)) poolConfig { edit(&c); return c }
 	cases := []*impactCase{
-		{name: "impact-narrow", drifts: true,
+		{name: "impact-narrow", drifts: labelled(v1.CapacityTypeLabelKey, v1.CapacityTypeSpot),
 			before: with(onDemandCM, func(c *poolConfig) { c.capacityTypes = []string{v1.CapacityTypeSpot, v1.CapacityTypeOnDemand} }),
 			after:  onDemandCM},
-		{name: "impact-family", drifts: true,
+		{name: "impact-family", drifts: labelled(v1.LabelInstanceFamily, "c5"),
 			before: onDemandCM,
 			after:  with(onDemandCM, func(c *poolConfig) { c.families = []string{"m5"} })},
 		{name: "impact-limit",
 			before: onDemandCM,
 			after:  with(onDemandCM, func(c *poolConfig) { c.cpuLimit = "1" })},
-		{name: "impact-taint", drifts: true,
+		{name: "impact-taint", drifts: func(v1.NodeClaim) bool { return true },
 			before: onDemandCM,
 			after:  with(onDemandCM, func(c *poolConfig) { c.taint = true })},
 		{name: "impact-overlay",
@@ -148,7 +148,7 @@ func (c *impactCase) setup(t *testing.T) {
 	ns := namespace(t, c.name)
 	create(t, deployment(ns, "pause", impactPods, podSpec(c.name, requests("1500m", "1Gi"))))
 	waitRunning(t, ns, impactPods)
-	c.settle(t, false)
+	c.settle(t, nil)
 }
 
 // plan runs terraform plan of the change and reads its planned_impact.
@@ -209,17 +209,22 @@ func (c *impactCase) applyAndMeasure(t *testing.T) {
 	}
 }
 
+// labelled picks the nodeclaims labelled key=value.
+func labelled(key, value string) func(v1.NodeClaim) bool {
+	return func(nc v1.NodeClaim) bool { return nc.Labels[key] == value }
+}
+
 // settle waits until the pool is at rest: nothing launching, deleting or
 // tainted for disruption, and the pool's nodeclaims and the scenario's pod
 // phases unchanged for impactQuiet. With drifts it first waits until the
-// controller has acted on the change: every nodeclaim planned on is gone
-// or Drifted.
-func (c *impactCase) settle(t *testing.T, drifts bool) {
+// controller has acted on the change: every nodeclaim planned on that
+// drifts picks is gone or Drifted.
+func (c *impactCase) settle(t *testing.T, drifts func(v1.NodeClaim) bool) {
 	t.Helper()
-	if drifts {
-		eventually(t, c.name+": the change noticed on every node", func() (bool, string) {
+	if drifts != nil {
+		eventually(t, c.name+": the change noticed on every node it drifts", func() (bool, string) {
 			for _, nc := range claimsOf(t, c.name) {
-				if c.original[nc.Name] && !meta.IsStatusConditionTrue(nc.Status.Conditions, v1.ConditionTypeDrifted) {
+				if c.original[nc.Name] && drifts(nc) && !meta.IsStatusConditionTrue(nc.Status.Conditions, v1.ConditionTypeDrifted) {
 					return false, "nodeclaim " + nc.Name + " not Drifted"
 				}
 			}
