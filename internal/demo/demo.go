@@ -74,6 +74,8 @@ type Phase struct {
 	// its output.
 	PlanExitCode int
 	PlanOutput   string
+	// Impact is the planned change's prediction and what happened.
+	Impact *Impact
 }
 
 // Report is the whole run, phase by phase.
@@ -164,6 +166,7 @@ func (d *demo) run(ctx context.Context) error {
 		{fmt.Sprintf("scale up to %d+%d pods", d.plan.up, d.plan.critical), d.scaleUp},
 		{fmt.Sprintf("scale down to %d+%d pods", d.plan.down, d.plan.critical), d.scaleDown},
 		{"spot interruption", d.interrupt},
+		{"planned change", d.plannedChange},
 		{"AMI release (drift)", d.drift},
 	}
 	if err := d.sandboxUp(ctx); err != nil {

@@ -77,8 +77,8 @@ func TestDemoShort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(report.Phases) != 5 {
-		t.Fatalf("report has %d phases, want 5", len(report.Phases))
+	if len(report.Phases) != 6 {
+		t.Fatalf("report has %d phases, want 6", len(report.Phases))
 	}
 	for _, p := range report.Phases {
 		t.Logf("%-26s %6s  nodes %d  $%.3f/h  %s", p.Name, p.Took.Round(1e9), p.Nodes, p.CostPerHour, p.Note)
@@ -141,6 +141,8 @@ func (c *checker) phase(p demo.Phase) error {
 		c.scaledDown()
 	case p.Name == "spot interruption":
 		c.interrupted(p.Interrupted, p.NoticeAt)
+	case p.Name == "planned change":
+		c.predicted(p.Impact)
 	case strings.HasPrefix(p.Name, "AMI release"):
 		c.drifted(p.Images)
 		c.prepareAudit()
@@ -402,6 +404,21 @@ func (c *checker) drifted(images []string) {
 		}
 	}
 	c.claimsMatchInstances(insts)
+}
+
+// predicted: the planned change did what terraform plan predicted.
+func (c *checker) predicted(i *demo.Impact) {
+	if i == nil {
+		c.t.Error("the planned change phase compared nothing")
+		return
+	}
+	if i.Predicted.Replaced != i.Actual.Replaced || i.Predicted.Pending != i.Actual.Pending {
+		c.t.Errorf("predicted %d nodes replaced and %d pods Pending, the controller left %d and %d",
+			i.Predicted.Replaced, i.Predicted.Pending, i.Actual.Replaced, i.Actual.Pending)
+	}
+	if d := i.Predicted.CostPerHour - i.Actual.CostPerHour; d > 0.1*i.Actual.CostPerHour || -d > 0.1*i.Actual.CostPerHour {
+		c.t.Errorf("predicted $%.4f/h, the pool costs $%.4f/h: more than 10%% off", i.Predicted.CostPerHour, i.Actual.CostPerHour)
+	}
 }
 
 // prepareAudit reads the policy terraform attached to the controller role

@@ -100,15 +100,15 @@ func (r *NodeOverlayResource) ModifyPlan(ctx context.Context, req resource.Modif
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("planned_impact"), r.impact(ctx, plan, &resp.Diagnostics))...)
 }
 
-// impact predicts, pool by pool, what the cluster's NodeOverlays with the
-// planned one in place of its namesake do, and keeps the pools that change.
+// impact is the overlay's planned_impact, with the warning (or, with
+// fail_on_unplaceable_pods, the error) a reviewer reads.
 func (r *NodeOverlayResource) impact(ctx context.Context, plan map[string]attr.Value, diags *diag.Diagnostics) types.Map {
 	name := plan["name"].(basetypes.StringValue).ValueString()
 	planned := v1alpha1.NodeOverlay{}
 	err := r.typed(plan, &planned)
-	var env *impactEnv
+	var pred *overlayPrediction
 	if err == nil {
-		env, err = snapshotForImpact(ctx, r.clients, nil, nil)
+		pred, err = r.predict(ctx, planned)
 	}
 	if err != nil {
 		diags.AddWarning("Planned impact unknown",
@@ -116,26 +116,14 @@ func (r *NodeOverlayResource) impact(ctx context.Context, plan map[string]attr.V
 		return types.MapUnknown(plannedImpactType)
 	}
 	values := map[string]attr.Value{}
-	if !env.st.FeatureGates["NodeOverlay"] {
+	if pred.GateOff {
 		diags.AddWarning("Planned impact", fmt.Sprintf("%s changes nothing: the controller's NodeOverlay feature gate is off "+
 			"(feature_gates of joist_controller), so it applies no NodeOverlay.", name))
 		return types.MapValueMust(plannedImpactType, values)
 	}
-	overlays := []v1alpha1.NodeOverlay{planned}
-	for _, o := range env.cluster.NodeOverlays {
-		if o.Name != planned.Name {
-			overlays = append(overlays, o)
-		}
-	}
 	var lines []string
 	unplaceable := 0
-	for i := range env.cluster.NodePools {
-		in := env.input(&env.cluster.NodePools[i])
-		in.PlannedOverlays = overlays
-		res := impact.Predict(in)
-		if !res.Changed() {
-			continue
-		}
+	for _, res := range pred.Changed {
 		values[res.Pool] = impactValue(res)
 		lines = append(lines, impactSentence(res))
 		unplaceable += res.Unplaceable
@@ -151,6 +139,46 @@ func (r *NodeOverlayResource) impact(ctx context.Context, plan map[string]attr.V
 		diags.AddWarning("Planned impact", detail)
 	}
 	return types.MapValueMust(plannedImpactType, values)
+}
+
+// overlayPrediction is what an overlay's change does: nothing when the
+// controller applies no overlay, else the pools it changes.
+type overlayPrediction struct {
+	GateOff bool
+	Changed []*impact.Result
+}
+
+// predict predicts each pool with the cluster's NodeOverlays, the planned
+// one in place of its namesake, and keeps the pools that change.
+func (r *NodeOverlayResource) predict(ctx context.Context, planned v1alpha1.NodeOverlay) (*overlayPrediction, error) {
+	host, _, err := r.clients.kubeServer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return cachedPrediction([]any{"joist_node_overlay", r.clients.clusterName, host, planned}, func() (*overlayPrediction, error) {
+		env, err := snapshotForImpact(ctx, r.clients, nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		if !env.st.FeatureGates["NodeOverlay"] {
+			return &overlayPrediction{GateOff: true}, nil
+		}
+		overlays := []v1alpha1.NodeOverlay{planned}
+		for _, o := range env.cluster.NodeOverlays {
+			if o.Name != planned.Name {
+				overlays = append(overlays, o)
+			}
+		}
+		out := &overlayPrediction{}
+		for i := range env.cluster.NodePools {
+			in := env.input(&env.cluster.NodePools[i])
+			in.PlannedOverlays = overlays
+			if res := impact.Predict(in); res.Changed() {
+				out.Changed = append(out.Changed, res)
+			}
+		}
+		return out, nil
+	})
 }
 
 // Delete deletes the overlay; the controller evaluates the others again.

@@ -36,6 +36,7 @@ var plannedImpactType = types.ObjectType{AttrTypes: map[string]attr.Type{
 	"drift_held_by":                 types.StringType,
 	"pods_without_pool":             types.Int64Type,
 	"pods_without_pool_groups":      types.ListType{ElemType: podGroupType},
+	"pods_pending_after":            types.Int64Type,
 	"pending_pods":                  types.Int64Type,
 	"pending_pods_placed":           types.Int64Type,
 	"nodes_added_elsewhere":         types.Int64Type,
@@ -87,6 +88,9 @@ func plannedImpactAttribute() schema.SingleNestedAttribute {
 					"reason":    schema.StringAttribute{Computed: true, MarkdownDescription: "Why no pool admits them, as the controller reports it."},
 				}},
 			},
+			"pods_pending_after": i("Pods Pending once the change has settled: pending pods no pool places and pods of " +
+				"replaced nodes that find no place. Pods of a drifted node the controller keeps keep running: they count " +
+				"in pods_without_pool, not here."),
 			"pending_pods":                  i("Pods pending now that a provisioning pass would try to place."),
 			"pending_pods_placed":           i("Of those, the pods no pool admits now that the change would place."),
 			"nodes_added_elsewhere":         i("Nodes other pools launch for pods this change moves or places."),
@@ -126,6 +130,7 @@ func impactValue(res *impact.Result) types.Object {
 		"drift_held_by":                 heldBy,
 		"pods_without_pool":             n(res.Unplaceable),
 		"pods_without_pool_groups":      types.ListValueMust(podGroupType, groups),
+		"pods_pending_after":            n(res.PendingAfter),
 		"pending_pods":                  n(res.PendingNow),
 		"pending_pods_placed":           n(res.PendingPlaced),
 		"nodes_added_elsewhere":         n(res.ElsewhereAdded),
@@ -179,13 +184,19 @@ func plural(n int, one, many string) string {
 // predictImpact snapshots the cluster and predicts what the planned pool
 // (current is the pool as the state has it; nil on create) does.
 func (r *NodePoolResource) predictImpact(ctx context.Context, planned, current *v1.NodePool) (*impact.Result, error) {
-	env, err := snapshotForImpact(ctx, r.clients, planned, current)
+	host, _, err := r.clients.kubeServer(ctx)
 	if err != nil {
 		return nil, err
 	}
-	in := env.input(planned)
-	in.PlannedBaseTypes = env.base[planned.Name]
-	return impact.Predict(in), nil
+	return cachedPrediction([]any{"joist_node_pool", r.clients.clusterName, host, planned, current}, func() (*impact.Result, error) {
+		env, err := snapshotForImpact(ctx, r.clients, planned, current)
+		if err != nil {
+			return nil, err
+		}
+		in := env.input(planned)
+		in.PlannedBaseTypes = env.base[planned.Name]
+		return impact.Predict(in), nil
+	})
 }
 
 // addImpact sets planned_impact and adds the warning (or, with

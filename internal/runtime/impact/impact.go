@@ -102,6 +102,11 @@ type Result struct {
 	// them: pods of replaced nodes, and pending pods placeable before it.
 	Unplaceable       int
 	UnplaceableGroups []PodGroup
+	// PendingAfter are the pods Pending once the change has settled: the
+	// pending pods no pool places and the pods of replaced nodes that find
+	// no place. Pods of a drifted node the controller keeps keep running,
+	// so they count in Unplaceable but not here.
+	PendingAfter int
 	// PendingNow are provisionable pending pods; PendingPlaced those of
 	// them no pool admits now that the change would place.
 	PendingNow, PendingPlaced int
@@ -109,13 +114,23 @@ type Result struct {
 	// pods this change moves or places, and their price per hour.
 	ElsewhereAdded int
 	ElsewhereCost  float64
+
+	// unchanged is what provisioning does for the pending pods without the
+	// change (the pool's nodes added and their cost, other pools' nodes):
+	// the change does not do it.
+	unchanged struct {
+		added, elsewhere int
+		cost             float64
+	}
 }
 
 // Changed reports whether the change does anything the result shows: a
-// cost (to the ten-thousandth of a dollar), a node, or a pod.
+// cost (to the ten-thousandth of a dollar), a node, or a pod. The nodes
+// provisioning launches for pending pods either way are not the change's.
 func (res *Result) Changed() bool {
-	return math.Round(res.CostNow*1e4) != math.Round(res.CostAfter*1e4) || res.Drifted > 0 || res.Added > 0 ||
-		res.Removed > 0 || res.Unplaceable > 0 || res.PendingPlaced > 0 || res.ElsewhereAdded > 0
+	u := res.unchanged
+	return math.Round((res.CostNow+u.cost)*1e4) != math.Round(res.CostAfter*1e4) || res.Drifted > 0 || res.Added != u.added ||
+		res.Removed > 0 || res.Unplaceable > 0 || res.PendingPlaced > 0 || res.ElsewhereAdded != u.elsewhere
 }
 
 // Predict runs the prediction.
@@ -164,6 +179,7 @@ func Predict(in Input) *Result {
 		for _, pe := range plan.Errors {
 			stuckBefore[pe.Pod.UID] = true
 		}
+		res.provisionedUnchanged(plan)
 	}
 
 	// Solve with every drifted node gone; a node with a pod that finds no
@@ -195,6 +211,7 @@ func Predict(in Input) *Result {
 	}
 	res.Replaced = len(replaced)
 	res.Removed = len(replaced)
+	res.PendingAfter = pendingAfter(plan, replaced)
 	res.placed(plan, stuckBefore, pending)
 
 	for _, n := range ours {
@@ -216,6 +233,19 @@ func Predict(in Input) *Result {
 	return res
 }
 
+// provisionedUnchanged records what plan, the pending pods placed without
+// the change, launches.
+func (res *Result) provisionedUnchanged(plan *scheduling.Plan) {
+	for _, nc := range plan.NewClaims {
+		if nc.NodePool == res.Pool {
+			res.unchanged.added++
+			res.unchanged.cost += nc.Price()
+		} else {
+			res.unchanged.elsewhere++
+		}
+	}
+}
+
 // placed counts the pending pods no pool admits now that plan places.
 func (res *Result) placed(plan *scheduling.Plan, stuckBefore map[types.UID]bool, pending []*corev1.Pod) {
 	failed := map[types.UID]bool{}
@@ -227,6 +257,19 @@ func (res *Result) placed(plan *scheduling.Plan, stuckBefore map[types.UID]bool,
 			res.PendingPlaced++
 		}
 	}
+}
+
+// pendingAfter counts the pods plan leaves without a place that will be
+// Pending: pending pods and pods of replaced nodes, not the pods of a node
+// the controller keeps.
+func pendingAfter(plan *scheduling.Plan, replaced map[string]bool) int {
+	n := 0
+	for _, pe := range plan.Errors {
+		if node := pe.Pod.Spec.NodeName; node == "" || replaced[node] {
+			n++
+		}
+	}
+	return n
 }
 
 // unplaceable groups the pods plan leaves without a place, except those no

@@ -95,8 +95,9 @@ func TestLimitBelowUsageLeavesPendingPodsWithoutAPool(t *testing.T) {
 	if res.PendingNow != 4 {
 		t.Fatalf("%d pods pending now, want 4", res.PendingNow)
 	}
-	if res.Unplaceable != 4 || len(res.UnplaceableGroups) != 1 {
-		t.Fatalf("%d pods left without a pool in %+v, want the 4 pending batch pods", res.Unplaceable, res.UnplaceableGroups)
+	if res.Unplaceable != 4 || len(res.UnplaceableGroups) != 1 || res.PendingAfter != 4 {
+		t.Fatalf("%d pods left without a pool in %+v, %d Pending after; want the 4 pending batch pods both",
+			res.Unplaceable, res.UnplaceableGroups, res.PendingAfter)
 	}
 	g := res.UnplaceableGroups[0]
 	if g.Owner != "ReplicaSet/batch" || g.Pods != 4 || !strings.Contains(g.Reason, "limit") {
@@ -130,9 +131,11 @@ func TestAddedTaintLeavesPodsWithoutAPool(t *testing.T) {
 	if g := res.UnplaceableGroups[0]; g.Owner != "ReplicaSet/web" || !strings.Contains(g.Reason, "dedicated") {
 		t.Errorf("group %+v, want ReplicaSet/web with a reason naming the taint", g)
 	}
-	// The controller keeps a node whose pods have nowhere to go.
-	if res.Replaced != 0 || !near(res.CostAfter, res.CostNow) {
-		t.Errorf("replaced %d, cost $%.4f → $%.4f; want nodes kept", res.Replaced, res.CostNow, res.CostAfter)
+	// The controller keeps a node whose pods have nowhere to go, so they
+	// keep running: none is left Pending.
+	if res.Replaced != 0 || !near(res.CostAfter, res.CostNow) || res.PendingAfter != 0 {
+		t.Errorf("replaced %d, cost $%.4f → $%.4f, %d pods Pending after; want nodes kept and none Pending",
+			res.Replaced, res.CostNow, res.CostAfter, res.PendingAfter)
 	}
 }
 
@@ -167,5 +170,21 @@ func TestRaisedOverlayPriceRaisesCost(t *testing.T) {
 	in.Overlays = false
 	if res := Predict(in); !near(res.CostNow, base) || !near(res.CostAfter, base) {
 		t.Errorf("gate off: cost $%.4f/h → $%.4f/h, want $%.4f/h both", res.CostNow, res.CostAfter, base)
+	}
+}
+
+// Pending pods a pool launches nodes for with or without a change are not
+// the change's doing: the same pool planned again changes nothing.
+func TestPendingPodsAloneAreNoChange(t *testing.T) {
+	w, pool := tenSpotNodes()
+	for range 4 {
+		w.pod("batch", "", "2")
+	}
+	res := w.predict(pool)
+	if res.Added == 0 {
+		t.Fatalf("no node added for 4 pending pods: %+v", res)
+	}
+	if res.Changed() {
+		t.Errorf("the pool unchanged reads as a change: $%.4f/h → $%.4f/h, %d added", res.CostNow, res.CostAfter, res.Added)
 	}
 }
