@@ -139,7 +139,10 @@ func spotNodes(t *testing.T, pool string, n int) {
 		pod := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "v1", "kind": "Pod",
 			"metadata": map[string]any{"name": name + "-web", "namespace": "default", "labels": map[string]any{"app": pool}},
-			"spec": map[string]any{"nodeName": name, "containers": []any{map[string]any{"name": "web", "image": "web",
+			// Held to the pool, so that other tests' pools sharing the
+			// cluster never change where its pods would go between a
+			// plan and the plan inside its apply.
+			"spec": map[string]any{"nodeName": name, "nodeSelector": map[string]any{v1.NodePoolLabelKey: pool}, "containers": []any{map[string]any{"name": "web", "image": "web",
 				"resources": map[string]any{"requests": map[string]any{"cpu": "1", "memory": "1Gi"}}}}},
 		}}
 		if _, err := testCluster.kube.Resource(podsGVR).Namespace("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
