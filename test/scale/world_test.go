@@ -2,14 +2,11 @@ package scale
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	"github.com/aws/aws-sdk-go-v2/service/iam"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -69,12 +66,8 @@ func startWorld(ctx context.Context, progress io.Writer, interruptionQueue bool)
 	if w.kube, err = client.New(sb.Config, client.Options{Scheme: scheme}); err != nil {
 		return w, err
 	}
-	if _, err := iam.NewFromConfig(sb.AWS.AWSConfig()).CreateRole(ctx, &iam.CreateRoleInput{
-		RoleName: aws.String(nodeRole),
-		AssumeRolePolicyDocument: aws.String(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow",` +
-			`"Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}`),
-	}); err != nil {
-		return w, fmt.Errorf("creating the node role: %w", err)
+	if _, err := createNodeRole(ctx, sb, nodeRole); err != nil {
+		return w, err
 	}
 	settings := map[string]string{"CLUSTER_NAME": clusterName, "LOG_LEVEL": "info", "ENABLE_PROFILING": "true"}
 	if interruptionQueue {

@@ -1,0 +1,332 @@
+package scale
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/joistdev/terraform-provider-joist/internal/controllerdeploy"
+	"github.com/joistdev/terraform-provider-joist/internal/sandbox"
+)
+
+// conformanceConfig is what `make conformance` (hack/conformance/run.sh)
+// passes in the environment.
+type conformanceConfig struct {
+	suitesDir  string   // the suite binaries hack/conformance/build.sh compiles
+	reportsDir string   // <side>/<suite>.json and .log
+	suites     []string // suite names, in run order
+	sides      []string // "karpenter", "joist"
+	karpenter  string   // upstream Karpenter's controller binary
+	crdDir     string   // the release's CRDs
+	extraCRDs  []string // CRDs the suites' cleanup lists that neither controller ships
+	version    string
+	// suiteTimeout bounds each suite (ginkgo's --ginkgo.timeout); wait the
+	// default Eventually timeout the suites use (the build makes it
+	// settable); focus and skip are ginkgo regular expressions.
+	suiteTimeout time.Duration
+	wait         string
+	focus, skip  string
+}
+
+func conformanceConfigFromEnv(t *testing.T) conformanceConfig {
+	c := conformanceConfig{
+		suitesDir:  os.Getenv("JOIST_CONFORMANCE_SUITES"),
+		reportsDir: os.Getenv("JOIST_CONFORMANCE_REPORTS"),
+		suites:     strings.Fields(os.Getenv("JOIST_CONFORMANCE_RUN")),
+		sides:      strings.Fields(envOr("JOIST_CONFORMANCE_SIDES", "karpenter joist")),
+		karpenter:  os.Getenv("JOIST_COMPARE_KARPENTER"),
+		crdDir:     os.Getenv("JOIST_COMPARE_CRDS"),
+		extraCRDs:  strings.Fields(os.Getenv("JOIST_CONFORMANCE_EXTRA_CRDS")),
+		version:    os.Getenv("JOIST_COMPARE_VERSION"),
+		wait:       envOr("JOIST_CONFORMANCE_WAIT", "3m"),
+		focus:      os.Getenv("JOIST_CONFORMANCE_FOCUS"),
+		skip:       os.Getenv("JOIST_CONFORMANCE_SKIP"),
+	}
+	var err error
+	if c.suiteTimeout, err = time.ParseDuration(envOr("JOIST_CONFORMANCE_SUITE_TIMEOUT", "30m")); err != nil {
+		t.Fatalf("JOIST_CONFORMANCE_SUITE_TIMEOUT: %v", err)
+	}
+	if c.reportsDir == "" {
+		c.reportsDir = filepath.Join(c.suitesDir, "reports")
+	}
+	if len(c.suites) == 0 {
+		bins, _ := filepath.Glob(filepath.Join(c.suitesDir, "*.test"))
+		for _, b := range bins {
+			c.suites = append(c.suites, strings.TrimSuffix(filepath.Base(b), ".test"))
+		}
+	}
+	return c
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// TestConformance runs Karpenter's own end-to-end suites (compiled by
+// hack/conformance/build.sh) in the sandbox: first against upstream
+// Karpenter, the control, set up as in `make compare`; then against Joist,
+// deployed as joist_controller deploys it. Each suite binary writes a ginkgo
+// JSON report per side; the table of both goes into the Karpenter
+// compatibility guide's template. Reports already in the reports directory
+// for a side not run (JOIST_CONFORMANCE_SIDES) are read as they are, so one
+// side can be rerun alone.
+func TestConformance(t *testing.T) {
+	c := conformanceConfigFromEnv(t)
+	if c.suitesDir == "" {
+		t.Skip("`make conformance` runs this: JOIST_CONFORMANCE_SUITES names the suite binaries hack/conformance/build.sh compiles")
+	}
+	ctrllog.SetLogger(logr.Discard())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, side := range c.sides {
+		start := time.Now()
+		switch side {
+		case "karpenter":
+			conformanceKarpenter(ctx, t, c)
+		case "joist":
+			conformanceJoist(ctx, t, c)
+		default:
+			t.Fatalf("JOIST_CONFORMANCE_SIDES: unknown side %q", side)
+		}
+		fmt.Printf("conformance: %s: %d suite(s) in %s\n", side, len(c.suites), time.Since(start).Round(time.Second))
+	}
+	karpenter, err := readSuiteReports(filepath.Join(c.reportsDir, "karpenter"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	joist, err := readSuiteReports(filepath.Join(c.reportsDir, "joist"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := conformanceTable(c.version, karpenter, joist)
+	fmt.Println(table)
+	if err := writeConformanceTable(table); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// conformanceKarpenter runs the suites against upstream Karpenter.
+func conformanceKarpenter(ctx context.Context, t *testing.T, c conformanceConfig) {
+	if c.karpenter == "" {
+		t.Fatal("JOIST_COMPARE_KARPENTER is not set: hack/conformance/run.sh sets it")
+	}
+	w, proc, _, err := startKarpenterWorld(ctx, c.karpenter, c.crdDir, "karpenter")
+	if w != nil {
+		defer w.stop()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopProcess(proc)
+	runSuites(ctx, t, c, w.sb, "karpenter")
+}
+
+// conformanceJoist runs the suites against Joist. Its node role is the one
+// the suites' default EC2NodeClass names.
+func conformanceJoist(ctx context.Context, t *testing.T, c conformanceConfig) {
+	w, err := startWorld(ctx, progressWriter(), true)
+	if w != nil {
+		defer w.stop()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := createNodeRole(ctx, w.sb, karpenterNodeRole); err != nil {
+		t.Fatal(err)
+	}
+	runSuites(ctx, t, c, w.sb, "joist")
+}
+
+// runSuites prepares the cluster for the suites and runs each in turn.
+func runSuites(ctx context.Context, t *testing.T, c conformanceConfig, sb *sandbox.Sandbox, side string) {
+	if err := installCRDFiles(ctx, sb, c.extraCRDs); err != nil {
+		t.Fatal(err)
+	}
+	env := suiteEnv(sb)
+	if err := createSettingsDeployment(ctx, sb, env); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(c.reportsDir, side)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range c.suites {
+		start := time.Now()
+		err := runSuite(ctx, c, env, s, dir)
+		fmt.Printf("conformance: %s: suite %s done in %s (%v)\n", side, s, time.Since(start).Round(time.Second), err)
+	}
+}
+
+// suiteEnv is what the suites' environment reads: the kubeconfig, the AWS
+// endpoint and credentials, and the cluster's name, endpoint and queue.
+func suiteEnv(sb *sandbox.Sandbox) map[string]string {
+	env := sb.Env()
+	env["CLUSTER_NAME"] = clusterName
+	env["CLUSTER_ENDPOINT"] = sb.Config.Host
+	env["INTERRUPTION_QUEUE"] = clusterName
+	return env
+}
+
+// runSuite runs one suite binary with a JSON report and its output beside it.
+func runSuite(ctx context.Context, c conformanceConfig, env map[string]string, suite, dir string) error {
+	args := []string{
+		"-test.v", "-test.timeout", (c.suiteTimeout + 5*time.Minute).String(),
+		"--ginkgo.json-report", filepath.Join(dir, suite+".json"),
+		"--ginkgo.timeout", c.suiteTimeout.String(),
+		"--ginkgo.no-color",
+	}
+	if c.focus != "" {
+		args = append(args, "--ginkgo.focus", c.focus)
+	}
+	if c.skip != "" {
+		args = append(args, "--ginkgo.skip", c.skip)
+	}
+	out, err := os.Create(filepath.Join(dir, suite+".log"))
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	cmd := exec.CommandContext(ctx, filepath.Join(c.suitesDir, suite+".test"), args...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "CONFORMANCE_EVENTUALLY_TIMEOUT=" + c.wait}
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	return cmd.Run()
+}
+
+// createNodeRole creates a node role EC2 instances may assume.
+func createNodeRole(ctx context.Context, sb *sandbox.Sandbox, name string) (*iam.CreateRoleOutput, error) {
+	role, err := iam.NewFromConfig(sb.AWS.AWSConfig()).CreateRole(ctx, &iam.CreateRoleInput{
+		RoleName: aws.String(name),
+		AssumeRolePolicyDocument: aws.String(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow",` +
+			`"Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}`),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the node role %s: %w", name, err)
+	}
+	return role, nil
+}
+
+// installCRDFiles applies the given CRD manifests.
+func installCRDFiles(ctx context.Context, sb *sandbox.Sandbox, files []string) error {
+	if len(files) == 0 {
+		return nil
+	}
+	manifests := map[string][]byte{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		manifests[filepath.Base(f)] = b
+	}
+	defs, _, err := controllerdeploy.CRDs(manifests)
+	if err != nil {
+		return err
+	}
+	dyn, err := dynamic.NewForConfig(sb.Config)
+	if err != nil {
+		return err
+	}
+	if err := controllerdeploy.Apply(ctx, dyn, defs); err != nil {
+		return fmt.Errorf("installing %v: %w", files, err)
+	}
+	return controllerdeploy.WaitEstablished(ctx, dyn, defs)
+}
+
+// createSettingsDeployment creates kube-system/karpenter as Karpenter's Helm
+// chart names it: the suites read its container's environment as the
+// controller's settings, override it and restore it, and wait for its
+// rollouts. Here it is inert (a pause container on a system node): the
+// controller under test runs beside it and does not see the changes, on
+// either side.
+func createSettingsDeployment(ctx context.Context, sb *sandbox.Sandbox, env map[string]string) error {
+	labels := map[string]string{"app.kubernetes.io/name": "karpenter", "app.kubernetes.io/instance": "karpenter"}
+	var vars []corev1.EnvVar
+	for _, k := range []string{"CLUSTER_NAME", "CLUSTER_ENDPOINT", "INTERRUPTION_QUEUE"} {
+		vars = append(vars, corev1.EnvVar{Name: k, Value: env[k]})
+	}
+	replicas := int32(1)
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "karpenter", Namespace: "kube-system", Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					Containers:   []corev1.Container{{Name: "controller", Image: "registry.k8s.io/pause:3.10", Env: vars}},
+					NodeSelector: map[string]string{"eks.amazonaws.com/nodegroup": sandbox.SystemNodeGroup},
+					Tolerations:  []corev1.Toleration{{Key: "CriticalAddonsOnly", Operator: corev1.TolerationOpExists}},
+				},
+			},
+		},
+	}
+	cs, err := kubernetes.NewForConfig(sb.Config)
+	if err != nil {
+		return err
+	}
+	if _, err := cs.AppsV1().Deployments("kube-system").Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating kube-system/karpenter: %w", err)
+	}
+	return nil
+}
+
+// conformanceBegin and conformanceEnd mark the generated table in the
+// Karpenter compatibility guide's template.
+const (
+	conformanceBegin = "<!-- make conformance: begin -->"
+	conformanceEnd   = "<!-- make conformance: end -->"
+)
+
+// writeConformanceTable puts the table between the markers of
+// templates/guides/karpenter-compatibility.md.tmpl (`make docs` renders the
+// guide from it).
+func writeConformanceTable(table string) error {
+	path, err := filepath.Abs(filepath.Join("..", "..", "templates", "guides", "karpenter-compatibility.md.tmpl"))
+	if err != nil {
+		return err
+	}
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	s := string(doc)
+	i, j := strings.Index(s, conformanceBegin), strings.Index(s, conformanceEnd)
+	if i < 0 || j < i {
+		return fmt.Errorf("%s has no %q ... %q markers", path, conformanceBegin, conformanceEnd)
+	}
+	s = s[:i+len(conformanceBegin)] + "\n" + table + "\n" + s[j:]
+	return os.WriteFile(path, []byte(s), 0o644)
+}
+
+// sortedKeys returns a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

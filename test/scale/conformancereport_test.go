@@ -1,0 +1,170 @@
+package scale
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ginkgoReport is the part of a ginkgo JSON report (--ginkgo.json-report)
+// the table reads: one entry per suite run.
+type ginkgoReport struct {
+	SuiteDescription string
+	SuiteSucceeded   bool
+	SpecReports      []struct {
+		ContainerHierarchyTexts []string
+		LeafNodeType            string
+		LeafNodeText            string
+		State                   string
+		Failure                 struct{ Message string }
+	}
+}
+
+// specResult is one spec's outcome on one controller.
+type specResult struct {
+	State   string // ginkgo's: passed, failed, skipped, timedout, interrupted, ...
+	Timeout bool   // failed on an Eventually that timed out
+	Message string // the failure's first line
+}
+
+// suiteResults maps suite -> spec -> result; a suite whose report is
+// missing is absent.
+type suiteResults map[string]map[string]specResult
+
+// readSuiteReports reads every <suite>.json under dir.
+func readSuiteReports(dir string) (suiteResults, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	out := suiteResults{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		specs, err := parseGinkgoReport(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		out[strings.TrimSuffix(filepath.Base(f), ".json")] = specs
+	}
+	return out, nil
+}
+
+// parseGinkgoReport returns the specs (It nodes) of a report by their full
+// text. A suite whose setup failed reports its specs skipped.
+func parseGinkgoReport(b []byte) (map[string]specResult, error) {
+	var reports []ginkgoReport
+	if err := json.Unmarshal(b, &reports); err != nil {
+		return nil, err
+	}
+	specs := map[string]specResult{}
+	for _, r := range reports {
+		for _, s := range r.SpecReports {
+			if s.LeafNodeType != "It" {
+				continue
+			}
+			name := strings.Join(append(append([]string{}, s.ContainerHierarchyTexts...), s.LeafNodeText), " ")
+			msg, _, _ := strings.Cut(strings.TrimSpace(s.Failure.Message), "\n")
+			specs[name] = specResult{
+				State:   s.State,
+				Timeout: s.State == "timedout" || strings.Contains(s.Failure.Message, "Timed out after"),
+				Message: msg,
+			}
+		}
+	}
+	return specs, nil
+}
+
+// counts returns how many of a suite's specs ran (not skipped or pending)
+// and how many passed.
+func counts(specs map[string]specResult) (ran, passed int) {
+	for _, s := range specs {
+		switch s.State {
+		case "passed":
+			ran++
+			passed++
+		case "skipped", "pending":
+		default:
+			ran++
+		}
+	}
+	return ran, passed
+}
+
+// conformanceTable renders, per suite, the specs that passed on each
+// controller, then one line for every spec that passed on Karpenter and not
+// on Joist, with its classification where one is known.
+func conformanceTable(version string, karpenter, joist suiteResults) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| suite | specs | passed on Karpenter %s | passed on Joist |\n|---|---|---|---|\n", version)
+	all := map[string]bool{}
+	for s := range karpenter {
+		all[s] = true
+	}
+	for s := range joist {
+		all[s] = true
+	}
+	var gaps []string
+	for _, suite := range sortedKeys(all) {
+		total := max(len(karpenter[suite]), len(joist[suite]))
+		fmt.Fprintf(&b, "| %s | %d | %s | %s |\n", suite, total, passedCell(karpenter[suite]), passedCell(joist[suite]))
+		for _, name := range sortedKeys(karpenter[suite]) {
+			k, j := karpenter[suite][name], joist[suite][name]
+			if k.State == "passed" && j.State != "passed" && joist[suite] != nil {
+				gaps = append(gaps, gapLine(suite, name, j))
+			}
+		}
+	}
+	b.WriteString("\nSpecs that pass on Karpenter and not on Joist:\n\n")
+	if len(gaps) == 0 {
+		b.WriteString("- none\n")
+	}
+	for _, g := range gaps {
+		b.WriteString(g + "\n")
+	}
+	return b.String()
+}
+
+// passedCell is "passed of ran", or "not run" without a report.
+func passedCell(specs map[string]specResult) string {
+	if specs == nil {
+		return "not run"
+	}
+	ran, passed := counts(specs)
+	return fmt.Sprintf("%d of %d run", passed, ran)
+}
+
+// gapLine is one spec that passed on Karpenter and not on Joist.
+func gapLine(suite, name string, j specResult) string {
+	state := j.State
+	if state == "" {
+		state = "absent"
+	}
+	if j.Timeout {
+		state += ", timeout"
+	}
+	line := fmt.Sprintf("- %s: %s (%s)", suite, name, state)
+	if why := knownConformanceGap(suite, name); why != "" {
+		line += ": " + why
+	} else if j.Message != "" {
+		line += ": " + truncate(j.Message, 160)
+	}
+	return line
+}
+
+// conformanceGaps classifies the specs known to pass on Karpenter and not on
+// Joist, by suite and a substring of the spec's text.
+var conformanceGaps = []struct{ suite, spec, why string }{}
+
+func knownConformanceGap(suite, name string) string {
+	for _, g := range conformanceGaps {
+		if g.suite == suite && strings.Contains(name, g.spec) {
+			return g.why
+		}
+	}
+	return ""
+}
