@@ -624,6 +624,9 @@ def scenario(clients, cluster):
     ec2.describe_spot_price_history(InstanceTypes=["m5.large"], ProductDescriptions=["Linux/UNIX"], MaxResults=2000)
     ec2.describe_capacity_reservations(MaxResults=5)
     ec2.describe_placement_groups()
+    sg = ec2.create_security_group(GroupName="conformance-sg", Description="conformance", VpcId=groups[0]["VpcId"],
+                                   TagSpecifications=[{"ResourceType": "security-group", "Tags": [{"Key": "a", "Value": "b"}]}])
+    ec2.delete_security_group(GroupId=sg["GroupId"])
     cluster_pg = ec2.create_placement_group(GroupName="conformance-cluster", Strategy="cluster",
                                             TagSpecifications=[{"ResourceType": "placement-group", "Tags": [{"Key": "a", "Value": "b"}]}])["PlacementGroup"]
     ec2.create_placement_group(GroupName="conformance-spread", Strategy="spread", SpreadLevel="rack")

@@ -26,6 +26,7 @@ var constraints = c.Operations{
 		c.Enum("Strategy", "cluster", "spread", "partition"),
 		c.Enum("SpreadLevel", "host", "rack"),
 	},
+	"CreateSecurityGroup":           {c.String("Description", c.None, c.None).Req(), c.String("GroupName", c.None, c.None).Req()},
 	"CreateTags":                    {c.List("Resources", c.None, c.None).Req(), c.List("Tags", c.None, c.None).Req()},
 	"DeleteTags":                    {c.List("Resources", c.None, c.None).Req()},
 	"DeleteLaunchTemplate":          {c.String("LaunchTemplateName", 3, 128)},
