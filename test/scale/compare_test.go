@@ -183,7 +183,7 @@ func startKarpenterWorld(ctx context.Context, bin, crdDir, dirName string) (*wor
 
 // compareJoist runs the scenarios on Joist, deployed as in `make scale`.
 func compareJoist(ctx context.Context, t *testing.T, outPods, inPods int32) side {
-	w, err := startWorld(ctx, progressWriter(), true)
+	w, err := startWorld(ctx, progressWriter(), true, nil)
 	if w != nil {
 		defer w.stop()
 	}

@@ -15,7 +15,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -23,6 +25,7 @@ import (
 
 	"github.com/joistdev/terraform-provider-joist/internal/controllerdeploy"
 	"github.com/joistdev/terraform-provider-joist/internal/sandbox"
+	"github.com/joistdev/terraform-provider-joist/test/e2e"
 )
 
 // conformanceConfig is what `make conformance` (hack/conformance/run.sh)
@@ -143,7 +146,10 @@ func conformanceKarpenter(ctx context.Context, t *testing.T, c conformanceConfig
 // conformanceJoist runs the suites against Joist. Its node role is the one
 // the suites' default EC2NodeClass names.
 func conformanceJoist(ctx context.Context, t *testing.T, c conformanceConfig) {
-	w, err := startWorld(ctx, progressWriter(), true)
+	// The suites' kube-system/karpenter-leader-election Lease belongs to
+	// the settings Deployment (see keepSettingsLease); Joist elects its
+	// leader under another name here.
+	w, err := startWorld(ctx, progressWriter(), true, map[string]string{"LEADER_ELECTION_NAME": "joist-leader-election"})
 	if w != nil {
 		defer w.stop()
 	}
@@ -165,6 +171,9 @@ func runSuites(ctx context.Context, t *testing.T, c conformanceConfig, sb *sandb
 	if err := createSettingsDeployment(ctx, sb, env); err != nil {
 		t.Fatal(err)
 	}
+	leaseCtx, stopLease := context.WithCancel(ctx)
+	defer stopLease()
+	go keepSettingsLease(leaseCtx, kubernetes.NewForConfigOrDie(sb.Config))
 	dir := filepath.Join(c.reportsDir, side)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -292,6 +301,68 @@ func createSettingsDeployment(ctx context.Context, sb *sandbox.Sandbox, env map[
 	}
 	return nil
 }
+
+// keepSettingsLease plays the leader election of the settings Deployment's
+// pods: after a settings change the suites wait for a new pod of it to hold
+// kube-system/karpenter-leader-election. The newest ready pod holds it.
+func keepSettingsLease(ctx context.Context, cs kubernetes.Interface) {
+	for {
+		if holder := newestReadySettingsPod(ctx, cs); holder != "" {
+			_ = holdLease(ctx, cs, holder+"_conformance")
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+func newestReadySettingsPod(ctx context.Context, cs kubernetes.Interface) string {
+	pods, err := cs.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=karpenter"})
+	if err != nil {
+		return ""
+	}
+	var newest *corev1.Pod
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.DeletionTimestamp != nil || !e2e.PodReady(p) {
+			continue
+		}
+		if newest == nil || newest.CreationTimestamp.Before(&p.CreationTimestamp) {
+			newest = p
+		}
+	}
+	if newest == nil {
+		return ""
+	}
+	return newest.Name
+}
+
+// holdLease creates or renews the Lease with the given holder.
+func holdLease(ctx context.Context, cs kubernetes.Interface, holder string) error {
+	leases := cs.CoordinationV1().Leases("kube-system")
+	now := metav1.NewMicroTime(time.Now())
+	l, err := leases.Get(ctx, "karpenter-leader-election", metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		_, err = leases.Create(ctx, &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: "karpenter-leader-election", Namespace: "kube-system"},
+			Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder, AcquireTime: &now, RenewTime: &now, LeaseDurationSeconds: ptrTo(int32(15))},
+		}, metav1.CreateOptions{})
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity != holder {
+		l.Spec.HolderIdentity, l.Spec.AcquireTime = &holder, &now
+	}
+	l.Spec.RenewTime = &now
+	_, err = leases.Update(ctx, l, metav1.UpdateOptions{})
+	return err
+}
+
+func ptrTo[T any](v T) *T { return &v }
 
 // conformanceBegin and conformanceEnd mark the generated table in the
 // Karpenter compatibility guide's template.

@@ -45,7 +45,8 @@ type world struct {
 // the way joist_controller does; the sandbox runs it as the Deployment's pod.
 // With interruptionQueue the controller consumes a queue named for the
 // cluster, fed by EventBridge rules as joist_interruption_queue creates them.
-func startWorld(ctx context.Context, progress io.Writer, interruptionQueue bool) (*world, error) {
+// extra settings are added to the controller's.
+func startWorld(ctx context.Context, progress io.Writer, interruptionQueue bool, extra map[string]string) (*world, error) {
 	bin, err := sandbox.FindBinDir()
 	if err != nil {
 		return nil, err
@@ -70,6 +71,9 @@ func startWorld(ctx context.Context, progress io.Writer, interruptionQueue bool)
 		return w, err
 	}
 	settings := map[string]string{"CLUSTER_NAME": clusterName, "LOG_LEVEL": "info", "ENABLE_PROFILING": "true"}
+	for k, v := range extra {
+		settings[k] = v
+	}
 	if interruptionQueue {
 		if err := createInterruptionQueue(ctx, sb, true); err != nil {
 			return w, err
