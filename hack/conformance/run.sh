@@ -6,7 +6,8 @@
 # guide's template, which `make docs` renders.
 #
 # The environment narrows a run: JOIST_CONFORMANCE_RUN (suite names, default
-# all), JOIST_CONFORMANCE_SIDES ("karpenter joist"), JOIST_CONFORMANCE_FOCUS
+# all), JOIST_CONFORMANCE_SIDES ("karpenter joist"; "none" writes the table
+# from the reports there are), JOIST_CONFORMANCE_FOCUS
 # and _SKIP (ginkgo regular expressions), JOIST_CONFORMANCE_SUITE_TIMEOUT
 # (30m) and JOIST_CONFORMANCE_WAIT (the suites' default Eventually timeout,
 # 3m instead of their 16m).
