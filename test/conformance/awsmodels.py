@@ -623,6 +623,9 @@ def scenario(clients, cluster):
     ec2.describe_instance_type_offerings(LocationType="availability-zone", MaxResults=5)
     ec2.describe_spot_price_history(InstanceTypes=["m5.large"], ProductDescriptions=["Linux/UNIX"], MaxResults=2000)
     ec2.describe_capacity_reservations(MaxResults=5)
+    odcr = ec2.create_capacity_reservation(InstanceType="m5.large", InstancePlatform="Linux/UNIX", AvailabilityZone="us-west-2a",
+                                           InstanceCount=1, InstanceMatchCriteria="targeted")["CapacityReservation"]
+    ec2.cancel_capacity_reservation(CapacityReservationId=odcr["CapacityReservationId"])
     ec2.describe_placement_groups()
     sg = ec2.create_security_group(GroupName="conformance-sg", Description="conformance", VpcId=groups[0]["VpcId"],
                                    TagSpecifications=[{"ResourceType": "security-group", "Tags": [{"Key": "a", "Value": "b"}]}])

@@ -76,6 +76,8 @@ func New(opts Options) (*Service, error) {
 	}
 	s.world = seedWorld(s)
 	s.ops = map[string]func(url.Values, string) ([]byte, *protocol.Error){
+		"CancelCapacityReservation":     op(s, "CancelCapacityReservation", s.cancelCapacityReservation),
+		"CreateCapacityReservation":     op(s, "CreateCapacityReservation", s.createCapacityReservation),
 		"CreateFleet":                   op(s, "CreateFleet", s.createFleet),
 		"CreateLaunchTemplate":          op(s, "CreateLaunchTemplate", s.createLaunchTemplate),
 		"CreatePlacementGroup":          op(s, "CreatePlacementGroup", s.createPlacementGroup),

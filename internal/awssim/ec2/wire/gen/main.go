@@ -22,6 +22,8 @@ import (
 
 // operations lists the request/response pairs awssim's EC2 implements.
 var operations = []any{
+	ec2.CancelCapacityReservationInput{}, ec2.CancelCapacityReservationOutput{},
+	ec2.CreateCapacityReservationInput{}, ec2.CreateCapacityReservationOutput{},
 	ec2.CreateFleetInput{}, ec2.CreateFleetOutput{},
 	ec2.CreateLaunchTemplateInput{}, ec2.CreateLaunchTemplateOutput{},
 	ec2.CreatePlacementGroupInput{}, ec2.CreatePlacementGroupOutput{},
