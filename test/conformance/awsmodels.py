@@ -619,6 +619,9 @@ def scenario(clients, cluster):
     subnets = ec2.describe_subnets(MaxResults=5)["Subnets"]
     groups = ec2.describe_security_groups(MaxResults=5)["SecurityGroups"]
     ec2.describe_images(ImageIds=[image])
+    copied = ec2.copy_image(SourceImageId=image, SourceRegion=ec2.meta.region_name, Name="conformance-copy",
+                            TagSpecifications=[{"ResourceType": "image", "Tags": [{"Key": "a", "Value": "b"}]}])
+    ec2.enable_image_deprecation(ImageId=copied["ImageId"], DeprecateAt=datetime.datetime.now(datetime.timezone.utc))
     ec2.describe_instance_types(InstanceTypes=["m5.large", "c7g.xlarge"])
     ec2.describe_instance_type_offerings(LocationType="availability-zone", MaxResults=5)
     ec2.describe_spot_price_history(InstanceTypes=["m5.large"], ProductDescriptions=["Linux/UNIX"], MaxResults=2000)

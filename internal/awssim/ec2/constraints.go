@@ -12,6 +12,11 @@ import (
 // take any value and are served in pages of at most pageCap.
 var constraints = c.Operations{
 	"CancelCapacityReservation": {c.String("CapacityReservationId", c.None, c.None).Req()},
+	"CopyImage": {
+		c.String("ClientToken", 0, 128), c.String("Description", 0, 255), c.String("Name", 3, 128).Req(),
+		c.String("SourceImageId", c.None, c.None).Req(), c.String("SourceRegion", c.None, c.None).Req(),
+	},
+	"EnableImageDeprecation": {c.String("ImageId", c.None, c.None).Req(), c.Rule{Member: "DeprecateAt", Type: "timestamp"}.Req()},
 	"CreateCapacityReservation": {
 		c.String("InstanceType", c.None, c.None).Req(),
 		c.Enum("InstancePlatform", "Linux/UNIX", "Red Hat Enterprise Linux", "SUSE Linux", "Windows", "Windows with SQL Server",

@@ -166,6 +166,7 @@ var listMembers = map[string]string{
 
 // queryNames holds the request keys that differ from the field name, keyed by "Type.Field".
 var queryNames = map[string]string{
+	"CopyImageInput.TagSpecifications":                                                "TagSpecification",
 	"CpuPerformanceFactor.References":                                                 "ReferenceSet",
 	"CpuPerformanceFactorRequest.References":                                          "Reference",
 	"CreateFleetInput.TagSpecifications":                                              "TagSpecification",
