@@ -17,8 +17,11 @@ mod="$root/hack/conformance"
 out="${1:-$root/bin/conformance}"
 toolchain=go1.27.3
 provider=github.com/aws/karpenter-provider-aws
-# The provider's suites; scheduling is a shared package, not a suite.
+core=sigs.k8s.io/karpenter
+# The provider's suites (scheduling is a shared package, not a suite), and
+# the core suites the provider runs with its EC2NodeClass (core-<name>).
 suites="ami consolidation drift integration interruption ipv6 legacyrepair localzone nodeclaim repair scale scheduling-besteffort scheduling-strict storage"
+core_suites="disruption regression"
 
 stamp_key=$(cat "$mod/go.mod" "$mod/go.sum" "$mod/build.sh" | sha256sum | cut -d' ' -f1)
 stamp="$out/.stamp"
@@ -32,21 +35,26 @@ rm -f "$stamp"
 cd "$mod"
 export GOTOOLCHAIN=$toolchain GOFLAGS=-mod=readonly CGO_ENABLED=0
 dir=$(go list -m -f '{{.Dir}}' "$provider")
+core_dir=$(go list -m -f '{{.Dir}}' "$core")
 
-# A copy of this module and of the provider's release, in which the suites'
-# environment reads the default timeout from the env; the module proxy's copy
-# stays untouched (the go command refuses overlays beneath GOMODCACHE).
+# A copy of this module and of both releases, in which the suites'
+# environments read the default timeout from the env; the module proxy's
+# copies stay untouched (the go command refuses overlays beneath GOMODCACHE).
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp go.mod go.sum doc.go "$work/"
-cp -r "$dir" "$work/provider"
-chmod -R u+w "$work/provider"
-envfile="$work/provider/test/pkg/environment/common/environment.go"
-grep -q 'gomega.SetDefaultEventuallyTimeout(16 \* time.Minute)' "$envfile" || {
-  echo "conformance: $envfile no longer sets the 16-minute default this build replaces" >&2; exit 1; }
-sed -i 's/gomega.SetDefaultEventuallyTimeout(16 \* time.Minute)/gomega.SetDefaultEventuallyTimeout(func() time.Duration { if d, err := time.ParseDuration(os.Getenv("CONFORMANCE_EVENTUALLY_TIMEOUT")); err == nil { return d }; return 16 * time.Minute }())/' "$envfile"
+settable_timeout() { # module dir, copy name, the default the copy replaces
+  cp -r "$1" "$work/$2"
+  chmod -R u+w "$work/$2"
+  local f="$work/$2/test/pkg/environment/common/environment.go"
+  grep -q "gomega.SetDefaultEventuallyTimeout($3)" "$f" || {
+    echo "conformance: $f no longer sets the default ($3) this build replaces" >&2; exit 1; }
+  sed -i "s/gomega.SetDefaultEventuallyTimeout($3)/gomega.SetDefaultEventuallyTimeout(func() time.Duration { if d, err := time.ParseDuration(os.Getenv(\"CONFORMANCE_EVENTUALLY_TIMEOUT\")); err == nil { return d }; return $3 }())/" "$f"
+}
+settable_timeout "$dir" provider '16 \* time.Minute'
+settable_timeout "$core_dir" core '15 \* time.Minute'
 cd "$work"
-go mod edit -replace "$provider=./provider"
+go mod edit -replace "$provider=./provider" -replace "$core@v1.15.1=./core"
 
 start=$(date +%s)
 ( while sleep 30; do printf 'conformance:        still building the suites (%ds)\n' $(( $(date +%s) - start )); done ) &
@@ -56,6 +64,13 @@ for s in $suites; do
   echo "conformance: building $provider/test/suites/$s"
   if ! go test -c -trimpath -o "$out/$s.test" "$provider/test/suites/$s"; then
     echo "conformance: building suite $s failed" >&2
+    exit 1
+  fi
+done
+for s in $core_suites; do
+  echo "conformance: building $core/test/suites/$s"
+  if ! go test -c -trimpath -o "$out/core-$s.test" "$core/test/suites/$s"; then
+    echo "conformance: building core suite $s failed" >&2
     exit 1
   fi
 done

@@ -28,7 +28,7 @@ cd "$root"
 # The suites' cleanup lists CapacityBuffers and SecurityGroupPolicies; Joist
 # ships neither CRD.
 JOIST_COMPARE_KARPENTER="$bin/karpenter-controller" JOIST_COMPARE_CRDS="$provider/pkg/apis/crds" JOIST_COMPARE_VERSION="$version" \
-JOIST_CONFORMANCE_SUITES="$bin/conformance" \
+JOIST_CONFORMANCE_SUITES="$bin/conformance" JOIST_CONFORMANCE_PROVIDER="$provider" \
 JOIST_CONFORMANCE_EXTRA_CRDS="$provider/pkg/apis/crds/autoscaling.x-k8s.io_capacitybuffers.yaml $vpc/config/crd/bases/vpcresources.k8s.aws_securitygrouppolicies.yaml" \
   hack/test.sh -run '^TestConformance$' -timeout 12h ./test/scale/
 make -C "$root" docs

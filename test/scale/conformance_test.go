@@ -38,6 +38,7 @@ type conformanceConfig struct {
 	karpenter  string   // upstream Karpenter's controller binary
 	crdDir     string   // the release's CRDs
 	extraCRDs  []string // CRDs the suites' cleanup lists that neither controller ships
+	provider   string   // the provider release's source, for the core suites' defaults
 	version    string
 	// suiteTimeout bounds each suite (ginkgo's --ginkgo.timeout); wait the
 	// default Eventually timeout the suites use (the build makes it
@@ -56,6 +57,7 @@ func conformanceConfigFromEnv(t *testing.T) conformanceConfig {
 		karpenter:  os.Getenv("JOIST_COMPARE_KARPENTER"),
 		crdDir:     os.Getenv("JOIST_COMPARE_CRDS"),
 		extraCRDs:  strings.Fields(os.Getenv("JOIST_CONFORMANCE_EXTRA_CRDS")),
+		provider:   os.Getenv("JOIST_CONFORMANCE_PROVIDER"),
 		version:    os.Getenv("JOIST_COMPARE_VERSION"),
 		wait:       envOr("JOIST_CONFORMANCE_WAIT", "3m"),
 		focus:      os.Getenv("JOIST_CONFORMANCE_FOCUS"),
@@ -211,6 +213,13 @@ func runSuite(ctx context.Context, c conformanceConfig, env map[string]string, s
 	if c.skip != "" {
 		args = append(args, "--ginkgo.skip", c.skip)
 	}
+	if strings.HasPrefix(suite, "core-") {
+		core, err := coreSuiteArgs(c, env, dir)
+		if err != nil {
+			return err
+		}
+		args = append(args, core...)
+	}
 	out, err := os.Create(filepath.Join(dir, suite+".log"))
 	if err != nil {
 		return err
@@ -224,6 +233,28 @@ func runSuite(ctx context.Context, c conformanceConfig, env map[string]string, s
 	}
 	cmd.Stdout, cmd.Stderr = out, out
 	return cmd.Run()
+}
+
+// coreSuiteArgs are the flags with which the provider's release runs the
+// core suites (its Makefile's upstream-e2etests): its EC2NodeClass for the
+// cluster and its NodePool as the defaults, and the node conditions its
+// repair policies replace and reboot.
+func coreSuiteArgs(c conformanceConfig, env map[string]string, dir string) ([]string, error) {
+	defaults := filepath.Join(c.provider, "test", "pkg", "environment", "aws")
+	class, err := os.ReadFile(filepath.Join(defaults, "default_ec2nodeclass.yaml"))
+	if err != nil {
+		return nil, fmt.Errorf("the core suites' node class (JOIST_CONFORMANCE_PROVIDER): %w", err)
+	}
+	classPath := filepath.Join(dir, "default_ec2nodeclass.yaml")
+	if err := os.WriteFile(classPath, []byte(strings.ReplaceAll(string(class), "$CLUSTER_NAME", env["CLUSTER_NAME"])), 0o644); err != nil {
+		return nil, err
+	}
+	return []string{
+		"--default-nodeclass=" + classPath,
+		"--default-nodepool=" + filepath.Join(defaults, "default_nodepool.yaml"),
+		"--repair-condition=AcceleratedHardwareReady=False/NvidiaXID79Error",
+		"--reboot-condition=AcceleratedHardwareReady=False/NvidiaXID46Error",
+	}, nil
 }
 
 // createNodeRole creates a node role EC2 instances may assume.

@@ -115,8 +115,8 @@ func (s *Service) copyImage(in *ec2.CopyImageInput, dryRun bool) (*ec2.CopyImage
 	if deref(in.CopyImageTags) {
 		cp.Tags = mergeTags(append([]ec2types.Tag{}, src.Tags...), cp.Tags)
 	}
-	// A copy is not an EKS release: it never becomes a family's newest.
-	cp.release.ImageID, cp.release.Name, cp.release.Release = *cp.ImageId, *cp.Name, -1
+	// A copy is not an EKS release of any Kubernetes minor.
+	cp.release.ImageID, cp.release.Name, cp.release.Kubernetes = *cp.ImageId, *cp.Name, ""
 	s.world.images = append(s.world.images, cp)
 	return &ec2.CopyImageOutput{ImageId: cp.ImageId}, nil
 }
