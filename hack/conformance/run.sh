@@ -18,12 +18,10 @@ bin="${JOIST_BIN_DIR:-$root/bin}"
 "$root/hack/compare/build.sh" "$bin"
 "$root/hack/conformance/build.sh" "$bin/conformance"
 
-cd "$root/hack/conformance"
-export GOTOOLCHAIN=go1.27.3 GOFLAGS=-mod=readonly
-provider=$(go list -m -f '{{.Dir}}' github.com/aws/karpenter-provider-aws)
-version=$(go list -m -f '{{.Version}}' github.com/aws/karpenter-provider-aws)
-vpc=$(go list -m -f '{{.Dir}}' github.com/aws/amazon-vpc-resource-controller-k8s)
-unset GOTOOLCHAIN GOFLAGS
+modinfo() { (cd "$root/hack/conformance" && GOTOOLCHAIN=go1.27.3 GOFLAGS=-mod=readonly go list -m -f "$1" "$2"); }
+provider=$(modinfo '{{.Dir}}' github.com/aws/karpenter-provider-aws)
+version=$(modinfo '{{.Version}}' github.com/aws/karpenter-provider-aws)
+vpc=$(modinfo '{{.Dir}}' github.com/aws/amazon-vpc-resource-controller-k8s)
 cd "$root"
 # The suites' cleanup lists CapacityBuffers and SecurityGroupPolicies; Joist
 # ships neither CRD.
