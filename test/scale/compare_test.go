@@ -141,8 +141,9 @@ func compareKarpenter(ctx context.Context, t *testing.T, bin, crdDir string, out
 // startKarpenterWorld boots a sandbox without Joist (its state under
 // JOIST_SCALE_DIR/dirName when that is set), sets AWS and the cluster up as
 // Karpenter's getting-started guide does, and runs the controller. The world
-// is returned whenever the sandbox started, for the caller to stop.
-func startKarpenterWorld(ctx context.Context, bin, crdDir, dirName string) (*world, *exec.Cmd, string, error) {
+// is returned whenever the sandbox started, for the caller to stop. env is
+// added to the controller's environment.
+func startKarpenterWorld(ctx context.Context, bin, crdDir, dirName string, env ...string) (*world, *exec.Cmd, string, error) {
 	binDir, err := sandbox.FindBinDir()
 	if err != nil {
 		return nil, nil, "", err
@@ -173,7 +174,7 @@ func startKarpenterWorld(ctx context.Context, bin, crdDir, dirName string) (*wor
 		return w, nil, "", err
 	}
 	logPath := filepath.Join(sb.Dir, "logs", "karpenter.log")
-	proc, err := startKarpenter(ctx, sb, bin, logPath)
+	proc, err := startKarpenter(ctx, sb, bin, logPath, env...)
 	if err != nil {
 		return w, nil, "", err
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -24,6 +25,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/joistdev/terraform-provider-joist/internal/controllerdeploy"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/operator/settings"
 	"github.com/joistdev/terraform-provider-joist/internal/sandbox"
 	"github.com/joistdev/terraform-provider-joist/test/e2e"
 )
@@ -136,7 +138,11 @@ func conformanceKarpenter(ctx context.Context, t *testing.T, c conformanceConfig
 	if c.karpenter == "" {
 		t.Fatal("JOIST_COMPARE_KARPENTER is not set: hack/conformance/run.sh sets it")
 	}
-	w, proc, _, err := startKarpenterWorld(ctx, c.karpenter, c.crdDir, "karpenter")
+	var env []string
+	for k, v := range e2eSettings(false) {
+		env = append(env, k+"="+v)
+	}
+	w, proc, _, err := startKarpenterWorld(ctx, c.karpenter, c.crdDir, "karpenter", env...)
 	if w != nil {
 		defer w.stop()
 	}
@@ -153,7 +159,9 @@ func conformanceJoist(ctx context.Context, t *testing.T, c conformanceConfig) {
 	// The suites' kube-system/karpenter-leader-election Lease belongs to
 	// the settings Deployment (see keepSettingsLease); Joist elects its
 	// leader under another name here.
-	w, err := startWorld(ctx, progressWriter(), true, map[string]string{"LEADER_ELECTION_NAME": "joist-leader-election"})
+	settings := e2eSettings(true)
+	settings["LEADER_ELECTION_NAME"] = "joist-leader-election"
+	w, err := startWorld(ctx, progressWriter(), true, settings)
 	if w != nil {
 		defer w.stop()
 	}
@@ -164,6 +172,34 @@ func conformanceJoist(ctx context.Context, t *testing.T, c conformanceConfig) {
 		t.Fatal(err)
 	}
 	runSuites(ctx, t, c, w.sb, "joist")
+}
+
+// e2eFeatureGates and e2eAWSFeatureGates are the gates Karpenter's e2e
+// install turns on (the release's test/hack/e2e_scripts/install_karpenter.sh),
+// but the DRA ones: the sandbox has no dynamic resource allocation.
+var (
+	e2eFeatureGates    = []string{"SpotToSpotConsolidation", "NodeRepair", "ReservedCapacity", "NodeOverlay", "StaticCapacity", "CapacityBuffer", "TerminateFirstDrift", "TerminateFirstRepair"}
+	e2eAWSFeatureGates = []string{"NodeClassCEL", "RebootForRepair"}
+)
+
+// e2eSettings are the controller settings the suites expect; for Joist
+// without the gates it refuses to turn on (settings.Gates says why).
+func e2eSettings(joist bool) map[string]string {
+	on := func(names []string, gates []settings.Gate) string {
+		var out []string
+		for _, n := range names {
+			if joist && slices.ContainsFunc(gates, func(g settings.Gate) bool { return g.Name == n && g.Unsupported != "" }) {
+				continue
+			}
+			out = append(out, n+"=true")
+		}
+		return strings.Join(out, ",")
+	}
+	env := map[string]string{"FEATURE_GATES": on(e2eFeatureGates, settings.Gates)}
+	if g := on(e2eAWSFeatureGates, settings.AWSGates); g != "" {
+		env["AWS_FEATURE_GATES"] = g
+	}
+	return env
 }
 
 // runSuites prepares the cluster for the suites and runs each in turn.
@@ -308,6 +344,9 @@ func createSettingsDeployment(ctx context.Context, sb *sandbox.Sandbox, env map[
 	var vars []corev1.EnvVar
 	for _, k := range []string{"CLUSTER_NAME", "CLUSTER_ENDPOINT", "INTERRUPTION_QUEUE"} {
 		vars = append(vars, corev1.EnvVar{Name: k, Value: env[k]})
+	}
+	for k, v := range e2eSettings(false) {
+		vars = append(vars, corev1.EnvVar{Name: k, Value: v})
 	}
 	replicas := int32(1)
 	d := &appsv1.Deployment{
