@@ -96,8 +96,9 @@ func counts(specs map[string]specResult) (ran, passed int) {
 }
 
 // conformanceTable renders, per suite, the specs that passed on each
-// controller, then one line for every spec that passed on Karpenter and not
-// on Joist, with its classification where one is known.
+// controller; then one line for every spec that passed on Karpenter and not
+// on Joist, and one for every spec that failed on both, each with its
+// classification where one is known (knownFailures).
 func conformanceTable(version string, karpenter, joist suiteResults) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "| suite | specs | passed on Karpenter %s | passed on Joist |\n|---|---|---|---|\n", version)
@@ -108,25 +109,45 @@ func conformanceTable(version string, karpenter, joist suiteResults) string {
 	for s := range joist {
 		all[s] = true
 	}
-	var gaps []string
+	var gaps, both []string
 	for _, suite := range sortedKeys(all) {
 		total := max(len(karpenter[suite]), len(joist[suite]))
 		fmt.Fprintf(&b, "| %s | %d | %s | %s |\n", suite, total, passedCell(karpenter[suite]), passedCell(joist[suite]))
+		if karpenter[suite] == nil || joist[suite] == nil {
+			continue
+		}
 		for _, name := range sortedKeys(karpenter[suite]) {
 			k, j := karpenter[suite][name], joist[suite][name]
-			if k.State == "passed" && j.State != "passed" && joist[suite] != nil {
-				gaps = append(gaps, gapLine(suite, name, j))
+			switch {
+			case k.State == "passed" && j.State != "passed":
+				gaps = append(gaps, failureLine(suite, name, j))
+			case failed(k) && failed(j):
+				both = append(both, failureLine(suite, name, j))
 			}
 		}
 	}
-	b.WriteString("\nSpecs that pass on Karpenter and not on Joist:\n\n")
-	if len(gaps) == 0 {
+	writeList(&b, "Specs that pass on Karpenter and not on Joist:", gaps)
+	writeList(&b, "Specs that fail on both, and why:", both)
+	return b.String()
+}
+
+func writeList(b *strings.Builder, title string, lines []string) {
+	b.WriteString("\n" + title + "\n\n")
+	if len(lines) == 0 {
 		b.WriteString("- none\n")
 	}
-	for _, g := range gaps {
-		b.WriteString(g + "\n")
+	for _, l := range lines {
+		b.WriteString(l + "\n")
 	}
-	return b.String()
+}
+
+// failed is a spec that ran and did not pass.
+func failed(r specResult) bool {
+	switch r.State {
+	case "passed", "skipped", "pending", "":
+		return false
+	}
+	return true
 }
 
 // passedCell is "passed of ran", or "not run" without a report.
@@ -138,8 +159,9 @@ func passedCell(specs map[string]specResult) string {
 	return fmt.Sprintf("%d of %d run", passed, ran)
 }
 
-// gapLine is one spec that passed on Karpenter and not on Joist.
-func gapLine(suite, name string, j specResult) string {
+// failureLine is one spec that did not pass on Joist, with its cause when
+// known, else the failure's first line.
+func failureLine(suite, name string, j specResult) string {
 	state := j.State
 	if state == "" {
 		state = "absent"
@@ -148,7 +170,7 @@ func gapLine(suite, name string, j specResult) string {
 		state += ", timeout"
 	}
 	line := fmt.Sprintf("- %s: %s (%s)", suite, name, state)
-	if why := knownConformanceGap(suite, name); why != "" {
+	if why := knownFailure(suite, name); why != "" {
 		line += ": " + why
 	} else if j.Message != "" {
 		line += ": " + truncate(j.Message, 160)
@@ -156,14 +178,15 @@ func gapLine(suite, name string, j specResult) string {
 	return line
 }
 
-// conformanceGaps classifies the specs known to pass on Karpenter and not on
-// Joist, by suite and a substring of the spec's text.
-var conformanceGaps = []struct{ suite, spec, why string }{}
+// knownFailures classifies failures found by running the suites, by suite
+// and a substring of the spec's text: Joist differs, awssim infidelity,
+// sandbox limitation or needs real AWS.
+var knownFailures = []struct{ suite, spec, why string }{}
 
-func knownConformanceGap(suite, name string) string {
-	for _, g := range conformanceGaps {
-		if g.suite == suite && strings.Contains(name, g.spec) {
-			return g.why
+func knownFailure(suite, name string) string {
+	for _, f := range knownFailures {
+		if f.suite == suite && strings.Contains(name, f.spec) {
+			return f.why
 		}
 	}
 	return ""
