@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -222,6 +223,9 @@ func runSuites(ctx context.Context, t *testing.T, c conformanceConfig, sb *sandb
 		start := time.Now()
 		err := runSuite(ctx, c, env, s, dir)
 		fmt.Printf("conformance: %s: suite %s done in %s (%v)\n", side, s, time.Since(start).Round(time.Second), err)
+		if err := cleanAfterSuite(ctx, sb); err != nil {
+			fmt.Printf("conformance: %s: cleaning up after suite %s: %v\n", side, s, err)
+		}
 	}
 }
 
@@ -241,6 +245,8 @@ func runSuite(ctx context.Context, c conformanceConfig, env map[string]string, s
 		"-test.v", "-test.timeout", (c.suiteTimeout + 5*time.Minute).String(),
 		"--ginkgo.json-report", filepath.Join(dir, suite+".json"),
 		"--ginkgo.timeout", c.suiteTimeout.String(),
+		// Time for the cleanup of a spec the suite timeout interrupts.
+		"--ginkgo.grace-period", "2m",
 		"--ginkgo.no-color",
 	}
 	if c.focus != "" {
@@ -291,6 +297,44 @@ func coreSuiteArgs(c conformanceConfig, env map[string]string, dir string) ([]st
 		"--repair-condition=AcceleratedHardwareReady=False/NvidiaXID79Error",
 		"--reboot-condition=AcceleratedHardwareReady=False/NvidiaXID46Error",
 	}, nil
+}
+
+// cleanAfterSuite removes what a suite the timeout cut short left behind,
+// so the next suite finds the clean cluster it expects: the test objects
+// (labelled testing/cluster, as the suites label every object they create)
+// and every NodePool, EC2NodeClass and NodeOverlay, then waits up to two
+// minutes for the NodeClaims to go.
+func cleanAfterSuite(ctx context.Context, sb *sandbox.Sandbox) error {
+	dyn, err := dynamic.NewForConfig(sb.Config)
+	if err != nil {
+		return err
+	}
+	labelled := metav1.ListOptions{LabelSelector: "testing/cluster"}
+	for _, r := range []struct {
+		gvr       schema.GroupVersionResource
+		namespace string
+		opts      metav1.ListOptions
+	}{
+		{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, "default", labelled},
+		{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"}, "default", labelled},
+		{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "daemonsets"}, "default", labelled},
+		{schema.GroupVersionResource{Version: "v1", Resource: "pods"}, "default", labelled},
+		{schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodepools"}, "", metav1.ListOptions{}},
+		{schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1alpha1", Resource: "nodeoverlays"}, "", metav1.ListOptions{}},
+		{schema.GroupVersionResource{Group: "karpenter.k8s.aws", Version: "v1", Resource: "ec2nodeclasses"}, "", metav1.ListOptions{}},
+	} {
+		if err := dyn.Resource(r.gvr).Namespace(r.namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, r.opts); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting %s: %w", r.gvr.Resource, err)
+		}
+	}
+	claims := dyn.Resource(schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodeclaims"})
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(2 * time.Second) {
+		list, err := claims.List(ctx, metav1.ListOptions{})
+		if err == nil && len(list.Items) == 0 {
+			return nil
+		}
+	}
+	return fmt.Errorf("NodeClaims left two minutes after the suite")
 }
 
 // createNodeRole creates a node role EC2 instances may assume.
