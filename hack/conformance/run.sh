@@ -22,11 +22,12 @@ modinfo() { (cd "$root/hack/conformance" && GOTOOLCHAIN=go1.27.3 GOFLAGS=-mod=re
 provider=$(modinfo '{{.Dir}}' github.com/aws/karpenter-provider-aws)
 version=$(modinfo '{{.Version}}' github.com/aws/karpenter-provider-aws)
 vpc=$(modinfo '{{.Dir}}' github.com/aws/amazon-vpc-resource-controller-k8s)
+core=$(modinfo '{{.Dir}}' sigs.k8s.io/karpenter)
 cd "$root"
 # The suites' cleanup lists CapacityBuffers and SecurityGroupPolicies; Joist
 # ships neither CRD.
 JOIST_COMPARE_KARPENTER="$bin/karpenter-controller" JOIST_COMPARE_CRDS="$provider/pkg/apis/crds" JOIST_COMPARE_VERSION="$version" \
-JOIST_CONFORMANCE_SUITES="$bin/conformance" JOIST_CONFORMANCE_PROVIDER="$provider" \
+JOIST_CONFORMANCE_SUITES="$bin/conformance" JOIST_CONFORMANCE_PROVIDER="$provider" JOIST_CONFORMANCE_CORE="$core" \
 JOIST_CONFORMANCE_EXTRA_CRDS="$provider/pkg/apis/crds/autoscaling.x-k8s.io_capacitybuffers.yaml $vpc/config/crd/bases/vpcresources.k8s.aws_securitygrouppolicies.yaml" \
   hack/test.sh -run '^TestConformance$' -timeout 12h ./test/scale/
 make -C "$root" docs

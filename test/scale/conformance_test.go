@@ -41,7 +41,8 @@ type conformanceConfig struct {
 	karpenter  string   // upstream Karpenter's controller binary
 	crdDir     string   // the release's CRDs
 	extraCRDs  []string // CRDs the suites' cleanup lists that neither controller ships
-	provider   string   // the provider release's source, for the core suites' defaults
+	provider   string   // the provider release's source: the suites' testdata, the core suites' defaults
+	core       string   // the core release's source: the core suites' testdata
 	version    string
 	// suiteTimeout bounds each suite (ginkgo's --ginkgo.timeout); wait the
 	// default Eventually timeout the suites use (the build makes it
@@ -61,6 +62,7 @@ func conformanceConfigFromEnv(t *testing.T) conformanceConfig {
 		crdDir:     os.Getenv("JOIST_COMPARE_CRDS"),
 		extraCRDs:  strings.Fields(os.Getenv("JOIST_CONFORMANCE_EXTRA_CRDS")),
 		provider:   os.Getenv("JOIST_CONFORMANCE_PROVIDER"),
+		core:       os.Getenv("JOIST_CONFORMANCE_CORE"),
 		version:    os.Getenv("JOIST_COMPARE_VERSION"),
 		wait:       envOr("JOIST_CONFORMANCE_WAIT", "3m"),
 		focus:      os.Getenv("JOIST_CONFORMANCE_FOCUS"),
@@ -267,14 +269,38 @@ func runSuite(ctx context.Context, c conformanceConfig, env map[string]string, s
 		return err
 	}
 	defer out.Close()
+	work, err := suiteWorkDir(c, suite, dir)
+	if err != nil {
+		return err
+	}
 	cmd := exec.CommandContext(ctx, filepath.Join(c.suitesDir, suite+".test"), args...)
-	cmd.Dir = dir
+	cmd.Dir = work
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "CONFORMANCE_EVENTUALLY_TIMEOUT=" + c.wait}
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	cmd.Stdout, cmd.Stderr = out, out
 	return cmd.Run()
+}
+
+// suiteWorkDir is the directory a suite runs in, as go test runs it in its
+// package's: with a copy of the package's testdata, which some specs read.
+func suiteWorkDir(c conformanceConfig, suite, dir string) (string, error) {
+	src := filepath.Join(c.provider, "test", "suites", suite, "testdata")
+	if name, ok := strings.CutPrefix(suite, "core-"); ok {
+		src = filepath.Join(c.core, "test", "suites", name, "testdata")
+	}
+	work := filepath.Join(dir, suite+".work")
+	if err := os.RemoveAll(work); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(src); err != nil {
+		return work, nil
+	}
+	return work, os.CopyFS(filepath.Join(work, "testdata"), os.DirFS(src))
 }
 
 // coreSuiteArgs are the flags with which the provider's release runs the
