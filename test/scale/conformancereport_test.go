@@ -170,6 +170,9 @@ func failureLine(suite, name string, j specResult) string {
 		state += ", timeout"
 	}
 	line := fmt.Sprintf("- %s: %s (%s)", suite, name, state)
+	if j.Message == "A suite timeout occurred" {
+		return line + ": cut short by the run's time limit per suite"
+	}
 	if why := knownFailure(suite, name); why != "" {
 		line += ": " + why
 	} else if j.Message != "" {
