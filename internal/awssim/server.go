@@ -77,7 +77,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range s.EC2.Images() {
+	for _, r := range append(s.EC2.Images(), s.EC2.PreviousMinorImages()...) {
 		if err := s.publishAMIParameters(r); err != nil {
 			return nil, err
 		}
@@ -203,7 +203,7 @@ func (s *Server) PublishAMI(family, arch, variant string) (ec2.ImageRelease, err
 }
 
 func (s *Server) publishAMIParameters(r ec2.ImageRelease) error {
-	paths, err := ssm.AMIParameters(s.opts.KubernetesVersion, r.Family, r.Architecture, r.Variant, r.Name, r.Version)
+	paths, err := ssm.AMIParameters(r.Kubernetes, r.Family, r.Architecture, r.Variant, r.Name, r.Version)
 	if err != nil {
 		return err
 	}

@@ -78,6 +78,21 @@ func TestEnvironmentReachesEveryService(t *testing.T) {
 	if err != nil || !strings.HasPrefix(*images.Images[0].Name, "amazon-eks-node-al2023-x86_64-standard-1.36-") {
 		t.Errorf("the AL2023 parameter points at %v (%v)", images, err)
 	}
+	// EKS still publishes the previous minor's images (Karpenter's drift
+	// and AMI suites pin one); they are no release of the cluster's minor.
+	previous, err := awsssm.NewFromConfig(cfg).GetParameter(ctx, &awsssm.GetParameterInput{Name: aws.String("/aws/service/eks/optimized-ami/1.35/amazon-linux-2023/x86_64/standard/recommended/image_id")})
+	if err != nil {
+		t.Fatalf("ssm, the previous minor's AL2023 image: %v", err)
+	}
+	images, err = ec2.NewFromConfig(cfg).DescribeImages(ctx, &ec2.DescribeImagesInput{ImageIds: []string{*previous.Parameter.Value}})
+	if err != nil || len(images.Images) != 1 || !strings.HasPrefix(*images.Images[0].Name, "amazon-eks-node-al2023-x86_64-standard-1.35-") {
+		t.Errorf("the previous minor's AL2023 parameter points at %v (%v)", images, err)
+	}
+	for _, r := range s.EC2.Images() {
+		if r.Kubernetes != "1.36" {
+			t.Errorf("Images lists a %s release: %+v", r.Kubernetes, r)
+		}
+	}
 	neuron, err := awsssm.NewFromConfig(cfg).GetParameter(ctx, &awsssm.GetParameterInput{Name: aws.String("/aws/service/eks/optimized-ami/1.36/amazon-linux-2023/x86_64/neuron/recommended/image_id")})
 	if err != nil {
 		t.Fatalf("ssm, AL2023 Neuron image: %v", err)

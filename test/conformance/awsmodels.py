@@ -619,11 +619,20 @@ def scenario(clients, cluster):
     subnets = ec2.describe_subnets(MaxResults=5)["Subnets"]
     groups = ec2.describe_security_groups(MaxResults=5)["SecurityGroups"]
     ec2.describe_images(ImageIds=[image])
+    copied = ec2.copy_image(SourceImageId=image, SourceRegion=ec2.meta.region_name, Name="conformance-copy",
+                            TagSpecifications=[{"ResourceType": "image", "Tags": [{"Key": "a", "Value": "b"}]}])
+    ec2.enable_image_deprecation(ImageId=copied["ImageId"], DeprecateAt=datetime.datetime.now(datetime.timezone.utc))
     ec2.describe_instance_types(InstanceTypes=["m5.large", "c7g.xlarge"])
     ec2.describe_instance_type_offerings(LocationType="availability-zone", MaxResults=5)
     ec2.describe_spot_price_history(InstanceTypes=["m5.large"], ProductDescriptions=["Linux/UNIX"], MaxResults=2000)
     ec2.describe_capacity_reservations(MaxResults=5)
+    odcr = ec2.create_capacity_reservation(InstanceType="m5.large", InstancePlatform="Linux/UNIX", AvailabilityZone="us-west-2a",
+                                           InstanceCount=1, InstanceMatchCriteria="targeted")["CapacityReservation"]
+    ec2.cancel_capacity_reservation(CapacityReservationId=odcr["CapacityReservationId"])
     ec2.describe_placement_groups()
+    sg = ec2.create_security_group(GroupName="conformance-sg", Description="conformance", VpcId=groups[0]["VpcId"],
+                                   TagSpecifications=[{"ResourceType": "security-group", "Tags": [{"Key": "a", "Value": "b"}]}])
+    ec2.delete_security_group(GroupId=sg["GroupId"])
     cluster_pg = ec2.create_placement_group(GroupName="conformance-cluster", Strategy="cluster",
                                             TagSpecifications=[{"ResourceType": "placement-group", "Tags": [{"Key": "a", "Value": "b"}]}])["PlacementGroup"]
     ec2.create_placement_group(GroupName="conformance-spread", Strategy="spread", SpreadLevel="rack")

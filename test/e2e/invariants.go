@@ -285,7 +285,7 @@ func (p *PodWatch) recount() {
 func (p *PodWatch) count() {
 	held := 0
 	for _, pod := range p.pods {
-		if p.available(pod) && !podReady(pod) {
+		if p.available(pod) && !PodReady(pod) {
 			held++
 		}
 	}
@@ -375,7 +375,7 @@ func (p *PodWatch) describe() string {
 			node = fmt.Sprintf("%s (Ready %s, disrupted %t)", n.Name, nodeReady(n), disrupted(n))
 		}
 		out = append(out, fmt.Sprintf("%s [%s, Ready %t, ContainersReady %t, terminating %t, available %t, on %s]",
-			name, pod.Status.Phase, podReady(pod), containersReady(pod), pod.DeletionTimestamp != nil, p.available(pod), node))
+			name, pod.Status.Phase, PodReady(pod), containersReady(pod), pod.DeletionTimestamp != nil, p.available(pod), node))
 	}
 	return strings.Join(out, "; ")
 }
@@ -404,7 +404,7 @@ func (p *PodWatch) available(pod *corev1.Pod) bool {
 	if pod.DeletionTimestamp != nil || pod.Status.Phase != corev1.PodRunning {
 		return false
 	}
-	return podReady(pod) || heldByNodeHealth(pod, p.node(pod.Spec.NodeName))
+	return PodReady(pod) || heldByNodeHealth(pod, p.node(pod.Spec.NodeName))
 }
 
 func (p *PodWatch) node(name string) *corev1.Node {
@@ -504,7 +504,8 @@ func containersReady(p *corev1.Pod) bool {
 	return false
 }
 
-func podReady(p *corev1.Pod) bool {
+// PodReady reports the pod's Ready condition.
+func PodReady(p *corev1.Pod) bool {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			return c.Status == corev1.ConditionTrue

@@ -110,42 +110,13 @@ func TestCompare(t *testing.T) {
 // as Karpenter's getting-started guide does, runs the controller and the
 // scenarios.
 func compareKarpenter(ctx context.Context, t *testing.T, bin, crdDir string, outPods, inPods int32) side {
-	binDir, err := sandbox.FindBinDir()
+	w, proc, logPath, err := startKarpenterWorld(ctx, bin, crdDir, "karpenter")
+	if w != nil {
+		defer w.stop()
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := os.Getenv("JOIST_SCALE_DIR")
-	if dir != "" {
-		dir = filepath.Join(dir, "karpenter")
-	}
-	sb, err := sandbox.Start(ctx, sandbox.Options{
-		BinDir: binDir, Dir: dir, Progress: progressWriter(), SystemNodes: 2, NodeLeaseSeconds: nodeLeaseSeconds,
-		AWS: &awssim.Options{ClusterName: clusterName, DefaultPoolCapacity: 100000},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := &world{sb: sb, cs: kubernetes.NewForConfigOrDie(sb.Config), costOnly: true, callsBy: sandbox.ControllerAccessKeyID}
-	defer w.stop()
-	scheme, err := operator.Scheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w.kube, err = client.New(sb.Config, client.Options{Scheme: scheme}); err != nil {
-		t.Fatal(err)
-	}
-	if err := installCRDs(ctx, sb, crdDir); err != nil {
-		t.Fatal(err)
-	}
-	if err := gettingStarted(ctx, sb); err != nil {
-		t.Fatal(err)
-	}
-	logPath := filepath.Join(sb.Dir, "logs", "karpenter.log")
-	proc, err := startKarpenter(ctx, sb, bin, logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.pid = proc.Process.Pid
 	defer stopProcess(proc)
 
 	nc := nodeClass("scale")
@@ -167,9 +138,53 @@ func compareKarpenter(ctx context.Context, t *testing.T, bin, crdDir string, out
 	return s
 }
 
+// startKarpenterWorld boots a sandbox without Joist (its state under
+// JOIST_SCALE_DIR/dirName when that is set), sets AWS and the cluster up as
+// Karpenter's getting-started guide does, and runs the controller. The world
+// is returned whenever the sandbox started, for the caller to stop. env is
+// added to the controller's environment.
+func startKarpenterWorld(ctx context.Context, bin, crdDir, dirName string, env ...string) (*world, *exec.Cmd, string, error) {
+	binDir, err := sandbox.FindBinDir()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	dir := os.Getenv("JOIST_SCALE_DIR")
+	if dir != "" {
+		dir = filepath.Join(dir, dirName)
+	}
+	sb, err := sandbox.Start(ctx, sandbox.Options{
+		BinDir: binDir, Dir: dir, Progress: progressWriter(), SystemNodes: 2, NodeLeaseSeconds: nodeLeaseSeconds,
+		AWS: &awssim.Options{ClusterName: clusterName, DefaultPoolCapacity: 100000},
+	})
+	if err != nil {
+		return nil, nil, "", err
+	}
+	w := &world{sb: sb, cs: kubernetes.NewForConfigOrDie(sb.Config), costOnly: true, callsBy: sandbox.ControllerAccessKeyID}
+	scheme, err := operator.Scheme()
+	if err != nil {
+		return w, nil, "", err
+	}
+	if w.kube, err = client.New(sb.Config, client.Options{Scheme: scheme}); err != nil {
+		return w, nil, "", err
+	}
+	if err := installCRDs(ctx, sb, crdDir); err != nil {
+		return w, nil, "", err
+	}
+	if err := gettingStarted(ctx, sb); err != nil {
+		return w, nil, "", err
+	}
+	logPath := filepath.Join(sb.Dir, "logs", "karpenter.log")
+	proc, err := startKarpenter(ctx, sb, bin, logPath, env...)
+	if err != nil {
+		return w, nil, "", err
+	}
+	w.pid = proc.Process.Pid
+	return w, proc, logPath, nil
+}
+
 // compareJoist runs the scenarios on Joist, deployed as in `make scale`.
 func compareJoist(ctx context.Context, t *testing.T, outPods, inPods int32) side {
-	w, err := startWorld(ctx, progressWriter(), true)
+	w, err := startWorld(ctx, progressWriter(), true, nil)
 	if w != nil {
 		defer w.stop()
 	}
@@ -282,13 +297,9 @@ func installCRDs(ctx context.Context, sb *sandbox.Sandbox, dir string) error {
 func gettingStarted(ctx context.Context, sb *sandbox.Sandbox) error {
 	cfg := sb.AWS.AWSConfig()
 	iamAPI := iam.NewFromConfig(cfg)
-	role, err := iamAPI.CreateRole(ctx, &iam.CreateRoleInput{
-		RoleName: aws.String(karpenterNodeRole),
-		AssumeRolePolicyDocument: aws.String(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow",` +
-			`"Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}`),
-	})
+	role, err := createNodeRole(ctx, sb, karpenterNodeRole)
 	if err != nil {
-		return fmt.Errorf("creating the node role: %w", err)
+		return err
 	}
 	for _, p := range []string{"AmazonEKS_CNI_Policy", "AmazonEKSWorkerNodePolicy", "AmazonEC2ContainerRegistryPullOnly", "AmazonSSMManagedInstanceCore"} {
 		if _, err := iamAPI.AttachRolePolicy(ctx, &iam.AttachRolePolicyInput{RoleName: aws.String(karpenterNodeRole),

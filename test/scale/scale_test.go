@@ -56,7 +56,7 @@ func TestScale(t *testing.T) {
 	scaleOutOnly := mode == "scale-out"
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	w, err := startWorld(ctx, progressWriter(), false)
+	w, err := startWorld(ctx, progressWriter(), false, nil)
 	if w != nil {
 		defer w.stop()
 	}

@@ -2,14 +2,11 @@ package scale
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	"github.com/aws/aws-sdk-go-v2/service/iam"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -48,7 +45,8 @@ type world struct {
 // the way joist_controller does; the sandbox runs it as the Deployment's pod.
 // With interruptionQueue the controller consumes a queue named for the
 // cluster, fed by EventBridge rules as joist_interruption_queue creates them.
-func startWorld(ctx context.Context, progress io.Writer, interruptionQueue bool) (*world, error) {
+// extra settings are added to the controller's.
+func startWorld(ctx context.Context, progress io.Writer, interruptionQueue bool, extra map[string]string) (*world, error) {
 	bin, err := sandbox.FindBinDir()
 	if err != nil {
 		return nil, err
@@ -69,14 +67,13 @@ func startWorld(ctx context.Context, progress io.Writer, interruptionQueue bool)
 	if w.kube, err = client.New(sb.Config, client.Options{Scheme: scheme}); err != nil {
 		return w, err
 	}
-	if _, err := iam.NewFromConfig(sb.AWS.AWSConfig()).CreateRole(ctx, &iam.CreateRoleInput{
-		RoleName: aws.String(nodeRole),
-		AssumeRolePolicyDocument: aws.String(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow",` +
-			`"Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}`),
-	}); err != nil {
-		return w, fmt.Errorf("creating the node role: %w", err)
+	if _, err := createNodeRole(ctx, sb, nodeRole); err != nil {
+		return w, err
 	}
 	settings := map[string]string{"CLUSTER_NAME": clusterName, "LOG_LEVEL": "info", "ENABLE_PROFILING": "true"}
+	for k, v := range extra {
+		settings[k] = v
+	}
 	if interruptionQueue {
 		if err := createInterruptionQueue(ctx, sb, true); err != nil {
 			return w, err

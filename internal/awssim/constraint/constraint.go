@@ -61,6 +61,9 @@ func String(member string, min, max int64) Rule { return ranged(member, "string"
 // Integer is an integer member whose value lies in [min, max].
 func Integer(member string, min, max int64) Rule { return ranged(member, "integer", min, max) }
 
+// Long is a long member whose value lies in [min, max].
+func Long(member string, min, max int64) Rule { return ranged(member, "long", min, max) }
+
 // List is a list member with [min, max] elements.
 func List(member string, min, max int64) Rule { return ranged(member, "list", min, max) }
 

@@ -11,6 +11,26 @@ import (
 // members. EC2's model bounds MaxResults of some operations only; the others
 // take any value and are served in pages of at most pageCap.
 var constraints = c.Operations{
+	"CancelCapacityReservation": {c.String("CapacityReservationId", c.None, c.None).Req()},
+	"CopyImage": {
+		c.String("ClientToken", 0, 128), c.String("Description", 0, 255), c.String("Name", 3, 128).Req(),
+		c.String("SourceImageId", c.None, c.None).Req(), c.String("SourceRegion", c.None, c.None).Req(),
+	},
+	"EnableImageDeprecation": {c.String("ImageId", c.None, c.None).Req(), c.Rule{Member: "DeprecateAt", Type: "timestamp"}.Req()},
+	"CreateCapacityReservation": {
+		c.String("InstanceType", c.None, c.None).Req(),
+		c.Enum("InstancePlatform", "Linux/UNIX", "Red Hat Enterprise Linux", "SUSE Linux", "Windows", "Windows with SQL Server",
+			"Windows with SQL Server Enterprise", "Windows with SQL Server Standard", "Windows with SQL Server Web",
+			"Linux with SQL Server Standard", "Linux with SQL Server Web", "Linux with SQL Server Enterprise",
+			"RHEL with SQL Server Standard", "RHEL with SQL Server Enterprise", "RHEL with SQL Server Web", "RHEL with HA",
+			"RHEL with HA and SQL Server Standard", "RHEL with HA and SQL Server Enterprise", "Ubuntu Pro").Req(),
+		c.Integer("InstanceCount", c.None, c.None).Req(),
+		c.Enum("Tenancy", "default", "dedicated"),
+		c.Enum("EndDateType", "unlimited", "limited"),
+		c.Enum("InstanceMatchCriteria", "open", "targeted"),
+		c.Enum("DeliveryPreference", "fixed", "incremental"),
+		c.Long("CommitmentDuration", 1, 200000000),
+	},
 	"CreateFleet": {
 		c.Enum("ExcessCapacityTerminationPolicy", "no-termination", "termination"),
 		c.List("LaunchTemplateConfigs", 0, 50).Req(),
@@ -26,6 +46,7 @@ var constraints = c.Operations{
 		c.Enum("Strategy", "cluster", "spread", "partition"),
 		c.Enum("SpreadLevel", "host", "rack"),
 	},
+	"CreateSecurityGroup":           {c.String("Description", c.None, c.None).Req(), c.String("GroupName", c.None, c.None).Req()},
 	"CreateTags":                    {c.List("Resources", c.None, c.None).Req(), c.List("Tags", c.None, c.None).Req()},
 	"DeleteTags":                    {c.List("Resources", c.None, c.None).Req()},
 	"DeleteLaunchTemplate":          {c.String("LaunchTemplateName", 3, 128)},

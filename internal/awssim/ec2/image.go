@@ -2,6 +2,7 @@ package ec2
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,6 +46,7 @@ type ImageRelease struct {
 	Architecture string // x86_64, arm64
 	Variant      string // standard, nvidia, neuron
 	Release      int    // 0 for the seeded image, counting up with each publication
+	Kubernetes   string // the Kubernetes minor the image is built for
 	Version      string // the family's release version string, e.g. v20261101, 1.50.0 or 2026.11.01
 	ImageID      string
 	Name         string
@@ -57,13 +59,18 @@ type image struct {
 
 var seedDate = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 
+// seedImages are the cluster's Kubernetes minor's images, then the previous
+// minor's, which EKS still publishes (upgrades and version-skew tests pin
+// them).
 func seedImages(s *Service) []*image {
 	var out []*image
-	for _, f := range ImageFamilies {
-		for _, a := range ImageArchitectures {
-			for _, v := range ImageVariants {
-				if published(f, a, v) {
-					out = append(out, newImage(s, f, a, v, 0))
+	for _, k8s := range []string{s.opts.KubernetesVersion, previousMinor(s.opts.KubernetesVersion)} {
+		for _, f := range ImageFamilies {
+			for _, a := range ImageArchitectures {
+				for _, v := range ImageVariants {
+					if published(f, a, v) {
+						out = append(out, newImage(s, k8s, f, a, v, 0))
+					}
 				}
 			}
 		}
@@ -71,11 +78,21 @@ func seedImages(s *Service) []*image {
 	return out
 }
 
-// newImage makes release n of an image; later releases are a week apart.
-func newImage(s *Service, family, arch, variant string, n int) *image {
+// previousMinor is the Kubernetes minor before v ("1.36" -> "1.35").
+func previousMinor(v string) string {
+	major, minor, _ := strings.Cut(v, ".")
+	n, err := strconv.Atoi(minor)
+	if err != nil || n == 0 {
+		return v
+	}
+	return major + "." + strconv.Itoa(n-1)
+}
+
+// newImage makes release n of an image for a Kubernetes minor; later
+// releases are a week apart.
+func newImage(s *Service, k8s, family, arch, variant string, n int) *image {
 	created := seedDate.Add(time.Duration(n) * 7 * 24 * time.Hour)
-	k8s := s.opts.KubernetesVersion
-	r := ImageRelease{Family: family, Architecture: arch, Variant: variant, Release: n, ImageID: "ami-" + s.ids.Hex(17)}
+	r := ImageRelease{Family: family, Architecture: arch, Variant: variant, Release: n, Kubernetes: k8s, ImageID: "ami-" + s.ids.Hex(17)}
 	switch family {
 	case "al2023":
 		r.Version = "v" + created.Format("20060102")
@@ -148,13 +165,24 @@ func (s *Service) imageVolumes(family, root string, size int32) []ec2types.Block
 // storage: its kubelet's ephemeral storage.
 const BottlerocketDataDevice = "/dev/xvdb"
 
-// Images returns the newest release of every family, architecture and variant.
-func (s *Service) Images() []ImageRelease {
+// Images returns the newest release of every family, architecture and
+// variant for the cluster's Kubernetes minor.
+func (s *Service) Images() []ImageRelease { return s.images(s.opts.KubernetesVersion) }
+
+// PreviousMinorImages returns the previous Kubernetes minor's images.
+func (s *Service) PreviousMinorImages() []ImageRelease {
+	return s.images(previousMinor(s.opts.KubernetesVersion))
+}
+
+func (s *Service) images(k8s string) []ImageRelease {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	latest := map[[3]string]ImageRelease{}
 	var keys [][3]string
 	for _, im := range s.world.images {
+		if im.release.Kubernetes != k8s {
+			continue
+		}
 		k := [3]string{im.release.Family, im.release.Architecture, im.release.Variant}
 		if _, seen := latest[k]; !seen {
 			keys = append(keys, k)
@@ -178,7 +206,7 @@ func (s *Service) PublishImage(family, arch, variant string) (ImageRelease, erro
 	next := -1
 	for _, im := range s.world.images {
 		r := im.release
-		if r.Family == family && r.Architecture == arch && r.Variant == variant && r.Release > next {
+		if r.Kubernetes == s.opts.KubernetesVersion && r.Family == family && r.Architecture == arch && r.Variant == variant && r.Release > next {
 			next = r.Release
 		}
 	}
@@ -186,7 +214,7 @@ func (s *Service) PublishImage(family, arch, variant string) (ImageRelease, erro
 		return ImageRelease{}, fmt.Errorf("no image family %s/%s/%s: families are %v, architectures %v, variants %v",
 			family, arch, variant, ImageFamilies, ImageArchitectures, ImageVariants)
 	}
-	im := newImage(s, family, arch, variant, next+1)
+	im := newImage(s, s.opts.KubernetesVersion, family, arch, variant, next+1)
 	s.world.images = append(s.world.images, im)
 	return im.release, nil
 }

@@ -1,6 +1,8 @@
 package ec2
 
 import (
+	"time"
+
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
@@ -36,7 +38,7 @@ func (s *Service) describeImages(in *ec2.DescribeImagesInput, _ bool) (*ec2.Desc
 			case "owner-id":
 				return []string{*im.OwnerId}, true
 			case "owner-alias":
-				return []string{*im.ImageOwnerAlias}, true
+				return []string{deref(im.ImageOwnerAlias)}, true
 			case "is-public":
 				return []string{boolString(*im.Public)}, true
 			case "image-type":
@@ -79,9 +81,62 @@ func ownedBy(owners []string, im *image, self string) bool {
 			if *im.OwnerId == self {
 				return true
 			}
-		case *im.OwnerId, *im.ImageOwnerAlias:
-			return true
+		case *im.OwnerId, deref(im.ImageOwnerAlias):
+			return o != ""
 		}
 	}
 	return false
+}
+
+// copyImage copies an image within the region into the account: the copy
+// is the account's own, private, with the request's name, description and
+// image tags. Karpenter's e2e suites copy an EKS image to deprecate it.
+func (s *Service) copyImage(in *ec2.CopyImageInput, dryRun bool) (*ec2.CopyImageOutput, *protocol.Error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if region := deref(in.SourceRegion); region != s.opts.Region {
+		return nil, errNotSimulated("copying images from region %s into %s", region, s.opts.Region)
+	}
+	id := deref(in.SourceImageId)
+	src := s.imageByID(id)
+	if src == nil {
+		return nil, errorf("InvalidAMIID.NotFound", "The image id '[%s]' does not exist", id)
+	}
+	if dryRun {
+		return nil, nil
+	}
+	cp := &image{Image: src.Image, release: src.release}
+	cp.ImageId = ptr("ami-" + s.ids.Hex(17))
+	cp.Name, cp.Description = in.Name, in.Description
+	cp.ImageLocation = ptr(s.opts.AccountID + "/" + deref(in.Name))
+	cp.OwnerId, cp.ImageOwnerAlias, cp.Public = ptr(s.opts.AccountID), nil, ptr(false)
+	cp.CreationDate = ptr(time.Now().UTC().Format("2006-01-02T15:04:05.000Z"))
+	cp.Tags = tagsFor(in.TagSpecifications, ec2types.ResourceTypeImage)
+	if deref(in.CopyImageTags) {
+		cp.Tags = mergeTags(append([]ec2types.Tag{}, src.Tags...), cp.Tags)
+	}
+	// A copy is not an EKS release of any Kubernetes minor.
+	cp.release.ImageID, cp.release.Name, cp.release.Kubernetes = *cp.ImageId, *cp.Name, ""
+	s.world.images = append(s.world.images, cp)
+	return &ec2.CopyImageOutput{ImageId: cp.ImageId}, nil
+}
+
+// enableImageDeprecation sets when one of the account's images is
+// deprecated; EC2 keeps the time to the minute.
+func (s *Service) enableImageDeprecation(in *ec2.EnableImageDeprecationInput, dryRun bool) (*ec2.EnableImageDeprecationOutput, *protocol.Error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := deref(in.ImageId)
+	im := s.imageByID(id)
+	if im == nil {
+		return nil, errorf("InvalidAMIID.NotFound", "The image id '[%s]' does not exist", id)
+	}
+	if *im.OwnerId != s.opts.AccountID {
+		return nil, errorf("AuthFailure", "Not authorized for image:%s", id)
+	}
+	if dryRun {
+		return nil, nil
+	}
+	im.DeprecationTime = ptr(deref(in.DeprecateAt).UTC().Truncate(time.Minute).Format("2006-01-02T15:04:05.000Z"))
+	return &ec2.EnableImageDeprecationOutput{Return: ptr(true)}, nil
 }

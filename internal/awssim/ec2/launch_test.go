@@ -23,7 +23,7 @@ func discover(t *testing.T, client *ec2.Client) world {
 	w := world{subnets: map[string]string{}}
 	for arch, into := range map[string]*string{"x86_64": &w.al2023x86, "arm64": &w.al2023arm} {
 		out, err := client.DescribeImages(ctx, &ec2.DescribeImagesInput{Owners: []string{"amazon"}, Filters: []ec2types.Filter{
-			filter("name", "amazon-eks-node-al2023-"+arch+"-standard-*"),
+			filter("name", "amazon-eks-node-al2023-"+arch+"-standard-1.36-*"),
 		}})
 		if err != nil || len(out.Images) != 1 {
 			t.Fatalf("AL2023 %s image: %v %v", arch, out, err)

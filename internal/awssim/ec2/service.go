@@ -76,10 +76,15 @@ func New(opts Options) (*Service, error) {
 	}
 	s.world = seedWorld(s)
 	s.ops = map[string]func(url.Values, string) ([]byte, *protocol.Error){
+		"CancelCapacityReservation":     op(s, "CancelCapacityReservation", s.cancelCapacityReservation),
+		"CopyImage":                     op(s, "CopyImage", s.copyImage),
+		"CreateCapacityReservation":     op(s, "CreateCapacityReservation", s.createCapacityReservation),
 		"CreateFleet":                   op(s, "CreateFleet", s.createFleet),
 		"CreateLaunchTemplate":          op(s, "CreateLaunchTemplate", s.createLaunchTemplate),
 		"CreatePlacementGroup":          op(s, "CreatePlacementGroup", s.createPlacementGroup),
+		"CreateSecurityGroup":           op(s, "CreateSecurityGroup", s.createSecurityGroup),
 		"CreateTags":                    op(s, "CreateTags", s.createTags),
+		"DeleteSecurityGroup":           op(s, "DeleteSecurityGroup", s.deleteSecurityGroup),
 		"DeleteTags":                    op(s, "DeleteTags", s.deleteTags),
 		"DeleteLaunchTemplate":          op(s, "DeleteLaunchTemplate", s.deleteLaunchTemplate),
 		"DeletePlacementGroup":          op(s, "DeletePlacementGroup", s.deletePlacementGroup),
@@ -96,6 +101,7 @@ func New(opts Options) (*Service, error) {
 		"DescribeSpotPriceHistory":      op(s, "DescribeSpotPriceHistory", s.describeSpotPriceHistory),
 		"DescribeSubnets":               op(s, "DescribeSubnets", s.describeSubnets),
 		"DescribeVpcs":                  op(s, "DescribeVpcs", s.describeVpcs),
+		"EnableImageDeprecation":        op(s, "EnableImageDeprecation", s.enableImageDeprecation),
 		"RunInstances":                  op(s, "RunInstances", s.runInstances),
 		"StopInstances":                 op(s, "StopInstances", s.stopInstances),
 		"TerminateInstances":            op(s, "TerminateInstances", s.terminateInstances),

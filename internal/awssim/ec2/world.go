@@ -3,6 +3,7 @@ package ec2
 import (
 	"fmt"
 	"net/netip"
+	"strings"
 
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 )
@@ -19,6 +20,13 @@ type world struct {
 type subnet struct {
 	ec2types.Subnet
 	next netip.Addr // next address to hand out
+}
+
+// eksctlSubnetName is the Name tag eksctl gives a cluster's subnets
+// ("eksctl-c-cluster/SubnetPrivateUSWEST2A"); Karpenter's own end-to-end
+// suites select the private ones by Name "*Private*".
+func eksctlSubnetName(cluster, kind, zone string) string {
+	return fmt.Sprintf("eksctl-%s-cluster/Subnet%s%s", cluster, kind, strings.ToUpper(strings.ReplaceAll(zone, "-", "")))
 }
 
 // seedWorld builds the world an EKS cluster created the usual way has:
@@ -39,13 +47,13 @@ func seedWorld(s *Service) world {
 	for i, z := range s.region.Zones {
 		private := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 0, byte(32 * i), 0}), 19)
 		w.subnets = append(w.subnets, newSubnet(s, w.vpc, z.Name, z.ID, private, false,
-			tags("Name", fmt.Sprintf("%s-private-%s", cluster, z.Name), "karpenter.sh/discovery", cluster,
+			tags("Name", eksctlSubnetName(cluster, "Private", z.Name), "karpenter.sh/discovery", cluster,
 				"kubernetes.io/role/internal-elb", "1")))
 	}
 	for i, z := range s.region.Zones {
 		public := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 0, byte(192 + 16*i), 0}), 20)
 		w.subnets = append(w.subnets, newSubnet(s, w.vpc, z.Name, z.ID, public, true,
-			tags("Name", fmt.Sprintf("%s-public-%s", cluster, z.Name), "kubernetes.io/role/elb", "1")))
+			tags("Name", eksctlSubnetName(cluster, "Public", z.Name), "kubernetes.io/role/elb", "1")))
 	}
 	group := func(name, description string, t []ec2types.Tag) *ec2types.SecurityGroup {
 		return &ec2types.SecurityGroup{

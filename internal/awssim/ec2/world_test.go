@@ -122,6 +122,18 @@ func TestDescribeZonesSubnetsGroupsAndImages(t *testing.T) {
 	if len(discovered.Subnets) != 4 || len(zones) != 4 {
 		t.Errorf("discovery tag selects %d subnets in %d zones, want one private subnet per zone", len(discovered.Subnets), len(zones))
 	}
+	// Subnets carry eksctl's Name tags: Karpenter's e2e suites select the
+	// private ones by Name "*Private*".
+	named, err := client.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{Filters: []ec2types.Filter{filter("tag:Name", "*Private*")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(named.Subnets) != 4 || !reflect.DeepEqual(subnetIDs(named.Subnets), subnetIDs(discovered.Subnets)) {
+		t.Fatalf("Name *Private* selects %v, want the private subnets %v", subnetIDs(named.Subnets), subnetIDs(discovered.Subnets))
+	}
+	if name := tagValue(named.Subnets[0].Tags, "Name"); name != "eksctl-test-cluster-cluster/SubnetPrivateUSWEST2A" {
+		t.Errorf("first private subnet's Name = %q, want eksctl's", name)
+	}
 	all, _ := client.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{Filters: []ec2types.Filter{filter("tag-key", "kubernetes.io/role/*")}})
 	if len(all.Subnets) != 8 {
 		t.Errorf("tag-key wildcard selects %d subnets, want 8", len(all.Subnets))
@@ -212,4 +224,21 @@ func TestSpotPriceHistoryCoversEveryPool(t *testing.T) {
 	if all < 4000 {
 		t.Errorf("only %d spot prices for the whole region", all)
 	}
+}
+
+func subnetIDs(subnets []ec2types.Subnet) []string {
+	var ids []string
+	for _, s := range subnets {
+		ids = append(ids, *s.SubnetId)
+	}
+	return ids
+}
+
+func tagValue(tags []ec2types.Tag, key string) string {
+	for _, t := range tags {
+		if *t.Key == key {
+			return *t.Value
+		}
+	}
+	return ""
 }

@@ -25,6 +25,7 @@ var xmlNames = map[string]string{
 	"CpuPerformanceFactorRequest.References":                                     "Reference",
 	"CreateFleetOutput.Errors":                                                   "errorSet",
 	"CreateFleetOutput.Instances":                                                "fleetInstanceSet",
+	"CreateSecurityGroupOutput.Tags":                                             "tagSet",
 	"DescribeAvailabilityZonesOutput.AvailabilityZones":                          "availabilityZoneInfo",
 	"DescribeCapacityReservationsOutput.CapacityReservations":                    "capacityReservationSet",
 	"DescribeImagesOutput.Images":                                                "imagesSet",
@@ -165,11 +166,14 @@ var listMembers = map[string]string{
 
 // queryNames holds the request keys that differ from the field name, keyed by "Type.Field".
 var queryNames = map[string]string{
+	"CopyImageInput.TagSpecifications":                                                "TagSpecification",
 	"CpuPerformanceFactor.References":                                                 "ReferenceSet",
 	"CpuPerformanceFactorRequest.References":                                          "Reference",
 	"CreateFleetInput.TagSpecifications":                                              "TagSpecification",
 	"CreateLaunchTemplateInput.TagSpecifications":                                     "TagSpecification",
 	"CreatePlacementGroupInput.TagSpecifications":                                     "TagSpecification",
+	"CreateSecurityGroupInput.Description":                                            "GroupDescription",
+	"CreateSecurityGroupInput.TagSpecifications":                                      "TagSpecification",
 	"CreateTagsInput.Resources":                                                       "ResourceId",
 	"CreateTagsInput.Tags":                                                            "Tag",
 	"DeleteTagsInput.Resources":                                                       "ResourceId",

@@ -22,10 +22,15 @@ import (
 
 // operations lists the request/response pairs awssim's EC2 implements.
 var operations = []any{
+	ec2.CancelCapacityReservationInput{}, ec2.CancelCapacityReservationOutput{},
+	ec2.CopyImageInput{}, ec2.CopyImageOutput{},
+	ec2.CreateCapacityReservationInput{}, ec2.CreateCapacityReservationOutput{},
 	ec2.CreateFleetInput{}, ec2.CreateFleetOutput{},
 	ec2.CreateLaunchTemplateInput{}, ec2.CreateLaunchTemplateOutput{},
 	ec2.CreatePlacementGroupInput{}, ec2.CreatePlacementGroupOutput{},
+	ec2.CreateSecurityGroupInput{}, ec2.CreateSecurityGroupOutput{},
 	ec2.CreateTagsInput{}, ec2.CreateTagsOutput{},
+	ec2.DeleteSecurityGroupInput{}, ec2.DeleteSecurityGroupOutput{},
 	ec2.DeleteTagsInput{}, ec2.DeleteTagsOutput{},
 	ec2.DeleteLaunchTemplateInput{}, ec2.DeleteLaunchTemplateOutput{},
 	ec2.DeletePlacementGroupInput{}, ec2.DeletePlacementGroupOutput{},
@@ -42,6 +47,7 @@ var operations = []any{
 	ec2.DescribeSpotPriceHistoryInput{}, ec2.DescribeSpotPriceHistoryOutput{},
 	ec2.DescribeSubnetsInput{}, ec2.DescribeSubnetsOutput{},
 	ec2.DescribeVpcsInput{}, ec2.DescribeVpcsOutput{},
+	ec2.EnableImageDeprecationInput{}, ec2.EnableImageDeprecationOutput{},
 	ec2.RunInstancesInput{}, ec2.RunInstancesOutput{},
 	ec2.StopInstancesInput{}, ec2.StopInstancesOutput{},
 	ec2.TerminateInstancesInput{}, ec2.TerminateInstancesOutput{},
