@@ -30,10 +30,12 @@ var breakerOpen = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 
 func init() { crmetrics.Registry.MustRegister(breakerOpen) }
 
-// specIdentity is what a pool's breaker is counted against: the pool's
-// hash and its node class's hash annotations. ok is false when the node
-// class cannot be read now, so a transient error never passes for a
-// change (which would close the breaker).
+// specIdentity is what a pool's breaker and drift rollout are counted
+// against: the pool's hash, its node class's hash annotations and the
+// release the node class resolves (its AMIs), so a new release is a new
+// rollout and closes the breaker as a spec change does. ok is false when the
+// node class cannot be read or has no release resolved now, so a transient
+// error never passes for a change (which would close the breaker).
 func (c *Controller) specIdentity(ctx context.Context, pool *v1.NodePool) (string, bool) {
 	id := pool.Annotations[v1.NodePoolHashAnnotationKey]
 	if c.cloud == nil {
@@ -47,11 +49,21 @@ func (c *Controller) specIdentity(ctx context.Context, pool *v1.NodePool) (strin
 	if err := c.kube.Get(ctx, client.ObjectKey{Name: pool.Spec.Template.Spec.NodeClassRef.Name}, nc); err != nil {
 		return "", false
 	}
+	return identity(pool, kind, nc)
+}
+
+// identity is specIdentity once the pool's node class is read.
+func identity(pool *v1.NodePool, kind cloud.NodeClassKind, nc cloud.NodeClass) (string, bool) {
+	id := pool.Annotations[v1.NodePoolHashAnnotationKey]
 	hashes := kind.HashAnnotations(nc)
 	for _, k := range slices.Sorted(maps.Keys(hashes)) {
 		id += "/" + hashes[k]
 	}
-	return id, true
+	if kind.Release == nil {
+		return id, true
+	}
+	release := kind.Release(nc)
+	return id + "/" + release, release != ""
 }
 
 // specIdentities are the pools' identities this pass; a pool whose node
