@@ -101,7 +101,7 @@ func (c *Controller) commandFailed(ctx context.Context, cmd *Command, cause erro
 			continue
 		}
 		if opened != nil {
-			msg := fmt.Sprintf("%d replacements failed within %s (last: %s); voluntary disruption of this NodePool is halted until it or its node class changes, or %s is set to a new value",
+			msg := fmt.Sprintf("%d replacements failed within %s (last: %s); voluntary disruption of this NodePool is halted until it or its node class changes (a new AMI release included), or %s is set to a new value",
 				len(opened.record.Failures), opened.policy.Window, cause, v1.DisruptionBreakerResetAnnotationKey)
 			log.FromContext(ctx).Info("disruption breaker opened", "nodepool", name, "failures", len(opened.record.Failures))
 			c.recorder.Warning(opened.pool, reasonDisruptionHalted, actionDisrupt, "%s", msg)
@@ -180,7 +180,7 @@ func breakerHolds(holds map[string]Hold, pools []*v1.NodePool, specs map[string]
 		switch {
 		case poolOpen:
 			h.Halted, h.HaltReason = true, v1.DisruptionHaltedReasonNodePool
-			h.HaltMessage = fmt.Sprintf("nodepool disruption breaker opened at %s after %d failed replacements; voluntary disruption is halted until the nodepool or its node class changes, or %s is set to a new value",
+			h.HaltMessage = fmt.Sprintf("nodepool disruption breaker opened at %s after %d failed replacements; voluntary disruption is halted until the nodepool or its node class changes (a new AMI release included), or %s is set to a new value",
 				rec.Opened.Format("2006-01-02T15:04:05Z"), len(rec.Failures), v1.DisruptionBreakerResetAnnotationKey)
 		case clusterOpen:
 			h.Halted, h.HaltReason = true, v1.DisruptionHaltedReasonCluster

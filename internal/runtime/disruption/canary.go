@@ -183,6 +183,6 @@ func (c *Controller) stopRollout(ctx context.Context, cmd *Command, cause error)
 			continue
 		}
 		c.recorder.Warning(pool, reasonDriftRolloutStopped, actionDisrupt,
-			"Drift rollout stopped: %s; no further drifted node is replaced until the nodepool or its node class changes", why)
+			"Drift rollout stopped: %s; no further drifted node is replaced until the nodepool or its node class changes (a new AMI release included)", why)
 	}
 }
