@@ -81,9 +81,9 @@ func TestRunningInstancesRegisterAsNodesAndLeaveWhenTerminated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	launch := func(userData string, tags ...ec2types.Tag) ec2types.Instance {
+	launch := func(image *string, userData string, tags ...ec2types.Tag) ec2types.Instance {
 		in := &ec2.RunInstancesInput{
-			ImageId: images.Images[0].ImageId, InstanceType: "m7g.large", MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
+			ImageId: image, InstanceType: "m7g.large", MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
 			UserData: aws.String(base64.StdEncoding.EncodeToString([]byte(userData))),
 			// The kubelet's ephemeral storage is the root volume.
 			BlockDeviceMappings: []ec2types.BlockDeviceMapping{{DeviceName: aws.String("/dev/xvda"), Ebs: &ec2types.EbsBlockDevice{VolumeSize: aws.Int32(100)}}},
@@ -104,9 +104,15 @@ func TestRunningInstancesRegisterAsNodesAndLeaveWhenTerminated(t *testing.T) {
 		t.Fatalf("POST /_awssim/kubelet/failed-boots: %v %v", resp, err)
 	}
 	resp.Body.Close()
-	loner := launch("#!/bin/bash\necho joins nothing\n")
-	broken := launch(nodeConfig, ec2types.Tag{Key: aws.String("boot"), Value: aws.String("fails")})
-	joiner := launch(nodeConfig)
+	// Every instance of a broken release fails to boot.
+	release, err := s.PublishBrokenAMI("al2023", "arm64", "standard")
+	if err != nil {
+		t.Fatal(err)
+	}
+	loner := launch(images.Images[0].ImageId, "#!/bin/bash\necho joins nothing\n")
+	broken := launch(images.Images[0].ImageId, nodeConfig, ec2types.Tag{Key: aws.String("boot"), Value: aws.String("fails")})
+	ofBrokenRelease := launch(aws.String(release.ImageID), nodeConfig)
+	joiner := launch(images.Images[0].ImageId, nodeConfig)
 
 	var node *corev1.Node
 	eventually(t, "the Node of "+*joiner.InstanceId, func() bool {
@@ -150,13 +156,16 @@ func TestRunningInstancesRegisterAsNodesAndLeaveWhenTerminated(t *testing.T) {
 	if alloc, capa := node.Status.Allocatable[corev1.ResourceMemory], node.Status.Capacity[corev1.ResourceMemory]; alloc.Cmp(capa) >= 0 {
 		t.Errorf("allocatable memory %s is not below capacity %s", alloc.String(), capa.String())
 	}
-	// All three ran before the joiner registered; the loner and the one
+	// All four ran before the joiner registered; the loner and the ones
 	// whose boot failed have no Node.
 	if _, err := kube.CoreV1().Nodes().Get(ctx, *loner.PrivateDnsName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("an instance without join configuration registered: %v", err)
 	}
 	if _, err := kube.CoreV1().Nodes().Get(ctx, *broken.PrivateDnsName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("an instance whose boot failed registered: %v", err)
+	}
+	if _, err := kube.CoreV1().Nodes().Get(ctx, *ofBrokenRelease.PrivateDnsName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("an instance of broken release %s registered: %v", release.ImageID, err)
 	}
 
 	if _, err := client.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{*joiner.InstanceId}}); err != nil {

@@ -202,6 +202,25 @@ func (s *Server) PublishAMI(family, arch, variant string) (ec2.ImageRelease, err
 	return r, s.publishAMIParameters(r)
 }
 
+// PublishBrokenAMI publishes a release as PublishAMI does whose instances
+// never register as Nodes, as when a release's bootstrap is broken: they
+// run and never join. It needs Options.RESTConfig.
+func (s *Server) PublishBrokenAMI(family, arch, variant string) (ec2.ImageRelease, error) {
+	s.mu.Lock()
+	k := s.kubelet
+	s.mu.Unlock()
+	if k == nil {
+		return ec2.ImageRelease{}, errors.New("awssim: no kubelet stand-in: start with Options.RESTConfig")
+	}
+	r, err := s.EC2.PublishImage(family, arch, variant)
+	if err != nil {
+		return r, err
+	}
+	// Broken before it is published, so no instance boots from it.
+	k.FailImage(r.ImageID)
+	return r, s.publishAMIParameters(r)
+}
+
 func (s *Server) publishAMIParameters(r ec2.ImageRelease) error {
 	paths, err := ssm.AMIParameters(r.Kubernetes, r.Family, r.Architecture, r.Variant, r.Name, r.Version)
 	if err != nil {

@@ -60,7 +60,7 @@ func (r *NodePoolResource) warnHolds(plan, state map[string]attr.Value, diags *d
 	if current.Status, err = r.stateStatus(state); err != nil {
 		return nil
 	}
-	holds := impact.DriftHolds(planned, current, nil, nil)
+	holds := impact.DriftHolds(planned, current, impact.ClassSpec{}, impact.ClassSpec{})
 	summaries := map[string]string{v1.ConditionTypeDisruptionHalted: "Node pool disruption halted", v1.ConditionTypeDisruptionPaused: "Node pool disruption paused"}
 	for _, typ := range []string{v1.ConditionTypeDisruptionHalted, v1.ConditionTypeDisruptionPaused} {
 		c := meta.FindStatusCondition(current.Status.Conditions, typ)

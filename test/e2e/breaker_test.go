@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -24,16 +23,7 @@ const breakerType = "m5.2xlarge"
 // DisruptionHalted on the pool with a Warning event, no drifted node gone,
 // the pods running. Capacity back and the breaker reset, drift completes.
 // Serial: it takes the instance type's capacity away.
-//
-// Outside make test (JOIST_E2E_BREAKER=1): a replacement deleted before the
-// disruption queue's cache sees it is judged failed only at the command's
-// 10-minute timeout, which the scenario's waits do not cover on a loaded
-// machine. The breaker's rules are covered in make test by
-// TestBreakerHoldsVoluntaryDisruption and the rollout package's tests.
 func testDisruptionBreaker(t *testing.T) {
-	if os.Getenv("JOIST_E2E_BREAKER") == "" {
-		t.Skip("set JOIST_E2E_BREAKER=1 to run: failure detection can wait for the 10-minute command timeout")
-	}
 	const pool = "breaker"
 	ns := scenarioNamespace(t, "e2e-breaker")
 	consolidatingPool(t, pool, "Never", func(np *v1.NodePool) {
@@ -48,8 +38,8 @@ func testDisruptionBreaker(t *testing.T) {
 
 	restore := map[string]int{}
 	for _, z := range region(t).Zones {
-		restore[z.Name] = w.sim.EC2.Capacity(breakerType, z.Name, "on-demand")
-		if err := w.sim.EC2.SetCapacity(breakerType, z.Name, "on-demand", 0); err != nil {
+		restore[z.Name] = worldOf(t).sim.EC2.Capacity(breakerType, z.Name, "on-demand")
+		if err := worldOf(t).sim.EC2.SetCapacity(breakerType, z.Name, "on-demand", 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -77,7 +67,7 @@ func testDisruptionBreaker(t *testing.T) {
 	waitRunning(t, ns, 2)
 
 	for z, n := range restore {
-		if err := w.sim.EC2.SetCapacity(breakerType, z, "on-demand", n); err != nil {
+		if err := worldOf(t).sim.EC2.SetCapacity(breakerType, z, "on-demand", n); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -87,9 +77,8 @@ func testDisruptionBreaker(t *testing.T) {
 		return c != nil && c.Status == metav1.ConditionFalse, fmt.Sprintf("%+v", c)
 	})
 	// Drift resumes once the failed launches' unavailable offerings
-	// expire (3 minutes), and a command whose replacement failed before
-	// the queue first saw it waits out its 10 minute timeout: this wait is
-	// three of the usual.
+	// expire (3 minutes) and the replacements launch: this wait is three of
+	// the usual.
 	deadline := time.Now().Add(3 * waitTimeout)
 	for !replacedAll(t, pool, old) {
 		if time.Now().After(deadline) {

@@ -46,15 +46,14 @@ func testDriftCanary(t *testing.T) {
 	})
 	restore := map[string]int{}
 	for _, z := range region(t).Zones {
-		restore[z.Name] = w.sim.EC2.Capacity(canaryType, z.Name, "on-demand")
-		if err := w.sim.EC2.SetCapacity(canaryType, z.Name, "on-demand", 0); err != nil {
+		restore[z.Name] = worldOf(t).sim.EC2.Capacity(canaryType, z.Name, "on-demand")
+		if err := worldOf(t).sim.EC2.SetCapacity(canaryType, z.Name, "on-demand", 0); err != nil {
 			t.Fatal(err)
 		}
 	}
 	driftPool(t, pool, "bad-release")
-	// The canary's command fails at once, or (when its replacement is gone
-	// before the command first sees it) at its 10 minute timeout.
-	waitLong(t, "a DriftRolloutStopped warning on the pool", 4*waitTimeout, func() (bool, string) {
+	// The canary's command fails as soon as its replacement is gone.
+	eventually(t, "a DriftRolloutStopped warning on the pool", func() (bool, string) {
 		return len(runtimeEvents(t, "default", pool, "DriftRolloutStopped")) > 0, "no event yet"
 	})
 	stop()
@@ -69,7 +68,7 @@ func testDriftCanary(t *testing.T) {
 	waitRunning(t, ns, 4)
 
 	for z, n := range restore {
-		if err := w.sim.EC2.SetCapacity(canaryType, z, "on-demand", n); err != nil {
+		if err := worldOf(t).sim.EC2.SetCapacity(canaryType, z, "on-demand", n); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -99,7 +99,7 @@ func testDisruptionControls(t *testing.T) {
 func annotatePool(t *testing.T, name, key string, on bool, value string) {
 	t.Helper()
 	np := &v1.NodePool{}
-	if err := w.kube.Get(context.Background(), client.ObjectKey{Name: name}, np); err != nil {
+	if err := worldOf(t).kube.Get(context.Background(), client.ObjectKey{Name: name}, np); err != nil {
 		t.Fatal(err)
 	}
 	patch := client.MergeFrom(np.DeepCopy())
@@ -108,7 +108,7 @@ func annotatePool(t *testing.T, name, key string, on bool, value string) {
 	} else {
 		delete(np.Annotations, key)
 	}
-	if err := w.kube.Patch(context.Background(), np, patch); err != nil {
+	if err := worldOf(t).kube.Patch(context.Background(), np, patch); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -117,12 +117,12 @@ func annotatePool(t *testing.T, name, key string, on bool, value string) {
 func driftPool(t *testing.T, name, rev string) {
 	t.Helper()
 	np := &v1.NodePool{}
-	if err := w.kube.Get(context.Background(), client.ObjectKey{Name: name}, np); err != nil {
+	if err := worldOf(t).kube.Get(context.Background(), client.ObjectKey{Name: name}, np); err != nil {
 		t.Fatal(err)
 	}
 	patch := client.MergeFrom(np.DeepCopy())
 	np.Spec.Template.Labels = map[string]string{"e2e.joist.dev/rev": rev}
-	if err := w.kube.Patch(context.Background(), np, patch); err != nil {
+	if err := worldOf(t).kube.Patch(context.Background(), np, patch); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -130,14 +130,31 @@ func driftPool(t *testing.T, name, rev string) {
 // setClusterPause writes the cluster-wide pause as joist_controller does.
 func setClusterPause(t *testing.T, on bool) {
 	t.Helper()
+	setClusterDisruption(t, v1.DisruptionSettingsPausedKey, fmt.Sprint(on))
+}
+
+// setClusterBreaker writes the cluster breaker's policy as joist_controller
+// does.
+func setClusterBreaker(t *testing.T, policy string) {
+	t.Helper()
+	setClusterDisruption(t, v1.DisruptionSettingsBreakerKey, policy)
+}
+
+// setClusterDisruption sets a key of the controller's cluster-wide
+// disruption settings.
+func setClusterDisruption(t *testing.T, key, value string) {
+	t.Helper()
 	cm := &corev1.ConfigMap{}
-	key := client.ObjectKey{Namespace: "kube-system", Name: v1.DisruptionSettingsConfigMap}
-	if err := w.kube.Get(context.Background(), key, cm); err != nil {
-		t.Fatalf("the controller's %s: %v", key, err)
+	ref := client.ObjectKey{Namespace: "kube-system", Name: v1.DisruptionSettingsConfigMap}
+	if err := worldOf(t).kube.Get(context.Background(), ref, cm); err != nil {
+		t.Fatalf("the controller's %s: %v", ref, err)
 	}
 	patch := client.MergeFrom(cm.DeepCopy())
-	cm.Data[v1.DisruptionSettingsPausedKey] = fmt.Sprint(on)
-	if err := w.kube.Patch(context.Background(), cm, patch); err != nil {
+	if cm.Data == nil {
+		cm.Data = map[string]string{}
+	}
+	cm.Data[key] = value
+	if err := worldOf(t).kube.Patch(context.Background(), cm, patch); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -145,7 +162,7 @@ func setClusterPause(t *testing.T, on bool) {
 func poolCondition(t *testing.T, name, typ string) *metav1.Condition {
 	t.Helper()
 	np := &v1.NodePool{}
-	if err := w.kube.Get(context.Background(), client.ObjectKey{Name: name}, np); err != nil {
+	if err := worldOf(t).kube.Get(context.Background(), client.ObjectKey{Name: name}, np); err != nil {
 		t.Fatal(err)
 	}
 	return meta.FindStatusCondition(np.Status.Conditions, typ)

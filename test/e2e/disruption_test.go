@@ -33,9 +33,6 @@ func testDisruption(t *testing.T) {
 		t.Run("delete-nodeclaim-and-node", testDeleteNodeClaimAndNode)
 		t.Run("delete-nodepool", testDeleteNodePool)
 	})
-	t.Run("controls", testDisruptionControls)
-	t.Run("breaker", testDisruptionBreaker)
-	t.Run("canary", testDriftCanary)
 	t.Run("ami-drift", testAMIDrift)
 }
 

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -50,7 +51,9 @@ type Kubelet struct {
 	gone      map[string]bool        // instances that terminated while registering
 	deletions map[string]*time.Timer // Node name -> scheduled retry of its deletion
 	failBoots []*bootFailure
-	broken    map[string]bool // instances whose boot failed
+	// brokenImages never boot: every instance launched from one fails.
+	brokenImages map[string]bool
+	broken       map[string]bool // instances whose boot failed
 }
 
 // bootFailure makes the next count instances carrying tags fail to boot.
@@ -69,7 +72,7 @@ func New(cfg *rest.Config, opts Options) (*Kubelet, error) {
 		opts.KubeletVersion = "v1.36.0"
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Kubelet{client: client, opts: opts, ctx: ctx, cancel: cancel, pending: map[string]*time.Timer{}, nodes: map[string]string{}, gone: map[string]bool{}, deletions: map[string]*time.Timer{}, broken: map[string]bool{}}, nil
+	return &Kubelet{client: client, opts: opts, ctx: ctx, cancel: cancel, pending: map[string]*time.Timer{}, nodes: map[string]string{}, gone: map[string]bool{}, deletions: map[string]*time.Timer{}, brokenImages: map[string]bool{}, broken: map[string]bool{}}, nil
 }
 
 // Observe reacts to an instance state change: registration after the boot
@@ -93,7 +96,7 @@ func (k *Kubelet) Observe(in ec2types.Instance, userData string) {
 		if _, ok := k.pending[id]; ok || k.nodes[id] != "" || k.broken[id] {
 			return
 		}
-		if k.bootFails(in) {
+		if k.bootFails(in) || k.brokenImages[aws.ToString(in.ImageId)] {
 			k.broken[id] = true
 			log.Info("boot fails: the instance never registers")
 			return
@@ -126,6 +129,14 @@ func (k *Kubelet) FailBoots(n int, tags map[string]string) {
 	if n > 0 {
 		k.failBoots = append(k.failBoots, &bootFailure{count: n, tags: tags})
 	}
+}
+
+// FailImage makes every instance launched from the image fail to boot, as
+// an AMI release whose bootstrap is broken.
+func (k *Kubelet) FailImage(imageID string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.brokenImages[imageID] = true
 }
 
 // bootFails consumes a boot failure the instance matches. Caller holds k.mu.

@@ -27,6 +27,10 @@ type NodeClassKind struct {
 	// claims launched with a node class of the kind carry; the provider
 	// computes them, since they may cover its settings too.
 	HashAnnotations func(NodeClass) map[string]string
+	// Release names what the node class resolves now that drifts its nodes
+	// without a spec change (an AWS node class's AMIs), "" while unresolved;
+	// nil when nothing does.
+	Release func(NodeClass) string
 }
 
 // NodeClassKindOf is the kind of p's node classes that ref names; false

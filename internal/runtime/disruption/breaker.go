@@ -30,10 +30,12 @@ var breakerOpen = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 
 func init() { crmetrics.Registry.MustRegister(breakerOpen) }
 
-// specIdentity is what a pool's breaker is counted against (see
-// rollout.SpecIdentity). ok is false when the node
-// class cannot be read now, so a transient error never passes for a
-// change (which would close the breaker).
+// specIdentity is what a pool's breaker and drift rollout are counted
+// against: the pool's hash, its node class's hash annotations and the
+// release the node class resolves (its AMIs), so a new release is a new
+// rollout and closes the breaker as a spec change does. ok is false when the
+// node class cannot be read or has no release resolved now, so a transient
+// error never passes for a change (which would close the breaker).
 func (c *Controller) specIdentity(ctx context.Context, pool *v1.NodePool) (string, bool) {
 	id := pool.Annotations[v1.NodePoolHashAnnotationKey]
 	if c.cloud == nil {
@@ -47,7 +49,18 @@ func (c *Controller) specIdentity(ctx context.Context, pool *v1.NodePool) (strin
 	if err := c.kube.Get(ctx, client.ObjectKey{Name: pool.Spec.Template.Spec.NodeClassRef.Name}, nc); err != nil {
 		return "", false
 	}
-	return rollout.SpecIdentity(id, kind.HashAnnotations(nc)), true
+	return identity(pool, kind, nc)
+}
+
+// identity is specIdentity once the pool's node class is read.
+func identity(pool *v1.NodePool, kind cloud.NodeClassKind, nc cloud.NodeClass) (string, bool) {
+	release := ""
+	if kind.Release != nil {
+		if release = kind.Release(nc); release == "" {
+			return "", false
+		}
+	}
+	return rollout.SpecIdentity(pool.Annotations[v1.NodePoolHashAnnotationKey], kind.HashAnnotations(nc), release), true
 }
 
 // specIdentities are the pools' identities this pass; a pool whose node
@@ -85,7 +98,7 @@ func (c *Controller) commandFailed(ctx context.Context, cmd *Command, cause erro
 			continue
 		}
 		if opened != nil {
-			msg := fmt.Sprintf("%d replacements failed within %s (last: %s); voluntary disruption of this NodePool is halted until it or its node class changes, or %s is set to a new value",
+			msg := fmt.Sprintf("%d replacements failed within %s (last: %s); voluntary disruption of this NodePool is halted until it or its node class changes (a new AMI release included), or %s is set to a new value",
 				len(opened.record.Failures), opened.policy.Window, cause, v1.DisruptionBreakerResetAnnotationKey)
 			log.FromContext(ctx).Info("disruption breaker opened", "nodepool", name, "failures", len(opened.record.Failures))
 			c.recorder.Warning(opened.pool, reasonDisruptionHalted, actionDisrupt, "%s", msg)
@@ -164,7 +177,7 @@ func breakerHolds(holds map[string]Hold, pools []*v1.NodePool, specs map[string]
 		switch {
 		case poolOpen:
 			h.Halted, h.HaltReason = true, v1.DisruptionHaltedReasonNodePool
-			h.HaltMessage = fmt.Sprintf("nodepool disruption breaker opened at %s after %d failed replacements; voluntary disruption is halted until the nodepool or its node class changes, or %s is set to a new value",
+			h.HaltMessage = fmt.Sprintf("nodepool disruption breaker opened at %s after %d failed replacements; voluntary disruption is halted until the nodepool or its node class changes (a new AMI release included), or %s is set to a new value",
 				rec.Opened.Format("2006-01-02T15:04:05Z"), len(rec.Failures), v1.DisruptionBreakerResetAnnotationKey)
 		case clusterOpen:
 			h.Halted, h.HaltReason = true, v1.DisruptionHaltedReasonCluster

@@ -237,5 +237,5 @@ func (c *Controller) stopRollout(ctx context.Context, cmd *Command, cause error)
 // announceRolloutStopped tells the pool that its drift rollout stopped.
 func (c *Controller) announceRolloutStopped(pool *v1.NodePool, why string) {
 	c.recorder.Warning(pool, reasonDriftRolloutStopped, actionDisrupt,
-		"Drift rollout stopped: %s; no further drifted node is replaced until the nodepool or its node class changes", why)
+		"Drift rollout stopped: %s; no further drifted node is replaced until the nodepool or its node class changes (a new AMI release included)", why)
 }

@@ -43,10 +43,12 @@ type Options struct {
 	// PollPeriod and ValidationDelay default to the constants above.
 	PollPeriod      time.Duration
 	ValidationDelay time.Duration
-	// Settings reads the cluster-wide disruption controls (the ConfigMap
-	// v1.DisruptionSettingsConfigMap in SettingsNamespace) on every pass,
-	// uncached, so a change takes effect without a restart. Nil: none.
-	Settings          client.Reader
+	// APIReader reads from the API server, uncached: the cluster-wide
+	// disruption controls (the ConfigMap v1.DisruptionSettingsConfigMap in
+	// SettingsNamespace) on every pass, so a change takes effect without a
+	// restart, and a replacement the cache does not show. Nil: the
+	// controller's client, and no cluster-wide controls.
+	APIReader         client.Reader
 	SettingsNamespace string
 }
 
@@ -84,8 +86,13 @@ func NewController(kube client.Client, cluster *state.Cluster, provider cloud.Pr
 	}
 	c := &Controller{
 		kube: kube, cluster: cluster, cloud: provider, recorder: rec, clock: clk, opts: opts,
-		queue: NewQueue(kube, cluster, rec, clk), lastEvents: map[string]eventMemo{},
+		lastEvents: map[string]eventMemo{},
 	}
+	live := opts.APIReader
+	if live == nil {
+		live = kube
+	}
+	c.queue = NewQueue(kube, live, cluster, rec, clk)
 	c.queue.failed = c.commandFailed
 	return c
 }

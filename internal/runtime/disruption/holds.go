@@ -117,11 +117,11 @@ func Holds(env *Env, cluster ClusterPause, specs map[string]string) map[string]H
 // readClusterPause reads the cluster-wide pause; none when the controller
 // has no namespace to read it from or the ConfigMap does not exist.
 func (c *Controller) readClusterPause(ctx context.Context) ClusterPause {
-	if c.opts.Settings == nil || c.opts.SettingsNamespace == "" {
+	if c.opts.APIReader == nil || c.opts.SettingsNamespace == "" {
 		return ClusterPause{}
 	}
 	cm := &corev1.ConfigMap{}
-	err := c.opts.Settings.Get(ctx, client.ObjectKey{Namespace: c.opts.SettingsNamespace, Name: v1.DisruptionSettingsConfigMap}, cm)
+	err := c.opts.APIReader.Get(ctx, client.ObjectKey{Namespace: c.opts.SettingsNamespace, Name: v1.DisruptionSettingsConfigMap}, cm)
 	if apierrors.IsNotFound(err) {
 		return ClusterPause{}
 	}

@@ -9,7 +9,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/awsv1"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
+	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/disruption/rollout"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/state"
 )
@@ -150,5 +152,39 @@ func TestBreakerHoldsVoluntaryDisruption(t *testing.T) {
 				t.Errorf("decided %q, want %q", strings.Join(got, ","), tc.want)
 			}
 		})
+	}
+}
+
+// TestSpecIdentityFollowsTheNodeClassRelease: a new AMI release leaves the
+// EC2NodeClass's hash as it was (the hash ignores the AMI selector) and
+// must still change what the breaker and the drift rollout count against,
+// so the release that fixes a broken one starts a new rollout and closes
+// the breaker. The AMIs' order is no change, and a node class with none
+// resolved has no identity yet.
+func TestSpecIdentityFollowsTheNodeClassRelease(t *testing.T) {
+	kind := cloud.NodeClassKind{
+		HashAnnotations: func(nc cloud.NodeClass) map[string]string { return nc.(*awsv1.EC2NodeClass).HashAnnotations("") },
+		Release:         func(nc cloud.NodeClass) string { return nc.(*awsv1.EC2NodeClass).Release() },
+	}
+	pool := mkPool("default", poolAnnotated(v1.NodePoolHashAnnotationKey, "p1"))
+	class := func(amis ...string) *awsv1.EC2NodeClass {
+		nc := &awsv1.EC2NodeClass{Spec: awsv1.EC2NodeClassSpec{AMISelectorTerms: []awsv1.AMISelectorTerm{{Alias: "al2023@latest"}}}}
+		for _, id := range amis {
+			nc.Status.AMIs = append(nc.Status.AMIs, awsv1.AMI{ID: id})
+		}
+		return nc
+	}
+	before, ok := identity(pool, kind, class("ami-x86-1", "ami-arm-1"))
+	if !ok {
+		t.Fatal("no identity for a node class with AMIs resolved")
+	}
+	if got, _ := identity(pool, kind, class("ami-arm-1", "ami-x86-1")); got != before {
+		t.Errorf("the same AMIs in another order: identity %q, want %q", got, before)
+	}
+	if got, _ := identity(pool, kind, class("ami-x86-2", "ami-arm-1")); got == before {
+		t.Errorf("a new AMI release left the identity at %q", got)
+	}
+	if _, ok := identity(pool, kind, class()); ok {
+		t.Error("a node class with no AMI resolved has an identity; a transient resolution failure would pass for a new release")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
@@ -43,7 +44,10 @@ const (
 // wait for them to initialize, then delete the candidates; on failure it
 // rolls the candidates back (untaints them).
 type Queue struct {
-	kube     client.Client
+	kube client.Client
+	// live reads from the API server: a replacement the cache does not
+	// show is either not cached yet or already gone, and only it can tell.
+	live     client.Reader
 	cluster  *state.Cluster
 	recorder *events.Recorder
 	clock    clock.Clock
@@ -66,8 +70,8 @@ func CommandTimeout(queued int) time.Duration {
 }
 
 // NewQueue builds the orchestration queue.
-func NewQueue(kube client.Client, cluster *state.Cluster, rec *events.Recorder, clk clock.Clock) *Queue {
-	return &Queue{kube: kube, cluster: cluster, recorder: rec, clock: clk, held: map[string]time.Time{}}
+func NewQueue(kube client.Client, live client.Reader, cluster *state.Cluster, rec *events.Recorder, clk clock.Clock) *Queue {
+	return &Queue{kube: kube, live: live, cluster: cluster, recorder: rec, clock: clk, held: map[string]time.Time{}}
 }
 
 // Held names the Nodes of executing commands.
@@ -277,22 +281,18 @@ func (q *Queue) timeout() time.Duration {
 
 func (q *Queue) awaitInitialized(ctx context.Context, cmd *Command, replacements []*v1.NodeClaim) error {
 	start := q.clock.Now()
-	// A replacement created a moment ago may not be in the cache yet: it
-	// counts as deleted only once it has been seen.
-	seen := map[string]bool{}
 	waiting := len(replacements) > 0
 	for waiting {
 		waiting = false
 		for _, r := range replacements {
-			claim := &v1.NodeClaim{}
-			if err := q.kube.Get(ctx, client.ObjectKeyFromObject(r), claim); err != nil {
-				if client.IgnoreNotFound(err) == nil && seen[r.Name] {
-					return fmt.Errorf("replacement nodeclaim %s was deleted before it initialized", r.Name)
-				}
+			claim, err := q.readReplacement(ctx, r)
+			if apierrors.IsNotFound(err) {
+				return fmt.Errorf("replacement nodeclaim %s was deleted before it initialized", r.Name)
+			}
+			if err != nil {
 				waiting = true
 				continue
 			}
-			seen[r.Name] = true
 			if claim.DeletionTimestamp != nil {
 				return fmt.Errorf("replacement nodeclaim %s is being deleted before it initialized", r.Name)
 			}
@@ -317,6 +317,20 @@ func (q *Queue) awaitInitialized(ctx context.Context, cmd *Command, replacements
 		}
 	}
 	return nil
+}
+
+// readReplacement reads a replacement through the cache, and from the API
+// server when the cache does not show it: one created a moment ago may not
+// be cached yet, and one deleted before the cache showed it (a failed
+// launch) never will be. The queue created it, so NotFound from the API
+// server means it is gone.
+func (q *Queue) readReplacement(ctx context.Context, r *v1.NodeClaim) (*v1.NodeClaim, error) {
+	claim := &v1.NodeClaim{}
+	err := q.kube.Get(ctx, client.ObjectKeyFromObject(r), claim)
+	if !apierrors.IsNotFound(err) {
+		return claim, err
+	}
+	return claim, q.live.Get(ctx, client.ObjectKeyFromObject(r), claim)
 }
 
 // rollback untaints the candidates and clears their DisruptionReason.

@@ -12,7 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/requirements"
@@ -68,7 +70,7 @@ func TestQueueRollsBackFailedCommands(t *testing.T) {
 
 	t.Run("replacement deleted", func(t *testing.T) {
 		clk := clocktesting.NewFakeClock(now)
-		q := NewQueue(kube, state.NewCluster(kube, clk), nil, clk)
+		q := NewQueue(kube, kube, state.NewCluster(kube, clk), nil, clk)
 		cand := candidateIn(t, kube, pool, it, "deleted-replacement")
 		failures := driftQueueFailures(t)
 
@@ -93,7 +95,7 @@ func TestQueueRollsBackFailedCommands(t *testing.T) {
 
 	t.Run("command timeout", func(t *testing.T) {
 		clk := clocktesting.NewFakeClock(now)
-		q := NewQueue(kube, state.NewCluster(kube, clk), nil, clk)
+		q := NewQueue(kube, kube, state.NewCluster(kube, clk), nil, clk)
 		cand := candidateIn(t, kube, pool, it, "slow-replacement")
 		failures := driftQueueFailures(t)
 
@@ -129,13 +131,90 @@ func TestQueueRollsBackFailedCommands(t *testing.T) {
 	})
 }
 
+// TestQueueFailsAReplacementGoneBeforeTheCacheShowedIt: the queue reads
+// through a cache that never shows the replacement (an informer that lags
+// behind a launch failing at once). The replacement is created and deleted
+// unseen; the command must fail at its next poll, not at its 10-minute
+// timeout, and roll the candidate back.
+func TestQueueFailsAReplacementGoneBeforeTheCacheShowedIt(t *testing.T) {
+	env := testenv.KubeFor(t)
+	kube := env.Client
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	pool := mkPool("default")
+	if err := kube.Create(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	it := catalog(1)[2]
+	// Only initialized claims (the candidates) reach this cache; Nodes are
+	// read live, so the rollback's optimistic lock sees the taint.
+	initialized, err := labels.Parse(v1.NodeInitializedLabelKey + "=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lagging, err := cache.New(env.Config, cache.Options{Scheme: env.Scheme, ByObject: map[client.Object]cache.ByObject{
+		&v1.NodeClaim{}: {Label: initialized},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lagging.GetInformer(ctx, &v1.NodeClaim{}); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = lagging.Start(ctx) }()
+	if !lagging.WaitForCacheSync(ctx) {
+		t.Fatal("the cache did not sync")
+	}
+	cached, err := client.New(env.Config, client.Options{Scheme: env.Scheme, Cache: &client.CacheOptions{Reader: lagging, DisableFor: []client.Object{&corev1.Node{}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clocktesting.NewFakeClock(now)
+	q := NewQueue(cached, kube, state.NewCluster(cached, clk), nil, clk)
+	cand := candidateIn(t, kube, pool, it, "unseen-replacement")
+	failures := driftQueueFailures(t)
+
+	execute(t, q, kube, pool, cand, it)
+	replacement := replacementOf(t, kube, cand)
+	// The rollback reads the candidate's claim through the cache.
+	eventuallyCached(t, lagging, cand.NodeClaim, func(c *v1.NodeClaim) bool {
+		return meta.FindStatusCondition(c.Status.Conditions, v1.ConditionTypeDisruptionReason) != nil
+	})
+	// Gone for good, as a launch that fails deletes it and its finalizer
+	// goes with the instance.
+	if err := kube.Delete(ctx, replacement); err != nil {
+		t.Fatal(err)
+	}
+	removeFinalizers(kube, replacement)
+	waitReleased(t, q, clk, cand, replacementPoll, nil)
+	if clk.Since(now) >= MinCommandTimeout {
+		t.Fatalf("the command was released after %s of fake time: by its timeout, not the deleted replacement", clk.Since(now))
+	}
+	assertRolledBack(t, kube, cand)
+	if got := driftQueueFailures(t) - failures; got != 1 {
+		t.Errorf("queue failures rose by %v, want 1", got)
+	}
+}
+
+// eventuallyCached waits until the cache shows claim as ok wants it.
+func eventuallyCached(t *testing.T, c cache.Cache, claim *v1.NodeClaim, ok func(*v1.NodeClaim) bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for got := (&v1.NodeClaim{}); c.Get(context.Background(), client.ObjectKeyFromObject(claim), got) != nil || !ok(got); {
+		if time.Now().After(deadline) {
+			t.Fatalf("nodeclaim %s not in the cache as wanted after 30s", claim.Name)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // A replacement that cannot be created fails the command at once: the
 // candidate is rolled back, nothing is deleted, and the failure counts.
 func TestQueueRollsBackWhenReplacementsCannotBeCreated(t *testing.T) {
 	kube, pool, it := queueWorld(t)
 	ctx := context.Background()
 	clk := clocktesting.NewFakeClock(now)
-	q := NewQueue(kube, state.NewCluster(kube, clk), nil, clk)
+	q := NewQueue(kube, kube, state.NewCluster(kube, clk), nil, clk)
 	cand := candidateIn(t, kube, pool, it, "orphan-replacement")
 	failures := driftQueueFailures(t)
 

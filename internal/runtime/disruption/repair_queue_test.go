@@ -35,7 +35,7 @@ func TestQueueRepairStampsDrainBound(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := clocktesting.NewFakeClock(now)
-			q := NewQueue(kube, state.NewCluster(kube, clk), nil, clk)
+			q := NewQueue(kube, kube, state.NewCluster(kube, clk), nil, clk)
 			cand := candidateIn(t, kube, pool, it, fmt.Sprintf("repair-%d", i))
 			// A finalizer keeps the deleted claim readable, as termination's does.
 			claim := &v1.NodeClaim{}

@@ -25,7 +25,7 @@ func TestNewLeaderResumesACommandUnderWay(t *testing.T) {
 	kube, pool, it := queueWorld(t)
 	ctx := context.Background()
 	// The first leader's clock never moves again: it died waiting.
-	dead := NewQueue(kube, state.NewCluster(kube, clocktesting.NewFakeClock(now)), nil, clocktesting.NewFakeClock(now))
+	dead := NewQueue(kube, kube, state.NewCluster(kube, clocktesting.NewFakeClock(now)), nil, clocktesting.NewFakeClock(now))
 	cand := candidateIn(t, kube, pool, it, "resumed")
 	execute(t, dead, kube, pool, cand, it)
 	replacement := replacementOf(t, kube, cand)

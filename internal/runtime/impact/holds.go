@@ -31,9 +31,9 @@ type Hold struct {
 // pool as applied, with its live status; nil on create) the change does
 // not lift. A pool's own breaker closes when the change gives the pool a
 // new spec identity or reset token (rollout.Record.For); classBefore and
-// classAfter are its node class's hash annotations before and after the
-// change (equal, or both nil, when the plan leaves the class alone).
-func DriftHolds(planned, current *v1.NodePool, classBefore, classAfter map[string]string) []Hold {
+// classAfter are its node class's part of that identity before and after
+// the change (equal, or both zero, when the plan leaves the class alone).
+func DriftHolds(planned, current *v1.NodePool, classBefore, classAfter ClassSpec) []Hold {
 	controls, errs := v1.ParseDisruptionControls(planned.Annotations)
 	var out []Hold
 	paused := condition(current, v1.ConditionTypeDisruptionPaused)
@@ -74,11 +74,11 @@ func condition(pool *v1.NodePool, typ string) *metav1.Condition {
 
 // breakerStaysOpen reports whether current's open breaker is still open
 // for planned: the same spec identity and reset token.
-func breakerStaysOpen(planned, current *v1.NodePool, classBefore, classAfter map[string]string) bool {
+func breakerStaysOpen(planned, current *v1.NodePool, classBefore, classAfter ClassSpec) bool {
 	now, _ := v1.ParseDisruptionControls(current.Annotations)
 	after, _ := v1.ParseDisruptionControls(planned.Annotations)
-	open := rollout.Record{Spec: rollout.SpecIdentity(current.Hash(), classBefore), Reset: now.BreakerReset, Opened: &time.Time{}}
-	return open.For(rollout.SpecIdentity(planned.Hash(), classAfter), after.BreakerReset).Open()
+	open := rollout.Record{Spec: rollout.SpecIdentity(current.Hash(), classBefore.Hashes, classBefore.Release), Reset: now.BreakerReset, Opened: &time.Time{}}
+	return open.For(rollout.SpecIdentity(planned.Hash(), classAfter.Hashes, classAfter.Release), after.BreakerReset).Open()
 }
 
 // HoldsText joins the holds' messages for a sentence.

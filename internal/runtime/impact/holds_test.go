@@ -90,22 +90,26 @@ func TestHeldPoolReplacesNoDriftedNodes(t *testing.T) {
 }
 
 // TestSpecChangeClosesPoolBreaker: a change of the pool's hashed template
-// (a label) or of its node class's hash gives the pool a new spec identity,
-// which closes its breaker; the cluster's stays open.
+// (a label), of its node class's hash or of the release the class resolves
+// gives the pool a new spec identity, which closes its breaker; the
+// cluster's stays open.
 func TestSpecChangeClosesPoolBreaker(t *testing.T) {
 	open := held(v1.ConditionTypeDisruptionHalted, v1.DisruptionHaltedReasonNodePool)
 	current := mkPool("general", open)
-	if holds := DriftHolds(mkPool("general", label("team", "a")), current, nil, nil); len(holds) != 0 {
+	if holds := DriftHolds(mkPool("general", label("team", "a")), current, ClassSpec{}, ClassSpec{}); len(holds) != 0 {
 		t.Errorf("a template label change keeps %v", holds)
 	}
-	if holds := DriftHolds(mkPool("general"), current, map[string]string{"h": "1"}, map[string]string{"h": "2"}); len(holds) != 0 {
+	if holds := DriftHolds(mkPool("general"), current, ClassSpec{Hashes: map[string]string{"h": "1"}}, ClassSpec{Hashes: map[string]string{"h": "2"}}); len(holds) != 0 {
 		t.Errorf("a node class hash change keeps %v", holds)
 	}
-	if holds := DriftHolds(mkPool("general"), current, map[string]string{"h": "1"}, map[string]string{"h": "1"}); len(holds) != 1 {
+	if holds := DriftHolds(mkPool("general"), current, ClassSpec{map[string]string{"h": "1"}, "r1"}, ClassSpec{map[string]string{"h": "1"}, "r2"}); len(holds) != 0 {
+		t.Errorf("a new AMI release keeps %v", holds)
+	}
+	if holds := DriftHolds(mkPool("general"), current, ClassSpec{map[string]string{"h": "1"}, "r1"}, ClassSpec{map[string]string{"h": "1"}, "r1"}); len(holds) != 1 {
 		t.Errorf("an unchanged spec lifts the breaker: %v", holds)
 	}
 	cluster := mkPool("general", held(v1.ConditionTypeDisruptionHalted, v1.DisruptionHaltedReasonCluster))
-	if holds := DriftHolds(mkPool("general", label("team", "a")), cluster, nil, nil); len(holds) != 1 || holds[0].Message == "" {
+	if holds := DriftHolds(mkPool("general", label("team", "a")), cluster, ClassSpec{}, ClassSpec{}); len(holds) != 1 || holds[0].Message == "" {
 		t.Errorf("the cluster breaker: %v, want it held with the condition's message", holds)
 	}
 }

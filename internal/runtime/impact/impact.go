@@ -186,7 +186,7 @@ func Predict(in Input) *Result {
 	// place is kept, as the controller keeps it, and the rest solved again.
 	// A held pool replaces none.
 	replaced := drifted
-	classBefore, classAfter := in.NodeClass.hashes()
+	classBefore, classAfter := in.NodeClass.specs()
 	res.Holds = DriftHolds(in.Planned, current, classBefore, classAfter)
 	if len(res.Holds) > 0 {
 		replaced = map[string]bool{}

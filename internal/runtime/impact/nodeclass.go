@@ -21,6 +21,24 @@ type NodeClassChange struct {
 	Planned *awsv1.EC2NodeClass
 }
 
+// ClassSpec is a node class's part of a pool's spec identity
+// (rollout.SpecIdentity): its hash annotations and the release it
+// resolves.
+type ClassSpec struct {
+	Hashes  map[string]string
+	Release string
+}
+
+// specs are the class's part of the pools' spec identity before and after
+// the change; zero for no change.
+func (c *NodeClassChange) specs() (before, after ClassSpec) {
+	if c == nil {
+		return ClassSpec{}, ClassSpec{}
+	}
+	b, a := c.hashes()
+	return ClassSpec{b, c.Current.Release()}, ClassSpec{a, c.Planned.Release()}
+}
+
 // hashes are the class's hash annotations before and after the change,
 // hashed alike (the CA bundle the controller adds is the same on both
 // sides, so leaving it out changes no comparison); nil for no change.

@@ -127,8 +127,8 @@ func (o *Operator) Controllers(p *awsprovider.Provider) []Controller {
 		{Name: "disruption", add: func(m manager.Manager) error {
 			return disruption.NewController(kube, cluster, o.Cloud, rec, clk, disruption.Options{
 				SpotToSpot: s.FeatureGates.Enabled("SpotToSpotConsolidation"), NodeRepair: s.FeatureGates.Enabled("NodeRepair"),
-				Solver:   solver,
-				Settings: m.GetAPIReader(), SettingsNamespace: ownNamespace(s.LeaderElectionNamespace, os.ReadFile),
+				Solver:    solver,
+				APIReader: m.GetAPIReader(), SettingsNamespace: ownNamespace(s.LeaderElectionNamespace, os.ReadFile),
 			}).Register(m)
 		}},
 

@@ -1,6 +1,11 @@
 package awsv1
 
 import (
+	"hash/fnv"
+	"slices"
+	"strconv"
+	"strings"
+
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/apis/structhash"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 )
@@ -31,4 +36,23 @@ func (in *EC2NodeClass) HashAnnotations(caBundle string) map[string]string {
 		v1.EC2NodeClassHashAnnotationKey:        in.Hash(caBundle),
 		v1.EC2NodeClassHashVersionAnnotationKey: EC2NodeClassHashVersion,
 	}
+}
+
+// Release names the AMIs the node class resolves now, as a short digest,
+// "" before any is resolved. The hash leaves the AMI selector out (an AMI
+// release drifts nodes dynamically), so a new release changes this and not
+// the hash: a drift rollout and a disruption breaker follow it as they
+// follow a spec change.
+func (in *EC2NodeClass) Release() string {
+	ids := make([]string, 0, len(in.Status.AMIs))
+	for _, ami := range in.Status.AMIs {
+		ids = append(ids, ami.ID)
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	slices.Sort(ids)
+	h := fnv.New64a()
+	h.Write([]byte(strings.Join(slices.Compact(ids), ",")))
+	return strconv.FormatUint(h.Sum64(), 36)
 }

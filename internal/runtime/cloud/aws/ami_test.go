@@ -1,6 +1,7 @@
 package aws_test
 
 import (
+	"maps"
 	"slices"
 	"testing"
 
@@ -76,6 +77,8 @@ func TestAMIVersionPinAndNewRelease(t *testing.T) {
 		t.Fatalf("fresh claim drifted: %q, %v", reason, err)
 	}
 
+	kind := prov.NodeClasses()[0]
+	hashBefore, releaseBefore := kind.HashAnnotations(latest), kind.Release(latest)
 	release, err := sim.PublishImage("al2023", "x86_64", "standard")
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +86,14 @@ func TestAMIVersionPinAndNewRelease(t *testing.T) {
 	prov.AMIs().Invalidate() // the AMI and SSM parameter caches timing out
 	resolve(t, prov, latest)
 	resolve(t, prov, pinned)
+	// The release changes what the node class resolves, not its hash: the
+	// disruption breaker and drift rollouts follow Release.
+	if got := kind.HashAnnotations(latest); !maps.Equal(got, hashBefore) {
+		t.Errorf("a new AMI release changed the node class's hash annotations from %v to %v", hashBefore, got)
+	}
+	if got := kind.Release(latest); got == releaseBefore || got == "" {
+		t.Errorf("the node class's release is %q after a new AMI release, before it %q", got, releaseBefore)
+	}
 	if got := amd64Standard(t, latest.Status.AMIs); got != release.ImageID {
 		t.Errorf("latest resolved %s after release %s was published", got, release.ImageID)
 	}

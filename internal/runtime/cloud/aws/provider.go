@@ -126,6 +126,7 @@ func (p *Provider) NodeClasses() []cloud.NodeClassKind {
 		Group: awsv1.SchemeGroupVersion.Group, Kind: awsv1.EC2NodeClassKind,
 		New:             func() cloud.NodeClass { return &awsv1.EC2NodeClass{} },
 		HashAnnotations: func(nc cloud.NodeClass) map[string]string { return p.HashAnnotations(nc.(*awsv1.EC2NodeClass)) },
+		Release:         func(nc cloud.NodeClass) string { return nc.(*awsv1.EC2NodeClass).Release() },
 	}}
 }
 

@@ -30,13 +30,19 @@ type Record struct {
 	Opened   *time.Time  `json:"opened,omitempty"`
 }
 
-// SpecIdentity is what a pool's breaker is counted against: the pool's
-// hash and its node class's hash annotations (in key order). A change of
-// either is a new spec, which closes the breaker (see For).
-func SpecIdentity(poolHash string, classHashes map[string]string) string {
+// SpecIdentity is what a pool's breaker and drift rollout are counted
+// against: the pool's hash, its node class's hash annotations (in key
+// order) and the release the class resolves (its AMIs; "" for a kind
+// without releases). The class hash leaves the AMI selector out, so a new
+// release must count on its own. A change of any is a new spec, which
+// closes the breaker (see For) and starts a new rollout.
+func SpecIdentity(poolHash string, classHashes map[string]string, release string) string {
 	id := poolHash
 	for _, k := range slices.Sorted(maps.Keys(classHashes)) {
 		id += "/" + classHashes[k]
+	}
+	if release != "" {
+		id += "/" + release
 	}
 	return id
 }
