@@ -54,6 +54,9 @@ func TestScale(t *testing.T) {
 	mode := os.Getenv("JOIST_SCALE")
 	full := mode == "full"
 	scaleOutOnly := mode == "scale-out"
+	// driftOnly runs the rows the drift row stands on (scale-out, scale-in)
+	// and the drift row, at the full run's sizes, without the rest.
+	driftOnly := mode == "drift"
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	w, err := startWorld(ctx, progressWriter(), false)
@@ -87,7 +90,7 @@ func TestScale(t *testing.T) {
 	}
 
 	basePods, outPods, inPods := 200, int32(100), int32(72)
-	if full || scaleOutOnly {
+	if full || scaleOutOnly || driftOnly {
 		basePods, outPods, inPods = 2000, 1000, 700
 	}
 	switch mode {
@@ -98,7 +101,7 @@ func TestScale(t *testing.T) {
 		w.antiAffinity(ctx, t, report)
 		return
 	}
-	if !scaleOutOnly {
+	if !scaleOutOnly && !driftOnly {
 		report(w.schedulerBaseline(ctx, t, basePods))
 	}
 
@@ -119,7 +122,7 @@ func TestScale(t *testing.T) {
 		t.Errorf("scale-in did not lower the cost: %.3f -> %.3f $/h", out.Cost, in.Cost)
 	}
 
-	if full {
+	if full || driftOnly {
 		// Drift of the remaining nodes after an AMI release, 20% at a time.
 		pods = w.scaleTo(ctx, t, ns, wls, 150)
 		if _, _, err := w.settle(ctx, "mix", ns, pods, 30*time.Second, 20*time.Minute); err != nil {
@@ -127,7 +130,8 @@ func TestScale(t *testing.T) {
 		}
 		report(w.drift(ctx, t, "mix", ns, pods))
 		w.teardown(ctx, t, "mix", ns, 15*time.Minute)
-
+	}
+	if full {
 		w.antiAffinity(ctx, t, report)
 
 		w.zonalSpread(ctx, t, report)
