@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"text/tabwriter"
@@ -41,6 +42,41 @@ func (w *world) zonalSpread(ctx context.Context, t *testing.T, report func(row))
 	big, ns := w.provision(ctx, t, "spread", "10,000 pods, 30 deployments, zonal spread", "spread", spread, "10%", 60*time.Minute)
 	report(big)
 	w.teardown(ctx, t, "spread", ns, 30*time.Minute)
+}
+
+// fiftyThousand is 50 Deployments of mixed sizes, each spread over zones:
+// 50,000 pods, about 1 vCPU each on average, so some 3,000 nodes.
+// JOIST_SCALE_PODS runs the same mix at another size, for a machine that
+// cannot hold the whole of it.
+func (w *world) fiftyThousand(ctx context.Context, t *testing.T, report func(row)) {
+	total := 50000
+	if v := os.Getenv("JOIST_SCALE_PODS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 50 {
+			t.Fatalf("JOIST_SCALE_PODS is %q; use a pod count of 50 or more", v)
+		}
+		total = n
+	}
+	sizes := []struct{ cpu, mem string }{{"250m", "512Mi"}, {"500m", "1Gi"}, {"1", "2Gi"}, {"2", "4Gi"}, {"1", "1Gi"}}
+	var wls []workload
+	for i := 0; i < 50; i++ {
+		size := sizes[i%len(sizes)]
+		wls = append(wls, workload{name: fmt.Sprintf("big-%02d", i), replicas: int32(total / 50), cpu: size.cpu, mem: size.mem, spread: "zone"})
+	}
+	wls[0].replicas += int32(total - 50*(total/50))
+	scenario := fmt.Sprintf("%s pods, 50 deployments of mixed sizes, zonal spread", thousands(total))
+	r, ns := w.provision(ctx, t, "spread", scenario, "big", wls, "10%", 3*time.Hour)
+	report(r)
+	w.teardown(ctx, t, "big", ns, 60*time.Minute)
+}
+
+// thousands writes n with thousands separators, as the table's scenarios do.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 func (w *world) antiAffinity(ctx context.Context, t *testing.T, report func(row)) {
@@ -100,6 +136,9 @@ func TestScale(t *testing.T) {
 	case "anti":
 		w.antiAffinity(ctx, t, report)
 		return
+	case "50k":
+		w.fiftyThousand(ctx, t, report)
+		return
 	}
 	if !scaleOutOnly && !driftOnly {
 		report(w.schedulerBaseline(ctx, t, basePods))
@@ -135,6 +174,8 @@ func TestScale(t *testing.T) {
 		w.antiAffinity(ctx, t, report)
 
 		w.zonalSpread(ctx, t, report)
+
+		w.fiftyThousand(ctx, t, report)
 	}
 
 	table := formatTable(rows)
