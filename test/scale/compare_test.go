@@ -70,7 +70,8 @@ type logError struct {
 // `make compare` sets JOIST_COMPARE_KARPENTER (the controller binary
 // hack/compare/build.sh builds), JOIST_COMPARE_CRDS (the release's CRD
 // directory) and JOIST_COMPARE_VERSION. JOIST_COMPARE_SIZE=small runs 100
-// pods instead of 1,000. JOIST_COMPARE_SIDE=joist runs Joist's side alone
+// pods instead of 1,000, and a pod count (e.g. 5000) that many, scaled in
+// to 70%; only the 1,000-pod run writes the table. JOIST_COMPARE_SIDE=joist runs Joist's side alone
 // and prints its rows without writing the table.
 func TestCompare(t *testing.T) {
 	bin := os.Getenv("JOIST_COMPARE_KARPENTER")
@@ -78,9 +79,9 @@ func TestCompare(t *testing.T) {
 		t.Skip("`make compare` runs this: JOIST_COMPARE_KARPENTER names upstream Karpenter's controller binary (hack/compare/build.sh builds it)")
 	}
 	crdDir, version := os.Getenv("JOIST_COMPARE_CRDS"), os.Getenv("JOIST_COMPARE_VERSION")
-	outPods, inPods := int32(1000), int32(700)
-	if os.Getenv("JOIST_COMPARE_SIZE") == "small" {
-		outPods, inPods = 100, 72
+	outPods, inPods, err := compareSize(os.Getenv("JOIST_COMPARE_SIZE"))
+	if err != nil {
+		t.Fatal(err)
 	}
 	// The sandboxes' envtest logs through controller-runtime: quietly.
 	ctrllog.SetLogger(logr.Discard())
@@ -104,6 +105,23 @@ func TestCompare(t *testing.T) {
 	for _, e := range karpenter.FidelityRegressions {
 		t.Errorf("Karpenter got an AWS API error from awssim %d time(s): %s: %s", e.Count, e.Message, e.Error)
 	}
+}
+
+// compareSize is the scale-out's and the scale-in's pod counts for
+// JOIST_COMPARE_SIZE: "" 1,000 to 700, "small" 100 to 72, or a count n
+// (a multiple of 4, as mixed splits it) to 70% of n.
+func compareSize(size string) (out, in int32, err error) {
+	switch size {
+	case "":
+		return 1000, 700, nil
+	case "small":
+		return 100, 72, nil
+	}
+	n, err := strconv.Atoi(size)
+	if err != nil || n < 100 || n%4 != 0 {
+		return 0, 0, fmt.Errorf("JOIST_COMPARE_SIZE is %q; use small, or a pod count of 100 or more that is a multiple of 4", size)
+	}
+	return int32(n), int32(n * 7 / 10 / 4 * 4), nil
 }
 
 // compareKarpenter boots a sandbox without Joist, sets AWS and the cluster up
@@ -210,7 +228,9 @@ func (w *world) compareScenarios(ctx context.Context, t *testing.T, name string,
 	s := side{Name: name}
 	wls := mixed("mix", outPods)
 	var ns string
-	s.Out, ns = w.provision(ctx, t, "scale-out", fmt.Sprintf("scale-out %d pods, mixed sizes", outPods), "mix", wls, "20%", 20*time.Minute)
+	// 20 minutes a thousand pods, as at the 1,000-pod size.
+	timeout := time.Duration(max(1, outPods/1000)) * 20 * time.Minute
+	s.Out, ns = w.provision(ctx, t, "scale-out", fmt.Sprintf("scale-out %d pods, mixed sizes", outPods), "mix", wls, "20%", timeout)
 	fmt.Printf("compare: %s: %s\n", name, formatRow(s.Out))
 	s.OutTypes = w.poolTypes(ctx, t, "mix")
 	t0 := time.Now()

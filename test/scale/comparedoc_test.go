@@ -19,3 +19,19 @@ func TestCompareSectionIsReplacedAndKept(t *testing.T) {
 		t.Error("a document without the section has one")
 	}
 }
+
+func TestCompareSize(t *testing.T) {
+	for _, tc := range []struct {
+		size    string
+		out, in int32
+		bad     bool
+	}{
+		{"", 1000, 700, false}, {"small", 100, 72, false}, {"5000", 5000, 3500, false}, {"2000", 2000, 1400, false},
+		{"5001", 0, 0, true}, {"50", 0, 0, true}, {"big", 0, 0, true},
+	} {
+		out, in, err := compareSize(tc.size)
+		if (err != nil) != tc.bad || out != tc.out || in != tc.in {
+			t.Errorf("compareSize(%q) = %d, %d, %v; want %d, %d, error %v", tc.size, out, in, err, tc.out, tc.in, tc.bad)
+		}
+	}
+}

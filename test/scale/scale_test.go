@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"text/tabwriter"
@@ -43,6 +44,41 @@ func (w *world) zonalSpread(ctx context.Context, t *testing.T, report func(row))
 	w.teardown(ctx, t, "spread", ns, 30*time.Minute)
 }
 
+// fiftyThousand is 50 Deployments of mixed sizes, each spread over zones:
+// 50,000 pods, about 1 vCPU each on average, so some 3,000 nodes.
+// JOIST_SCALE_PODS runs the same mix at another size, for a machine that
+// cannot hold the whole of it.
+func (w *world) fiftyThousand(ctx context.Context, t *testing.T, report func(row)) {
+	total := 50000
+	if v := os.Getenv("JOIST_SCALE_PODS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 50 {
+			t.Fatalf("JOIST_SCALE_PODS is %q; use a pod count of 50 or more", v)
+		}
+		total = n
+	}
+	sizes := []struct{ cpu, mem string }{{"250m", "512Mi"}, {"500m", "1Gi"}, {"1", "2Gi"}, {"2", "4Gi"}, {"1", "1Gi"}}
+	var wls []workload
+	for i := 0; i < 50; i++ {
+		size := sizes[i%len(sizes)]
+		wls = append(wls, workload{name: fmt.Sprintf("big-%02d", i), replicas: int32(total / 50), cpu: size.cpu, mem: size.mem, spread: "zone"})
+	}
+	wls[0].replicas += int32(total - 50*(total/50))
+	scenario := fmt.Sprintf("%s pods, 50 deployments of mixed sizes, zonal spread", thousands(total))
+	r, ns := w.provision(ctx, t, "spread", scenario, "big", wls, "10%", 3*time.Hour)
+	report(r)
+	w.teardown(ctx, t, "big", ns, 60*time.Minute)
+}
+
+// thousands writes n with thousands separators, as the table's scenarios do.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
 func (w *world) antiAffinity(ctx context.Context, t *testing.T, report func(row)) {
 	anti, ns := w.provision(ctx, t, "anti-affinity", "2,000 pods, hostname anti-affinity", "anti",
 		[]workload{{name: "anti", replicas: 2000, cpu: "100m", mem: "128Mi", spread: "hostname-anti"}}, "10%", 40*time.Minute)
@@ -54,6 +90,9 @@ func TestScale(t *testing.T) {
 	mode := os.Getenv("JOIST_SCALE")
 	full := mode == "full"
 	scaleOutOnly := mode == "scale-out"
+	// driftOnly runs the rows the drift row stands on (scale-out, scale-in)
+	// and the drift row, at the full run's sizes, without the rest.
+	driftOnly := mode == "drift"
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	w, err := startWorld(ctx, progressWriter(), false, nil)
@@ -87,7 +126,7 @@ func TestScale(t *testing.T) {
 	}
 
 	basePods, outPods, inPods := 200, int32(100), int32(72)
-	if full || scaleOutOnly {
+	if full || scaleOutOnly || driftOnly {
 		basePods, outPods, inPods = 2000, 1000, 700
 	}
 	switch mode {
@@ -97,8 +136,11 @@ func TestScale(t *testing.T) {
 	case "anti":
 		w.antiAffinity(ctx, t, report)
 		return
+	case "50k":
+		w.fiftyThousand(ctx, t, report)
+		return
 	}
-	if !scaleOutOnly {
+	if !scaleOutOnly && !driftOnly {
 		report(w.schedulerBaseline(ctx, t, basePods))
 	}
 
@@ -119,7 +161,7 @@ func TestScale(t *testing.T) {
 		t.Errorf("scale-in did not lower the cost: %.3f -> %.3f $/h", out.Cost, in.Cost)
 	}
 
-	if full {
+	if full || driftOnly {
 		// Drift of the remaining nodes after an AMI release, 20% at a time.
 		pods = w.scaleTo(ctx, t, ns, wls, 150)
 		if _, _, err := w.settle(ctx, "mix", ns, pods, 30*time.Second, 20*time.Minute); err != nil {
@@ -127,10 +169,13 @@ func TestScale(t *testing.T) {
 		}
 		report(w.drift(ctx, t, "mix", ns, pods))
 		w.teardown(ctx, t, "mix", ns, 15*time.Minute)
-
+	}
+	if full {
 		w.antiAffinity(ctx, t, report)
 
 		w.zonalSpread(ctx, t, report)
+
+		w.fiftyThousand(ctx, t, report)
 	}
 
 	table := formatTable(rows)

@@ -42,7 +42,7 @@ func Drift(env *Env, candidates []*Candidate, budgets Budgets) Outcome {
 			out.Command = &Command{Method: MethodDrift, Reason: v1.DisruptionReasonDrifted, Candidates: []*Candidate{c}, Replacements: []*scheduling.NewClaim{replacement}}
 			return out
 		}
-		sim, err := Simulate(env, []*Candidate{c})
+		sim, err := SimulateReplacement(env, c)
 		if err != nil {
 			out.Rejected[c] = err.Error()
 			continue

@@ -68,7 +68,7 @@ func Repair(env *Env, candidates []*Candidate, budgets Budgets) Outcome {
 		if c.Initialized() && budgets[pool] <= 0 {
 			continue
 		}
-		sim, err := Simulate(env, []*Candidate{c})
+		sim, err := SimulateReplacement(env, c)
 		if err != nil {
 			out.Blocked[c] = err.Error()
 			continue

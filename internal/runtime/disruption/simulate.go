@@ -27,6 +27,17 @@ var errNoPools = errors.New("no ready NodePool with instance types")
 // those of nodes already being disrupted, are placed on the remaining
 // nodes, in-flight claims or new claims.
 func Simulate(env *Env, candidates []*Candidate) (*Simulation, error) {
+	return simulate(env, candidates, false)
+}
+
+// SimulateReplacement is Simulate for a node that drift or repair replaces:
+// its pods go on one new node whenever one holds them all (see
+// scheduling.Options.Replacing).
+func SimulateReplacement(env *Env, c *Candidate) (*Simulation, error) {
+	return simulate(env, []*Candidate{c}, true)
+}
+
+func simulate(env *Env, candidates []*Candidate, replacing bool) (*Simulation, error) {
 	removed := map[string]bool{}
 	ours := map[types.UID]bool{}
 	var moving []*corev1.Pod
@@ -45,6 +56,7 @@ func Simulate(env *Env, candidates []*Candidate) (*Simulation, error) {
 		return nil, errNoPools
 	}
 	in.Catalog = env.catalogFor(in.NodePools)
+	in.Options.Replacing = replacing
 	start := time.Now()
 	plan, err := scheduling.Solve(*in)
 	metrics.SchedulingDuration.WithLabelValues(ControllerName).Observe(time.Since(start).Seconds())

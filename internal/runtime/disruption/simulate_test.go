@@ -132,3 +132,33 @@ func TestConsolidationMovesPodsOntoNodesInsideConsolidateAfter(t *testing.T) {
 		t.Errorf("consolidated %s, want quiet (fresh is inside consolidateAfter)", got)
 	}
 }
+
+// TestDriftReplacesANodeWithOneNode: a drifted 16-vCPU node runs twelve
+// 1-vCPU pods. An 8- and a 4-vCPU node would hold them for less, but the
+// node drains while kube-scheduler binds its pods wherever room opens
+// first, so drift replaces it with one node holding them all, as Karpenter
+// does; new pods are still sized by price.
+func TestDriftReplacesANodeWithOneNode(t *testing.T) {
+	pool := mkPool("default")
+	var pods []*corev1.Pod
+	for range 12 {
+		pods = append(pods, mkPod("1"))
+	}
+	cand := mkNode("drifted", pool, 0, 16, v1.CapacityTypeOnDemand, pods, drifted(now.Add(-time.Hour)))
+	env := mkEnv([]*v1.NodePool{pool}, []*state.StateNode{cand}, 1)
+	out := Drift(env, candidates(t, env, v1.DisruptionReasonDrifted), budgetsFor(env, v1.DisruptionReasonDrifted))
+	if out.Command == nil {
+		t.Fatalf("drift decided nothing (passed over: %v)", out.Rejected)
+	}
+	if n := len(out.Command.Replacements); n != 1 || len(out.Command.Replacements[0].Pods) != 12 {
+		t.Fatalf("%d replacements, want one holding the 12 pods", n)
+	}
+
+	sim, err := Simulate(env, candidates(t, env, v1.DisruptionReasonDrifted))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sim.Plan.NewClaims) < 2 {
+		t.Errorf("pods sized by price alone went on %d claims, want the cheaper split", len(sim.Plan.NewClaims))
+	}
+}

@@ -122,6 +122,15 @@ func linearTypes() []*InstanceType {
 	}
 }
 
+// spotSplitTypes are two sizes whose spot prices differ per vCPU, as
+// c6a.xlarge's and c5.4xlarge's do in awssim: the small one 10% cheaper.
+func spotSplitTypes() []*InstanceType {
+	return []*InstanceType{
+		reservedCPU(mkType("c.xlarge", "amd64", 4, 8, 0.0482), 80),
+		reservedCPU(mkType("c.4xlarge", "amd64", 16, 32, 0.2155), 110),
+	}
+}
+
 // e2ePool is Karpenter's e2e NodePool over the fixture catalog: on-demand
 // c, m and r types of generation 5 and later, 1,000 CPU and 1,000Gi.
 func e2ePool(its []*InstanceType) *NodePool {
@@ -186,6 +195,14 @@ func TestFewerNodesCases(t *testing.T) {
 			}
 			return Input{NodePools: []*NodePool{mkPool("default", linearTypes())}, Pods: moved}
 		}, func(t *testing.T, r *result) { expectPlan(t, r, "m.4xlarge", 1, 0.616) }},
+		{"a replaced node's pods go on one node where a split prices 8% lower", func() Input {
+			// Spot prices as awssim's: four c.xlarge hold the 12 pods for
+			// 0.1928 (0.2008 with node costs), one c.4xlarge for 0.2155.
+			return Input{NodePools: []*NodePool{mkPool("default", spotSplitTypes())}, Pods: pods(12, "moved", "1", "2Gi"), Options: Options{Replacing: true}}
+		}, func(t *testing.T, r *result) { expectPlan(t, r, "c.4xlarge", 1, 0.2155) }},
+		{"new pods take the split that prices 8% lower", func() Input {
+			return Input{NodePools: []*NodePool{mkPool("default", spotSplitTypes())}, Pods: pods(12, "p", "1", "2Gi")}
+		}, func(t *testing.T, r *result) { expectPlan(t, r, "c.xlarge", 4, 0.1928) }},
 		{"no node cost: the small shape at 1% less per pod", func() Input {
 			types := []*InstanceType{mkType("small.a", "amd64", 2, 4, 0.09), mkType("large.a", "amd64", 8, 16, 0.364)}
 			zero := 0.0

@@ -53,6 +53,10 @@
 // above, and the cheapest type holding them all wins if it costs no more
 // (finishInOne): five pods go on one node of five rather than a node of
 // three and one of two at the same price.
+// A disrupted node's pods (Options.Replacing: drift and repair) take that
+// type whatever the split costs: kube-scheduler rebinds them as the node
+// drains, not as a split was planned. The cheapest type holding them all
+// costs no more than the node's own type while the pool still offers it.
 // Pods are admitted while they fit that type; a claim outgrows it only when
 // its NodePool cannot open another node or pods must share the node
 // (hostname affinity). Pods that are the first to match their own hostname

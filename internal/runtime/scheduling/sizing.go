@@ -153,6 +153,9 @@ func (s *solver) finishInOne(c *class, ps *poolState, types bitset, slots uint64
 	if s.fill(none, ps, one, 0, free, value); ps.allocD[one][resPods]-free[resPods] < pending[resPods] {
 		return best.t // compatibility or per-node limits keep pods off it
 	}
+	if s.opts.Replacing {
+		return one
+	}
 	// The pods would go on claims of their own classes, which may fit
 	// types c's pods do not.
 	s.altCands = s.rank(s.altCands[:0], ps, ps.types, slots, perNode, value)

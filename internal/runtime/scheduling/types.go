@@ -153,6 +153,14 @@ type Options struct {
 	// what a node costs beyond it (the controller's NODE_COST); nil means
 	// DefaultNodeCost, 0 sizes by price alone.
 	NodeCost *float64
+	// Replacing says the pods are a disrupted node's (drift, repair): they
+	// go on one node whenever one node of the pool holds them all, even
+	// where a split over smaller nodes prices a little lower. The node
+	// drains while kube-scheduler binds its pods in its own order, onto
+	// whichever node has room first, so a planned split rarely lands as
+	// planned: each small node is left part-filled and the pool ends with
+	// more nodes and a higher price than one node per node replaced.
+	Replacing bool
 	// WellKnownLabels may be requested by pods without a NodePool defining
 	// them; nil means the built-in list.
 	WellKnownLabels requirements.KeySet
