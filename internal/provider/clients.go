@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
@@ -109,13 +108,5 @@ func (c *clients) kubernetesVersion(ctx context.Context) (string, error) {
 	c.mu.Lock()
 	cfg := c.rest
 	c.mu.Unlock()
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return "", err
-	}
-	v, err := dc.ServerVersion()
-	if err != nil {
-		return "", fmt.Errorf("asking the API server for its version: %w", err)
-	}
-	return ami.MinorVersion(v.Major, v.Minor), nil
+	return ami.ServerVersion(cfg)
 }

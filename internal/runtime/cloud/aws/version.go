@@ -7,7 +7,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/cloud/aws/ami"
@@ -16,17 +15,7 @@ import (
 // DiscoverKubernetesVersion returns a function that asks the API server for
 // its minor version ("1.36"), for Settings.KubernetesVersionFunc.
 func DiscoverKubernetesVersion(cfg *rest.Config) func() (string, error) {
-	return func() (string, error) {
-		dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-		if err != nil {
-			return "", err
-		}
-		v, err := dc.ServerVersion()
-		if err != nil {
-			return "", fmt.Errorf("asking the API server for its version: %w", err)
-		}
-		return ami.MinorVersion(v.Major, v.Minor), nil
-	}
+	return func() (string, error) { return ami.ServerVersion(cfg) }
 }
 
 // EKSKubernetesVersion returns a function that asks eks:DescribeCluster
