@@ -60,19 +60,19 @@ start=$(date +%s)
 ( while sleep 30; do printf 'conformance:        still building the suites (%ds)\n' $(( $(date +%s) - start )); done ) &
 beat=$!
 trap 'kill "$beat" 2>/dev/null || true; rm -rf "$work"' EXIT
-for s in $suites; do
-  echo "conformance: building $provider/test/suites/$s"
-  if ! go test -c -trimpath -o "$out/$s.test" "$provider/test/suites/$s"; then
-    echo "conformance: building suite $s failed" >&2
+# build_suite PACKAGE OUTPUT compiles one suite's test binary.
+build_suite() {
+  echo "conformance: building $1"
+  if ! go test -c -trimpath -o "$2" "$1"; then
+    echo "conformance: building $1 failed" >&2
     exit 1
   fi
+}
+for s in $suites; do
+  build_suite "$provider/test/suites/$s" "$out/$s.test"
 done
 for s in $core_suites; do
-  echo "conformance: building $core/test/suites/$s"
-  if ! go test -c -trimpath -o "$out/core-$s.test" "$core/test/suites/$s"; then
-    echo "conformance: building core suite $s failed" >&2
-    exit 1
-  fi
+  build_suite "$core/test/suites/$s" "$out/core-$s.test"
 done
 echo "$stamp_key" > "$stamp"
 printf 'conformance: suites built in %ds\n' $(( $(date +%s) - start ))

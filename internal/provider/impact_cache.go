@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -29,7 +30,29 @@ func impactCacheDir() string {
 	if os.Getenv("TF_PLUGIN_MAGIC_COOKIE") == "" {
 		return ""
 	}
-	return filepath.Join(os.TempDir(), fmt.Sprintf("%s%d", impactCachePrefix, os.Getppid()))
+	return filepath.Join(os.TempDir(), impactCachePrefix+commandID(os.Getppid()))
+}
+
+// commandID names the terraform command with process id pid: the id and,
+// where /proc tells it, the process's start time, so a later command that
+// reuses the id never reads an earlier command's predictions.
+func commandID(pid int) string {
+	id := strconv.Itoa(pid)
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return id
+	}
+	// The fields after the command name (which may hold spaces) start at
+	// the state, field 3; the start time is field 22.
+	i := strings.LastIndex(string(stat), ") ")
+	if i < 0 {
+		return id
+	}
+	rest := string(stat)[i+2:]
+	if f := strings.Fields(rest); len(f) > 19 {
+		return id + "-" + f[19]
+	}
+	return id
 }
 
 const impactCachePrefix = "joist-planned-impact-"

@@ -3,6 +3,8 @@ package provider
 import (
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -57,5 +59,26 @@ func TestStaleImpactCachesRemoved(t *testing.T) {
 	}
 	if _, err := os.Stat(live); err != nil {
 		t.Errorf("%s removed: %v", live, err)
+	}
+}
+
+// TestCommandIDCarriesTheStartTime: where /proc tells it, a command's id
+// holds its start time besides its pid, so a later process that reuses the
+// pid gets other predictions; it is stable for one process.
+func TestCommandIDCarriesTheStartTime(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc here: the id is the pid alone")
+	}
+	pid := os.Getpid()
+	id := commandID(pid)
+	start, ok := strings.CutPrefix(id, strconv.Itoa(pid)+"-")
+	if !ok || start == "" || strings.ContainsAny(start, " )") {
+		t.Fatalf("command id %q, want %d-<start time>", id, pid)
+	}
+	if again := commandID(pid); again != id {
+		t.Fatalf("command id changed within one process: %q then %q", id, again)
+	}
+	if gone := commandID(1 << 30); gone != strconv.Itoa(1<<30) {
+		t.Fatalf("a pid with no process reads %q", gone)
 	}
 }

@@ -27,13 +27,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/joistdev/terraform-provider-joist/internal/awssim"
-	"github.com/joistdev/terraform-provider-joist/internal/controllerdeploy"
 	v1 "github.com/joistdev/terraform-provider-joist/internal/runtime/apis/v1"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/operator"
 	"github.com/joistdev/terraform-provider-joist/internal/runtime/policy/queue"
@@ -291,24 +289,7 @@ func installCRDs(ctx context.Context, sb *sandbox.Sandbox, dir string) error {
 	if err != nil || len(files) == 0 {
 		return fmt.Errorf("no CRDs in %q (JOIST_COMPARE_CRDS): %v", dir, err)
 	}
-	manifests := map[string][]byte{}
-	for _, f := range files {
-		if manifests[filepath.Base(f)], err = os.ReadFile(f); err != nil {
-			return err
-		}
-	}
-	defs, _, err := controllerdeploy.CRDs(manifests)
-	if err != nil {
-		return err
-	}
-	dyn, err := dynamic.NewForConfig(sb.Config)
-	if err != nil {
-		return err
-	}
-	if err := controllerdeploy.Apply(ctx, dyn, defs); err != nil {
-		return fmt.Errorf("installing Karpenter's CRDs: %w", err)
-	}
-	return controllerdeploy.WaitEstablished(ctx, dyn, defs)
+	return installCRDFiles(ctx, sb, files)
 }
 
 // gettingStarted creates what Karpenter's getting-started guide creates
